@@ -1,0 +1,44 @@
+# Two commands set everything up on a fresh machine with python3 and make:
+#   make demo   the app on the local service with demo data
+#   make test   the whole test suite
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt
+
+.PHONY: demo test lint bench screenshots serve clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Stamp files: reinstall only when pyproject.toml or constraints.txt change.
+$(VENV)/.installed: pyproject.toml constraints.txt | $(BIN)/python
+	$(PIP) -e .
+	@touch $@
+
+$(VENV)/.installed-test: pyproject.toml constraints.txt | $(BIN)/python
+	$(PIP) -e '.[test]'
+	@touch $@ $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	$(BIN)/tracetui demo
+
+serve: $(VENV)/.installed
+	$(BIN)/tracetui serve --demo
+
+test: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q
+
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+bench: $(VENV)/.installed-test
+	$(BIN)/python -m tests.perf
+
+screenshots: $(VENV)/.installed-test
+	$(BIN)/python -m tests.screenshots
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,138 @@
+"""Running the local service: in a background thread (demo, tests) or in the foreground (serve)."""
+
+from __future__ import annotations
+
+import socket
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+import uvicorn
+
+from tui.server.app import create_app
+from tui.server.demo import DemoKeys, populate
+from tui.server.store import Store, new_api_key
+
+LOOPBACK = "127.0.0.1"
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening socket; port 0 picks a free port, which the caller reads back."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    return sock
+
+
+@dataclass
+class LocalService:
+    """The service on a loopback port in a daemon thread; use as a context manager."""
+
+    store: Store
+    host: str = LOOPBACK
+    port: int = 0
+    rate_limit: int = 1000
+    window_s: float = 60.0
+    access_log: bool = False
+
+    def __post_init__(self) -> None:
+        self.app = create_app(self.store, self.rate_limit, self.window_s)
+        self._socket = bind_socket(self.host, self.port)
+        self.port = self._socket.getsockname()[1]
+        config = uvicorn.Config(
+            self.app,
+            log_level="info" if self.access_log else "warning",
+            access_log=self.access_log,
+            lifespan="off",
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run,
+            kwargs={"sockets": [self._socket]},
+            daemon=True,
+            name="tracetui-local-service",
+        )
+
+    @property
+    def base_url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/v1"
+
+    def start(self, timeout: float = 10.0) -> LocalService:
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the local service did not start")
+            time.sleep(0.005)
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+        self._socket.close()
+
+    def __enter__(self) -> LocalService:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+def open_demo_store(path: str | Path | None = None, seed: int = 7) -> tuple[Store, DemoKeys]:
+    """A demo database at `path` (a fresh temporary file if None), filled if it is empty."""
+    if path is None:
+        path = Path(tempfile.mkdtemp(prefix="tracetui-demo-")) / "demo.sqlite3"
+    store = Store(path)
+    if store.count("projects") == 0:
+        keys = populate(store, seed=seed)
+    else:
+        from tui.server.demo import demo_keys
+
+        keys = demo_keys(seed)
+    return store, keys
+
+
+def serve(db: str | None, host: str, port: int, demo: bool, rate_limit: int) -> int:
+    """`tracetui serve`: run in the foreground until interrupted."""
+    if demo:
+        store, keys = open_demo_store(db)
+    else:
+        store = Store(db or "tracetui.sqlite3")
+        keys = None
+        if not store.has_workspace_key():
+            # A new database needs one key to be usable at all; it is shown this once only.
+            key = new_api_key("ws")
+            store.add_key(key, None, "workspace key")
+            print(f"  new workspace key (shown once, store it now): {key}")
+    service = LocalService(store, host=host, port=port, rate_limit=rate_limit, access_log=True)
+    print(f"tracetui local service on {service.base_url}  (database: {store.path})", flush=True)
+    if keys is not None:
+        print(f"  workspace key: {keys.workspace}")
+        for project_id, key in keys.projects.items():
+            print(f"  {project_id:<14} key: {key}")
+        print(
+            f'  try: curl -H "Authorization: Bearer {keys.workspace}" {service.base_url}/projects',
+            flush=True,
+        )
+    if host not in (LOOPBACK, "localhost", "::1"):
+        print(f"  warning: listening on {host}, reachable from other machines", flush=True)
+    service.start()
+    try:
+        while service._thread.is_alive():
+            service._thread.join(0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        service.stop()
+    return 0

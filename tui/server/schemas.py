@@ -1,0 +1,186 @@
+"""Request bodies the service accepts (validated field by field) and the JSON it answers with.
+
+The wire shapes are documented in the README's API section; keep the two in step.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from datetime import datetime, timezone
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+MEASURE_UNITS = {
+    "latency": ("ms", "s"),
+    "error_rate": ("pct", "ratio"),
+    "cost": ("usd",),
+    "prompt_drift": ("score", "pct"),
+}
+PERIOD = r"(?:[1-9][0-9]{0,2}[mhd]|minute|hour|day|week)"
+METRIC_RE = re.compile(
+    rf"^(?P<measure>{'|'.join(MEASURE_UNITS)})_(?P<unit>[a-z]+)_(?P<period>{PERIOD})$"
+)
+METRIC_HELP = (
+    "metric must look like <measure>_<unit>_<period>, e.g. latency_ms_5m, error_rate_pct_1h, "
+    "cost_usd_1h or prompt_drift_score_24h (periods: 5m, 1h, 1d..., minute, hour, day, week)"
+)
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value.strip()
+
+
+class ProjectCreate(BaseModel):
+    """POST /v1/projects. Unknown fields are rejected so that typos do not pass silently."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=200, strict=True)
+    description: str | None = Field(default=None, max_length=2000, strict=True)
+    retention_days: int = Field(default=30, ge=1, le=365, strict=True)
+
+    _name = field_validator("name")(_not_blank)
+
+
+class AlertCreate(BaseModel):
+    """POST /v1/projects/{project_id}/alerts. Every field is required."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=200, strict=True)
+    metric: str = Field(max_length=100, strict=True)
+    condition: Literal["gt", "gte", "lt", "lte"]
+    threshold: float = Field(strict=True)
+    webhook_url: str = Field(max_length=2048, strict=True)
+
+    _name = field_validator("name")(_not_blank)
+
+    @field_validator("metric")
+    @classmethod
+    def _metric_form(cls, value: str) -> str:
+        match = METRIC_RE.match(value)
+        if match is None:
+            raise ValueError(METRIC_HELP)
+        units = MEASURE_UNITS[match["measure"]]
+        if match["unit"] not in units:
+            raise ValueError(f"unit of {match['measure']} must be one of: {', '.join(units)}")
+        return value
+
+    @field_validator("threshold")
+    @classmethod
+    def _finite(cls, value: float) -> float:
+        if not math.isfinite(value):
+            raise ValueError("threshold must be a finite number")
+        return value
+
+    @field_validator("webhook_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("webhook_url must be an http:// or https:// URL with a host")
+        return value.strip()
+
+
+def parse_timestamp(value: str) -> int:
+    """ISO 8601 to epoch ms; `Z` or an offset; a time without an offset is taken as UTC."""
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    parsed = datetime.fromisoformat(text)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return int(parsed.timestamp() * 1000)
+
+
+def iso_ms(ms: int) -> str:
+    """Epoch ms as ISO 8601 with milliseconds and the UTC designator, as the spec shows."""
+    seconds, millis = divmod(ms, 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
+
+
+def project_json(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "name": row["name"],
+        "description": row["description"],
+        "retention_days": row["retention_days"],
+        "created_at": iso_ms(row["created_at"]),
+    }
+
+
+def trace_json(row: dict[str, Any]) -> dict[str, Any]:
+    body = {
+        "id": row["id"],
+        "project_id": row["project_id"],
+        "name": row["name"],
+        "started_at": iso_ms(row["started_at"]),
+        "ended_at": iso_ms(row["started_at"] + row["duration_ms"]),
+        "duration_ms": row["duration_ms"],
+        "status": row["status"],
+        "span_count": row["span_count"],
+        "error_count": row["error_count"],
+        "input_tokens": row["input_tokens"],
+        "output_tokens": row["output_tokens"],
+        "total_tokens": row["input_tokens"] + row["output_tokens"],
+        "total_cost_usd": row["total_cost_usd"],
+    }
+    if "attributes" in row:
+        body["attributes"] = json.loads(row["attributes"])
+    return body
+
+
+def span_json(row: Any, trace_id: str) -> dict[str, Any]:
+    """One span; `row` is laid out as store.SPAN_COLUMNS without trace_id."""
+    (
+        span_id,
+        parent_id,
+        name,
+        kind,
+        model,
+        started,
+        duration,
+        inp,
+        out,
+        cost,
+        status,
+        error,
+        attributes,
+    ) = row
+    return {
+        "id": span_id,
+        "trace_id": trace_id,
+        "parent_id": parent_id,
+        "name": name,
+        "kind": kind,
+        "model": model,
+        "started_at": iso_ms(started),
+        "ended_at": iso_ms(started + duration),
+        "duration_ms": duration,
+        "status": status,
+        "error_message": error,
+        "input_tokens": inp,
+        "output_tokens": out,
+        "cost_usd": cost,
+        "attributes": json.loads(attributes),
+    }
+
+
+def alert_json(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "project_id": row["project_id"],
+        "name": row["name"],
+        "metric": row["metric"],
+        "condition": row["condition"],
+        "threshold": row["threshold"],
+        "webhook_url": row["webhook_url"],
+        "created_at": iso_ms(row["created_at"]),
+    }
