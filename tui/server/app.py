@@ -32,7 +32,7 @@ from tui.server.store import KeyScope, Store, TracePosition, now_ms
 
 DEFAULT_WINDOW_MS = 24 * 3_600_000
 MAX_LIMIT = 500
-BaseModelLike = ProjectCreate | AlertCreate  # noqa: UP007
+BaseModelLike = ProjectCreate | AlertCreate
 
 
 class ApiError(Exception):

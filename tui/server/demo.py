@@ -234,7 +234,15 @@ def support_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int
     t = b.llm(search, "embed_query", t, "text-embedding-3-small", (12, 60), (0, 0), question, "")
     t += b.latency(35)
     docs = [{"id": f"kb-{b.rng.randint(100, 999)}", "score": round(b.rng.uniform(0.6, 0.95), 3)}]
-    b.add(root, "kb.search", "retrieval", s0, t - s0, attributes={"retrieval.documents": docs})
+    b.add(
+        root,
+        "kb.search",
+        "retrieval",
+        s0,
+        t - s0,
+        attributes={"retrieval.documents": docs},
+        span_id=search,
+    )
     t = b.llm(root, "classify_intent", t + 2, "gpt-4o-mini", (300, 700), (3, 12), question, "order")
     if b.rng.random() < 0.5:
         t = b.tool(root, "orders.lookup", t + 2, {"order_id": 48213}, '{"status": "shipped"}')
@@ -242,7 +250,7 @@ def support_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int
     answer = "Your order shipped yesterday and should arrive within 2 business days."
     t = b.llm(root, "draft_reply", t + 2, model, (900, 3200), (60, 420), question, answer)
     t = b.tool(root, "guardrails.output", t + 1, {"text": answer}, "allowed") + 2
-    b.add(root, "handle_ticket", "agent", start, t - start, span_id=root)
+    b.add(None, "handle_ticket", "agent", start, t - start, span_id=root)
     return "handle_ticket", {"input": question, "output": answer}, t - start
 
 
@@ -272,7 +280,7 @@ def rag_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int]:
     t = b.llm(root, "synthesize_answer", t + 2, model, (1500, 6000), (80, 600), question, answer)
     if b.rng.random() < 0.3:
         t = b.llm(root, "suggest_followups", t + 1, "gpt-4o-mini", (200, 500), (20, 80), answer, "")
-    b.add(root, "answer_question", "chain", start, t + 2 - start, span_id=root)
+    b.add(None, "answer_question", "chain", start, t + 2 - start, span_id=root)
     return "answer_question", {"input": question, "output": answer}, t + 2 - start
 
 
@@ -304,7 +312,7 @@ def agent_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int]:
     t = start + 5
     for _ in range(b.rng.randint(2, 5)):
         t = agent_step(b, root, t, 2)
-    b.add(root, "fix_failing_test", "agent", start, t + 3 - start, span_id=root)
+    b.add(None, "fix_failing_test", "agent", start, t + 3 - start, span_id=root)
     task = f"Fix {b.rng.choice(FILES[2:3])}::test_{b.rng.choice(['rounding', 'retry', 'tax'])}"
     return "fix_failing_test", {"input": task, "repository": "acme/shop"}, t + 3 - start
 
@@ -330,7 +338,7 @@ def big_trace(rng: random.Random, start: int, steps: int = 600) -> TraceBuilder:
         for i in range(18):
             t = b.tool(step, f"grep.{i}", t, {"pattern": f"TODO-{n}-{i}"}, "3 matches")
         b.add(root, f"step {n + 1}", "agent", s0, t - s0, span_id=step)
-    b.add(root, "migrate_monorepo", "agent", start, t + 1 - start, span_id=root)
+    b.add(None, "migrate_monorepo", "agent", start, t + 1 - start, span_id=root)
     return b
 
 
@@ -422,8 +430,14 @@ def populate(
                 traces.append(trace_row(b, project.id, name, start, duration, attrs))
                 spans += b.rows
             store.insert_traces(db, traces, spans)
-            for alert in DEMO_ALERTS[project.id]:
-                store.insert_alert(db, project_id=project.id, created_at=now - DAY_MS, **alert)
+            for n, alert in enumerate(DEMO_ALERTS[project.id]):
+                store.insert_alert(
+                    db,
+                    id=f"alert_{project.id}_{n}",
+                    project_id=project.id,
+                    created_at=now - DAY_MS + n,
+                    **alert,
+                )
         if big_traces:
             for builder, name, ago in (
                 (big_trace(rng, now - 2 * HOUR_MS), "migrate_monorepo", 2 * HOUR_MS),

@@ -287,15 +287,18 @@ class Store:
         Returns the rows and whether more follow. Reads one row beyond `limit` to know that.
         """
         columns = ", ".join(c for c in TRACE_COLUMNS if c != "attributes")
+        # One upper bound, the tighter of `end` and the cursor: given two, SQLite seeks with one
+        # and filters by the other, and a late page would scan every row before it.
+        upper = end - 1 if after is None else min(end - 1, after.started_at)
         sql = (
             f"SELECT {columns} FROM traces WHERE project_id = ? AND started_at >= ? "
-            "AND started_at < ?"
+            "AND started_at <= ?"
         )
-        args: list[Any] = [project_id, start, end]
+        args: list[Any] = [project_id, start, upper]
         if after is not None:
-            # The range on started_at lets SQLite seek in the index; the OR only breaks ties.
-            sql += " AND started_at <= ? AND (started_at < ? OR id < ?)"
-            args += [after.started_at, after.started_at, after.trace_id]
+            # Rows that share the cursor's start time are ordered by id.
+            sql += " AND (started_at < ? OR id < ?)"
+            args += [after.started_at, after.trace_id]
         sql += " ORDER BY started_at DESC, id DESC LIMIT ?"
         args.append(limit + 1)
         rows = [dict(row) for row in self._connection().execute(sql, args)]

@@ -1,0 +1,51 @@
+"""Shared fixtures: the local service on a free loopback port over a small demo database."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tui.server.demo import DemoKeys, populate
+from tui.server.run import LocalService
+from tui.server.store import Store
+
+
+@dataclass
+class RunningService:
+    service: LocalService
+    store: Store
+    keys: DemoKeys
+
+    @property
+    def base_url(self) -> str:
+        return self.service.base_url
+
+    def client(self, key: str | None = None) -> httpx.Client:
+        """A plain httpx client with `key` (default: the workspace key) as its bearer token."""
+        key = self.keys.workspace if key is None else key
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        return httpx.Client(base_url=self.base_url + "/", headers=headers, timeout=30)
+
+
+def start_service(path: Path, rate_limit: int = 100_000, scale: float = 0.1) -> RunningService:
+    store = Store(path)
+    keys = populate(store, seed=7, scale=scale, big_traces=False)
+    return RunningService(LocalService(store, rate_limit=rate_limit).start(), store, keys)
+
+
+@pytest.fixture(scope="session")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService]:
+    """One service for the session; tests that write make their own projects."""
+    running = start_service(tmp_path_factory.mktemp("service") / "demo.sqlite3")
+    yield running
+    running.service.stop()
+
+
+@pytest.fixture
+def api(service: RunningService) -> Iterator[httpx.Client]:
+    with service.client() as client:
+        yield client

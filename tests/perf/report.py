@@ -1,0 +1,43 @@
+"""The one table every benchmark prints: scenario, our figure, the floor, the ratio, the target."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Row:
+    scenario: str
+    ours: float
+    floor: float
+    unit: str
+    target: str
+    met: bool
+
+    @property
+    def ratio(self) -> float:
+        return self.ours / self.floor if self.floor else float("inf")
+
+
+def median_time(fn: Callable[[], object], runs: int = 5) -> float:
+    """Median wall time of `fn` in seconds over `runs` calls."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def print_table(rows: list[Row]) -> None:
+    header = f"{'scenario':<44} {'ours':>10} {'floor':>10} {'ratio':>7}  {'target':<18} ok"
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        print(
+            f"{r.scenario:<44} {r.ours:>8.2f}{r.unit:<2} {r.floor:>8.2f}{r.unit:<2} "
+            f"{r.ratio:>6.2f}x  {r.target:<18} {'yes' if r.met else 'NO'}"
+        )

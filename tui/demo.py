@@ -1,0 +1,27 @@
+"""`tracetui demo`: the app against the local service, started in-process over demo data."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pydantic import SecretStr
+
+
+def run_demo(db: str | None, seed: int) -> int:
+    from tui.api.client import ApiClient
+    from tui.app import TraceTuiApp
+    from tui.server.run import LocalService, open_demo_store
+
+    store, keys = open_demo_store(db, seed)
+    with LocalService(store) as service:
+
+        async def main() -> None:
+            async with ApiClient(
+                service.base_url,
+                SecretStr(keys.workspace),
+                {project: SecretStr(key) for project, key in keys.projects.items()},
+            ) as client:
+                await TraceTuiApp(client).run_async()
+
+        asyncio.run(main())
+    return 0
