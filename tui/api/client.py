@@ -1,0 +1,451 @@
+"""ApiClient: the async client of the tracing service's v1 API.
+
+One httpx.AsyncClient per base URL. Each request carries the key of its project (or the default
+key). GETs are retried with exponential backoff and jitter on connection errors, timeouts, 502,
+503 and 504, and after a 429's Retry-After, all bounded in count and total time. A POST is retried
+only when the connection was never made, and carries an Idempotency-Key so that servers which
+support it never create twice. Requests are paced per key to stay under the server's rate limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+import uuid
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, TypeVar
+from urllib.parse import quote, urljoin, urlsplit
+
+import httpx
+from pydantic import SecretStr
+
+from tui.api.errors import (
+    ApiError,
+    BadResponse,
+    ConfigError,
+    ConnectionFailed,
+    RateLimited,
+    TimedOut,
+    error_for_response,
+)
+from tui.api.models import Alert, Project, Record, Span, Trace, parse_records
+from tui.api.pagination import NextPage, cursor_from_url, extract_items, extract_next
+from tui.api.ratelimit import Pacer, RateBudget, budget_from_headers
+
+log = logging.getLogger("tracetui.api")
+R = TypeVar("R", bound=Record)
+DEFAULT_KEY = "(default)"
+MAX_PAGES = 10_000  # a hard stop for any paging loop, whatever the server says
+
+
+def normalize_base_url(url: str) -> str:
+    """The base URL without a trailing slash; it must be http(s) and end in /v1."""
+    text = (url or "").strip()
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"The base URL must start with http:// or https:// and name a host: {text!r}")
+    if parts.query or parts.fragment:
+        raise ConfigError(f"The base URL must not have a query or fragment: {text!r}")
+    path = parts.path.rstrip("/")
+    if not path.endswith("/v1"):
+        raise ConfigError(
+            f"The base URL must end in /v1 (for example https://traces.example.com/v1): {text!r}"
+        )
+    return f"{parts.scheme}://{parts.netloc}{path}"
+
+
+def iso(moment: datetime) -> str:
+    """A datetime as the spec's ISO 8601 with milliseconds and Z."""
+    utc = moment.astimezone(timezone.utc) if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One request as the API log screen shows it (the Authorization header is never kept)."""
+
+    at: float
+    method: str
+    url: str
+    status: int | None
+    elapsed_ms: float
+    attempt: int
+    rate_limit: dict[str, str] = field(default_factory=dict)
+    error: str | None = None
+
+
+@dataclass
+class Page:
+    """One page of a list: its records, where the next page is, how many items were dropped."""
+
+    items: list[Any]
+    next_page: NextPage | None
+    dropped: int = 0
+
+
+class _BearerAuth(httpx.Auth):
+    """Sets the header at send time, so no plain key sits in a variable of the caller's frames."""
+
+    def __init__(self, key: SecretStr | None) -> None:
+        self._key = key
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        if self._key is not None:
+            request.headers["Authorization"] = "Bearer " + self._key.get_secret_value()
+        yield request
+
+    def __repr__(self) -> str:
+        return "_BearerAuth(**********)"
+
+
+class ApiClient:
+    """The v1 API. Use as `async with ApiClient(base_url, key, project_keys) as client:`."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: SecretStr | None = None,
+        project_keys: Mapping[str, SecretStr] | None = None,
+        *,
+        timeout: float = 20.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+        max_retries: int = 4,
+        max_rate_limit_retries: int = 3,
+        retry_budget: float = 30.0,
+        retry_after_cap: float = 60.0,
+        pacer: Pacer | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        log_size: int = 500,
+    ) -> None:
+        self.base_url = normalize_base_url(base_url)
+        self.host = urlsplit(self.base_url).netloc
+        self._default_key = api_key
+        self._project_keys: dict[str, SecretStr] = dict(project_keys or {})
+        self.max_retries = max_retries
+        self.max_rate_limit_retries = max_rate_limit_retries
+        self.retry_budget = retry_budget
+        self.retry_after_cap = retry_after_cap
+        self.pacer = pacer or Pacer()
+        self._sleep = sleep
+        self.log: deque[LogEntry] = deque(maxlen=log_size)
+        self.budgets: dict[str, RateBudget] = {}
+        self.latest_budget: RateBudget | None = None
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url + "/",
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+            transport=transport,
+            follow_redirects=False,  # a redirect could carry the key to another host
+            headers={"Accept": "application/json", "User-Agent": "tracetui"},
+        )
+
+    def __repr__(self) -> str:
+        return f"ApiClient(base_url={self.base_url!r}, projects_with_keys={sorted(self._project_keys)})"
+
+    async def __aenter__(self) -> ApiClient:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    # -- keys ------------------------------------------------------------------------------------
+
+    def set_project_key(self, project_id: str, key: SecretStr) -> None:
+        self._project_keys[project_id] = key
+
+    def has_key_for(self, project_id: str | None) -> bool:
+        return project_id in self._project_keys or self._default_key is not None
+
+    def _key_name(self, project_id: str | None) -> str:
+        return project_id if project_id in self._project_keys else DEFAULT_KEY
+
+    def _key(self, project_id: str | None) -> SecretStr | None:
+        if project_id is not None and project_id in self._project_keys:
+            return self._project_keys[project_id]
+        return self._default_key
+
+    def redact(self, text: str) -> str:
+        """`text` with every key this client holds replaced (servers sometimes echo them)."""
+        for key in (self._default_key, *self._project_keys.values()):
+            if key is not None:
+                secret = key.get_secret_value()
+                if len(secret) >= 4 and secret in text:
+                    text = text.replace(secret, "[redacted]")
+        return text
+
+    # -- the request loop ------------------------------------------------------------------------
+
+    def _backoff(self, attempt: int) -> float:
+        """Exponential backoff with full jitter: about 0.25, 0.5, 1, 2... seconds, at most 8."""
+        return min(8.0, 0.25 * 2 ** (attempt - 1)) * random.uniform(0.5, 1.5)
+
+    def _record(
+        self, method: str, url: str, started: float, attempt: int,
+        response: httpx.Response | None = None, error: ApiError | None = None,
+    ) -> None:
+        headers = {}
+        if response is not None:
+            headers = {
+                k: v for k, v in response.headers.items()
+                if k.lower().startswith("x-ratelimit") or k.lower() == "retry-after"
+            }
+        entry = LogEntry(
+            at=time.time(), method=method, url=self.redact(url),
+            status=response.status_code if response is not None else error.status if error else None,
+            elapsed_ms=(time.monotonic() - started) * 1000, attempt=attempt,
+            rate_limit=headers, error=error.message if error else None,
+        )
+        self.log.append(entry)
+        log.debug("%s %s -> %s in %.0f ms", entry.method, entry.url, entry.status, entry.elapsed_ms)
+
+    async def _request(
+        self,
+        method: str,
+        url: str,
+        *,
+        project_id: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        body: Any = None,
+        idempotency_key: str | None = None,
+    ) -> httpx.Response:
+        is_get = method == "GET"
+        key_name = self._key_name(project_id)
+        auth = _BearerAuth(self._key(project_id))
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+        deadline = time.monotonic() + self.retry_budget
+        attempt = rate_limited = 0
+        while True:
+            attempt += 1
+            await self.pacer.acquire(key_name)
+            started = time.monotonic()
+            response: httpx.Response | None = None
+            delay: float | None = None
+            try:
+                response = await self._http.request(
+                    method, url, params=params, json=body, headers=headers, auth=auth
+                )
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                # The request never reached the server: safe to retry, even a POST.
+                error: ApiError = ConnectionFailed(
+                    f"Cannot connect to {self.host} ({type(exc).__name__})", None
+                )
+                retryable = True
+            except httpx.TimeoutException as exc:
+                error = TimedOut(f"{self.host} did not answer in time ({type(exc).__name__})")
+                retryable = is_get
+            except httpx.TransportError as exc:
+                error = ConnectionFailed(
+                    f"The connection to {self.host} failed mid-request ({type(exc).__name__})"
+                )
+                retryable = is_get
+            else:
+                self._observe(key_name, response)
+                if response.status_code < 300:
+                    self._record(method, str(response.request.url), started, attempt, response)
+                    return response
+                error = self._error_for(response)
+                retryable = is_get and response.status_code in (502, 503, 504)
+                if isinstance(error, RateLimited):
+                    rate_limited += 1
+                    retryable = is_get and rate_limited <= self.max_rate_limit_retries
+                    delay = error.retry_after
+                    attempt -= 1  # waiting out a 429 is not a failed attempt
+            self._record(method, str(response.request.url) if response else url, started,
+                         attempt, response, error)
+            if not retryable or attempt > self.max_retries:
+                raise error
+            delay = self._backoff(attempt) if delay is None else delay
+            if time.monotonic() + delay > deadline:
+                raise error
+            await self._sleep(delay)
+
+    def _error_for(self, response: httpx.Response) -> ApiError:
+        if 300 <= response.status_code < 400:
+            target = urlsplit(response.headers.get("location", "")).netloc or "elsewhere"
+            return BadResponse(
+                self.redact(f"The server redirected to {target}; not followed "
+                            f"(HTTP {response.status_code})"),
+                response.status_code,
+            )
+        return error_for_response(response, self.redact, self.retry_after_cap)
+
+    def _observe(self, key_name: str, response: httpx.Response) -> None:
+        budget = budget_from_headers(response.headers)
+        if budget is not None:
+            self.budgets[key_name] = budget
+            self.latest_budget = budget
+            self.pacer.observe(key_name, budget)
+
+    def _json(self, response: httpx.Response) -> Any:
+        try:
+            return response.json()
+        except (ValueError, UnicodeDecodeError):
+            kind = response.headers.get("content-type", "no content type").split(";")[0]
+            raise BadResponse(
+                f"The server sent {kind} that is not valid JSON (HTTP {response.status_code})",
+                response.status_code,
+            ) from None
+
+    # -- lists and paging ------------------------------------------------------------------------
+
+    def _page_request(self, url: str, params: dict[str, Any], page: NextPage | None) -> tuple[str, dict[str, Any]] | None:
+        """(url, params) of the page after `page`; None when it cannot be followed safely."""
+        if page is None:
+            return url, params
+        if page.cursor is not None:
+            return url, {**params, "cursor": page.cursor}
+        assert page.url is not None
+        absolute = urljoin(self.base_url + "/", page.url)
+        if urlsplit(absolute).netloc == self.host and urlsplit(absolute).scheme == urlsplit(self.base_url).scheme:
+            return absolute, {}
+        cursor = cursor_from_url(page.url)
+        if cursor is not None:  # another host: take its cursor, never send our key there
+            return url, {**params, "cursor": cursor}
+        log.warning("not following a next-page link to another host")
+        return None
+
+    async def _page(
+        self, model: type[R], resource: str, url: str, params: dict[str, Any],
+        project_id: str | None, after: NextPage | None = None,
+    ) -> Page:
+        target = self._page_request(url, params, after)
+        if target is None:
+            return Page([], None)
+        # No params at all for a next-page URL: httpx would replace its query with empty ones.
+        params_or_none = target[1] or None
+        response = await self._request("GET", target[0], project_id=project_id, params=params_or_none)
+        body = self._json(response)
+        items = extract_items(body, resource)
+        if items is None:
+            raise BadResponse(
+                f"The server's answer holds no list of {resource} (HTTP {response.status_code})",
+                response.status_code,
+            )
+        records, dropped = parse_records(model, items)
+        return Page(records, extract_next(body, response.headers), dropped)
+
+    async def _pages(
+        self, model: type[R], resource: str, url: str, params: dict[str, Any],
+        project_id: str | None,
+    ) -> AsyncIterator[Page]:
+        """Every page; stops at no cursor, an empty page, or a cursor already seen."""
+        seen: set[str] = set()
+        after: NextPage | None = None
+        for _ in range(MAX_PAGES):
+            page = await self._page(model, resource, url, params, project_id, after)
+            yield page
+            after = page.next_page
+            if after is None or not page.items or after.identity in seen:
+                return
+            seen.add(after.identity)
+
+    async def _all(
+        self, model: type[R], resource: str, url: str, project_id: str | None = None
+    ) -> list[Any]:
+        records: list[Any] = []
+        async for page in self._pages(model, resource, url, {}, project_id):
+            records += page.items
+        return records
+
+    # -- the API ---------------------------------------------------------------------------------
+
+    async def list_projects(self) -> list[Project]:
+        return await self._all(Project, "projects", "projects")
+
+    async def create_project(
+        self, name: str, description: str | None = None, retention_days: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> Project:
+        body: dict[str, Any] = {"name": name}
+        if description:
+            body["description"] = description
+        if retention_days is not None:
+            body["retention_days"] = retention_days
+        return await self._create(Project, "projects", body, None, idempotency_key)
+
+    def _trace_params(
+        self, project_id: str, start: datetime | None, end: datetime | None, limit: int | None
+    ) -> dict[str, Any]:
+        params: dict[str, Any] = {"project_id": project_id}
+        if start is not None:
+            params["from"] = iso(start)
+        if end is not None:
+            params["to"] = iso(end)
+        if limit is not None:
+            params["limit"] = limit
+        return params
+
+    async def list_traces(
+        self, project_id: str, *, start: datetime | None = None, end: datetime | None = None,
+        limit: int | None = 100, after: NextPage | None = None,
+    ) -> Page:
+        """One page of traces; pass the previous page's `next_page` as `after` for the next."""
+        params = self._trace_params(project_id, start, end, limit)
+        return await self._page(Trace, "traces", "traces", params, project_id, after)
+
+    async def iter_traces(
+        self, project_id: str, *, start: datetime | None = None, end: datetime | None = None,
+        limit: int | None = 500,
+    ) -> AsyncIterator[Trace]:
+        """Every trace of the range, page after page, each once."""
+        params = self._trace_params(project_id, start, end, limit)
+        async for page in self._pages(Trace, "traces", "traces", params, project_id):
+            for trace in page.items:
+                yield trace
+
+    async def get_trace(self, trace_id: str, project_id: str | None = None) -> Trace:
+        """One trace with its spans (fetched from /spans if the server left them out)."""
+        response = await self._request("GET", f"traces/{_segment(trace_id)}", project_id=project_id)
+        body = self._json(response)
+        if isinstance(body, dict) and isinstance(body.get("data"), dict) and "id" not in body:
+            body = body["data"]  # {"data": {...trace...}}
+        if not isinstance(body, dict):
+            raise BadResponse(f"The server's answer is not a trace (HTTP {response.status_code})")
+        trace = Trace.model_validate(body)
+        if not any(k in body for k in ("spans", "observations")):
+            trace.spans = await self.list_spans(trace_id, project_id)
+        return trace
+
+    async def list_spans(self, trace_id: str, project_id: str | None = None) -> list[Span]:
+        return await self._all(Span, "spans", f"traces/{_segment(trace_id)}/spans", project_id)
+
+    async def list_alerts(self, project_id: str) -> list[Alert]:
+        return await self._all(Alert, "alerts", f"projects/{_segment(project_id)}/alerts", project_id)
+
+    async def create_alert(
+        self, project_id: str, *, name: str, metric: str, condition: str, threshold: float,
+        webhook_url: str, idempotency_key: str | None = None,
+    ) -> Alert:
+        body = {
+            "name": name, "metric": metric, "condition": condition,
+            "threshold": threshold, "webhook_url": webhook_url,
+        }
+        url = f"projects/{_segment(project_id)}/alerts"
+        return await self._create(Alert, url, body, project_id, idempotency_key)
+
+    async def _create(
+        self, model: type[R], url: str, body: dict[str, Any], project_id: str | None,
+        idempotency_key: str | None,
+    ) -> R:
+        response = await self._request(
+            "POST", url, project_id=project_id, body=body,
+            idempotency_key=idempotency_key or uuid.uuid4().hex,
+        )
+        data = self._json(response)
+        if isinstance(data, dict) and isinstance(data.get("data"), dict) and "id" not in data:
+            data = data["data"]
+        if not isinstance(data, dict):
+            raise BadResponse(f"The server's answer is not a record (HTTP {response.status_code})")
+        return model.model_validate(data)
+
+
+def _segment(value: str) -> str:
+    """An id made safe to put in a URL path (no slashes or dots sneaking in other routes)."""
+    return quote(value, safe="").replace(".", "%2E")

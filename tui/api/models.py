@@ -1,0 +1,338 @@
+"""Tolerant pydantic v2 models of what a tracing server sends: traces, spans, projects, alerts.
+
+Real servers differ in field names (`parent_id`, `parent_span_id`, `parentObservationId`), time
+formats (ISO with `Z` or an offset, epoch seconds, milli-, micro- or nanoseconds), and number
+encodings (numbers or numeric strings). Every field is optional and lenient: a value that cannot
+be read becomes None instead of failing the record, and unknown fields are kept in `extras`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import datetime, timedelta, timezone
+from typing import Annotated, Any
+
+from pydantic import AliasChoices, AliasPath, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_ISO = re.compile(
+    r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})(?:[Tt ](\d{1,2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?"
+    r"\s*(Z|z|UTC|[+-]\d{2}(?::?\d{2})?)?\s*$"
+)
+
+
+# -- lenient scalar readers ----------------------------------------------------------------------
+
+
+def _finite(value: Any) -> float | None:
+    """A finite float from a number or numeric string; bools, NaN and junk give None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip().replace("_", ""))
+        except ValueError:
+            return None
+    else:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def to_float(value: Any) -> float | None:
+    return _finite(value)
+
+
+def to_int(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    number = _finite(value)
+    if number is None or abs(number) > 2**63:
+        return None
+    return int(number)
+
+
+def to_str(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def _from_epoch(number: float) -> datetime | None:
+    """Epoch seconds, ms, µs or ns, told apart by magnitude (any date from 1973 to 5138)."""
+    magnitude = abs(number)
+    if magnitude < 1e11:
+        seconds = number
+    elif magnitude < 1e14:
+        seconds = number / 1e3
+    elif magnitude < 1e17:
+        seconds = number / 1e6
+    else:
+        seconds = number / 1e9
+    try:
+        return _EPOCH + timedelta(seconds=seconds)
+    except OverflowError:
+        return None
+
+
+def _from_iso(text: str) -> datetime | None:
+    match = _ISO.match(text)
+    if match is None:
+        return None
+    year, month, day, hour, minute, second, fraction, zone = match.groups()
+    micros = int((fraction or "0")[:6].ljust(6, "0"))
+    tz = timezone.utc
+    if zone and zone not in ("Z", "z", "UTC"):
+        sign = -1 if zone[0] == "-" else 1
+        digits = zone[1:].replace(":", "")
+        tz = timezone(sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:4] or 0)))
+    try:
+        return datetime(
+            int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0),
+            micros, tzinfo=tz,
+        ).astimezone(timezone.utc)
+    except (ValueError, OverflowError):
+        return None
+
+
+def to_datetime(value: Any) -> datetime | None:
+    """A UTC datetime from ISO 8601 text or an epoch number in s/ms/µs/ns; None if unreadable."""
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    number = _finite(value)
+    if number is not None:
+        return _from_epoch(number)
+    if isinstance(value, str):
+        return _from_iso(value)
+    return None
+
+
+LStr = Annotated[str | None, BeforeValidator(to_str)]
+LInt = Annotated[int | None, BeforeValidator(to_int)]
+LFloat = Annotated[float | None, BeforeValidator(to_float)]
+LTime = Annotated[datetime | None, BeforeValidator(to_datetime)]
+
+
+def aliases(*names: str | AliasPath) -> Any:
+    return Field(default=None, validation_alias=AliasChoices(*names))
+
+
+class Record(BaseModel):
+    """Base of the tolerant records: unknown fields are kept, nothing is required."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=False)
+
+    @property
+    def extras(self) -> dict[str, Any]:
+        """Fields the server sent that the app has no name for (shown as they came)."""
+        return dict(self.model_extra or {})
+
+
+def _status_and_error(data: dict[str, Any]) -> dict[str, Any]:
+    """Normalise status forms: "ERROR", {"code": "STATUS_CODE_ERROR", "message": ...}, level."""
+    status = None
+    for key in ("status", "status_code", "statusCode", "level"):
+        if key in data:
+            status = data.pop(key)  # read here; kept only in its normalised form
+            break
+    error = None
+    if isinstance(status, dict):
+        error = status.get("message") or status.get("description")
+        status = status.get("code") or status.get("status")
+    if isinstance(status, (int, float)) and not isinstance(status, bool):
+        status = {0: "unset", 1: "ok", 2: "error"}.get(int(status), str(status))
+    if isinstance(status, str):
+        lowered = status.strip().lower().removeprefix("status_code_")
+        status = "error" if lowered in ("error", "failed", "failure", "exception") else lowered
+    else:
+        status = None
+    data["_status"] = status
+    if error and not data.get("error_message"):
+        data["error_message"] = error
+    raw_error = data.get("error")
+    if isinstance(raw_error, dict) and not data.get("error_message"):
+        data["error_message"] = raw_error.get("message") or raw_error.get("type")
+    elif isinstance(raw_error, str) and not data.get("error_message"):
+        data["error_message"] = raw_error
+    return data
+
+
+class Span(Record):
+    id: LStr = aliases("id", "span_id", "spanId", "spanID", "observation_id")
+    trace_id: LStr = aliases("trace_id", "traceId", "traceID")
+    parent_id: LStr = aliases(
+        "parent_id", "parent_span_id", "parentSpanId", "parentSpanID", "parentObservationId",
+        "parent_observation_id", "parentId", "parent",
+    )
+    name: LStr = aliases("name", "operation_name", "operationName", "span_name", "spanName")
+    kind: LStr = aliases("kind", "span_kind", "spanKind", "type", "observation_type")
+    model: LStr = aliases("model", "model_name", "modelName", "llm_model")
+    started_at: LTime = aliases(
+        "started_at", "start_time", "startTime", "start", "started", "timestamp",
+        "start_time_unix_nano", "startTimeUnixNano",
+    )
+    ended_at: LTime = aliases(
+        "ended_at", "end_time", "endTime", "end", "ended", "end_time_unix_nano", "endTimeUnixNano",
+    )
+    duration_ms: LFloat = aliases("duration_ms", "durationMs", "duration_millis", "latency_ms", "duration")
+    status: LStr = aliases("_status")
+    error_message: LStr = aliases(
+        "error_message", "errorMessage", "status_message", "statusMessage", "exception"
+    )
+    input_tokens: LInt = aliases(
+        "input_tokens", "prompt_tokens", "inputTokens", "promptTokens",
+        AliasPath("usage", "input_tokens"), AliasPath("usage", "prompt_tokens"),
+        AliasPath("usage", "input"), AliasPath("usage", "promptTokens"),
+    )
+    output_tokens: LInt = aliases(
+        "output_tokens", "completion_tokens", "outputTokens", "completionTokens",
+        AliasPath("usage", "output_tokens"), AliasPath("usage", "completion_tokens"),
+        AliasPath("usage", "output"), AliasPath("usage", "completionTokens"),
+    )
+    cost_usd: LFloat = aliases(
+        "cost_usd", "costUsd", "cost", "total_cost", "totalCost", "calculatedTotalCost",
+        "total_cost_usd",
+    )
+    attributes: Any = aliases("attributes", "attrs", "metadata", "tags")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _normalise(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = _status_and_error(dict(data))
+        for key, scale in (("duration_ns", 1e-6), ("durationNano", 1e-6), ("duration_us", 1e-3),
+                           ("duration_s", 1e3), ("latency", 1e3)):
+            if key in data and not any(k in data for k in ("duration_ms", "durationMs")):
+                number = _finite(data[key])
+                if number is not None:
+                    data["duration_ms"] = number * scale
+        return data
+
+    @model_validator(mode="after")
+    def _derive(self) -> Span:
+        if self.duration_ms is None and self.started_at and self.ended_at:
+            self.duration_ms = (self.ended_at - self.started_at).total_seconds() * 1000
+        if self.ended_at is None and self.started_at and self.duration_ms is not None:
+            try:
+                self.ended_at = self.started_at + timedelta(milliseconds=self.duration_ms)
+            except OverflowError:
+                pass
+        if self.kind:
+            self.kind = self.kind.lower().removeprefix("span_kind_")
+        if self.error_message and self.status is None:
+            self.status = "error"
+        return self
+
+    @property
+    def is_error(self) -> bool:
+        return self.status == "error"
+
+
+def _records(model: type[Record], value: Any) -> list[Any]:
+    """Each dict of a list parsed on its own; anything else in the list is dropped."""
+    if not isinstance(value, list):
+        return []
+    return [model.model_validate(item) for item in value if isinstance(item, dict)]
+
+
+class Trace(Record):
+    id: LStr = aliases("id", "trace_id", "traceId", "traceID")
+    project_id: LStr = aliases("project_id", "projectId")
+    name: LStr = aliases("name", "root_name", "rootName", "operation_name")
+    started_at: LTime = aliases("started_at", "start_time", "startTime", "timestamp", "start")
+    ended_at: LTime = aliases("ended_at", "end_time", "endTime", "end")
+    duration_ms: LFloat = aliases("duration_ms", "durationMs", "latency_ms", "duration")
+    status: LStr = aliases("_status")
+    error_message: LStr = aliases("error_message", "errorMessage")
+    span_count: LInt = aliases("span_count", "spanCount", "spans_count", "num_spans", "observationCount")
+    error_count: LInt = aliases("error_count", "errorCount", "errors")
+    input_tokens: LInt = aliases(
+        "input_tokens", "prompt_tokens", "inputTokens", "promptTokens",
+        AliasPath("usage", "input_tokens"), AliasPath("usage", "prompt_tokens"),
+    )
+    output_tokens: LInt = aliases(
+        "output_tokens", "completion_tokens", "outputTokens", "completionTokens",
+        AliasPath("usage", "output_tokens"), AliasPath("usage", "completion_tokens"),
+    )
+    total_tokens: LInt = aliases("total_tokens", "totalTokens", AliasPath("usage", "total_tokens"))
+    total_cost_usd: LFloat = aliases(
+        "total_cost_usd", "totalCostUsd", "total_cost", "totalCost", "cost_usd", "cost",
+    )
+    attributes: Any = aliases("attributes", "attrs", "metadata", "tags")
+    spans: list[Span] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _normalise(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = _status_and_error(dict(data))
+        data["spans"] = _records(Span, data.get("spans", data.get("observations")))
+        if "latency" in data and "duration_ms" not in data:
+            number = _finite(data["latency"])  # Langfuse sends seconds
+            if number is not None:
+                data["duration_ms"] = number * 1000
+        return data
+
+    @model_validator(mode="after")
+    def _derive(self) -> Trace:
+        if self.duration_ms is None and self.started_at and self.ended_at:
+            self.duration_ms = (self.ended_at - self.started_at).total_seconds() * 1000
+        if self.total_tokens is None and self.input_tokens is not None and self.output_tokens is not None:
+            self.total_tokens = self.input_tokens + self.output_tokens
+        if self.status is None and self.error_count:
+            self.status = "error"
+        return self
+
+    @property
+    def is_error(self) -> bool:
+        return self.status == "error" or bool(self.error_count)
+
+
+class Project(Record):
+    id: LStr = aliases("id", "project_id", "projectId", "uuid", "slug")
+    name: LStr = aliases("name", "display_name", "displayName", "title")
+    description: LStr = aliases("description", "desc")
+    retention_days: LInt = aliases("retention_days", "retentionDays", "retention")
+    created_at: LTime = aliases("created_at", "createdAt", "created")
+
+
+METRIC_FORM = re.compile(r"^(?P<measure>.+?)_(?P<unit>[a-z]+)_(?P<period>[0-9]*[a-z]+)$")
+MEASURES = ("latency", "error_rate", "cost", "prompt_drift")
+
+
+def split_metric(metric: str | None) -> tuple[str, str, str] | None:
+    """`<measure>_<unit>_<period>` as its three parts, or None if it is not of that form."""
+    if not metric:
+        return None
+    for measure in MEASURES:  # measures may contain underscores themselves
+        if metric.startswith(measure + "_"):
+            rest = metric[len(measure) + 1 :].split("_")
+            if len(rest) == 2 and all(rest):
+                return measure, rest[0], rest[1]
+            return None
+    match = METRIC_FORM.match(metric)
+    return (match["measure"], match["unit"], match["period"]) if match else None
+
+
+class Alert(Record):
+    id: LStr = aliases("id", "alert_id", "alertId", "uuid")
+    project_id: LStr = aliases("project_id", "projectId")
+    name: LStr = aliases("name", "title")
+    metric: LStr = aliases("metric", "metric_name", "metricName")
+    condition: LStr = aliases("condition", "operator", "comparator", "op")
+    threshold: LFloat = aliases("threshold", "value", "threshold_value")
+    webhook_url: LStr = aliases("webhook_url", "webhookUrl", "webhook", "url")
+    created_at: LTime = aliases("created_at", "createdAt", "created")
+    enabled: Any = aliases("enabled", "active", "is_enabled")
+
+
+def parse_records(model: type[Record], items: list[Any]) -> tuple[list[Any], int]:
+    """(parsed records, how many items were not objects and were dropped)."""
+    records = _records(model, items)
+    return records, len(items) - len(records)

@@ -1,0 +1,254 @@
+"""Configuration: named profiles in $XDG_CONFIG_HOME/tracetui/config.toml, and env overrides.
+
+    default_profile = "prod"
+
+    [profiles.prod]
+    base_url = "https://traces.example.com/v1"
+    api_key_env = "TRACES_KEY"          # or api_key = "..." or api_key_command = "pass show x"
+
+    [profiles.prod.project_keys]
+    proj_abc = "tt_pk_..."              # inline, or { env = "VAR" }, or { command = "..." }
+
+TRACETUI_PROFILE, TRACETUI_BASE_URL and TRACETUI_API_KEY override the file. A file that holds a
+key must be readable by its owner only (0600): one that is not is refused. There is deliberately
+no --api-key flag: a key on the command line shows in `ps` and in shell history.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import shlex
+import stat
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import SecretStr
+
+from tui.api.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+DEFAULT_PROFILE = "default"
+COMMAND_TIMEOUT = 15.0
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the app needs to talk to one server, resolved from file, env and flags."""
+
+    profile: str
+    base_url: str | None
+    api_key: SecretStr | None
+    project_keys: dict[str, SecretStr]
+    config_path: Path
+    profiles: tuple[str, ...] = ()
+    keymap: dict[str, str] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+
+def config_path(env: Mapping[str, str] = os.environ) -> Path:
+    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "tracetui" / "config.toml"
+
+
+def _holds_inline_keys(data: Mapping[str, Any]) -> bool:
+    for profile in (data.get("profiles") or {}).values():
+        if not isinstance(profile, dict):
+            continue
+        if profile.get("api_key"):
+            return True
+        if any(isinstance(v, str) for v in (profile.get("project_keys") or {}).values()):
+            return True
+    return False
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """The parsed file ({} if absent); refuses a file with keys that others can read."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"Cannot read {path}: {exc.strerror}") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        # The parser's message quotes no values, only positions.
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if _holds_inline_keys(data) and mode & 0o077:
+        raise ConfigError(
+            f"{path} holds API keys but can be read by group or others (mode {mode:04o}). "
+            f"Fix it with: chmod 600 {shlex.quote(str(path))}"
+        )
+    return data
+
+
+def _run_key_command(command: str, what: str) -> SecretStr:
+    try:
+        result = subprocess.run(  # noqa: S603 - the user's own configured command
+            shlex.split(command), capture_output=True, text=True, timeout=COMMAND_TIMEOUT, check=False
+        )
+    except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
+        raise ConfigError(f"The command for {what} could not run ({type(exc).__name__})") from None
+    if result.returncode != 0:
+        # Its output is not quoted: it might hold a key.
+        raise ConfigError(f"The command for {what} failed with exit status {result.returncode}")
+    value = result.stdout.strip()
+    if not value:
+        raise ConfigError(f"The command for {what} printed nothing")
+    return SecretStr(value)
+
+
+def _key_from(source: Any, what: str, env: Mapping[str, str]) -> SecretStr | None:
+    """A key given inline, as {env = NAME} or as {command = "..."}."""
+    if isinstance(source, str):
+        return SecretStr(source) if source else None
+    if isinstance(source, dict):
+        if "env" in source:
+            value = env.get(str(source["env"]))
+            if not value:
+                raise ConfigError(f"{what} is to come from ${source['env']}, which is not set")
+            return SecretStr(value)
+        if "command" in source:
+            return _run_key_command(str(source["command"]), what)
+    if source is None:
+        return None
+    raise ConfigError(f"{what} must be a string, {{ env = ... }} or {{ command = ... }}")
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def load_settings(
+    profile: str | None = None,
+    base_url: str | None = None,
+    env: Mapping[str, str] = os.environ,
+    path: Path | None = None,
+) -> Settings:
+    """Resolve a profile: flags over environment over file."""
+    path = path or config_path(env)
+    data = read_config(path)
+    profiles = data.get("profiles") or {}
+    if not isinstance(profiles, dict):
+        raise ConfigError(f"{path}: [profiles] must be a table of profiles")
+    name = profile or env.get("TRACETUI_PROFILE") or data.get("default_profile") or DEFAULT_PROFILE
+    chosen = profiles.get(name)
+    if chosen is None:
+        if profiles and (profile or env.get("TRACETUI_PROFILE")):
+            raise ConfigError(
+                f"No profile {name!r} in {path}; profiles there: {', '.join(sorted(profiles))}"
+            )
+        chosen = {}
+    if not isinstance(chosen, dict):
+        raise ConfigError(f"{path}: profile {name!r} must be a table")
+
+    url = base_url or env.get("TRACETUI_BASE_URL") or chosen.get("base_url")
+    if env.get("TRACETUI_API_KEY"):
+        api_key: SecretStr | None = SecretStr(env["TRACETUI_API_KEY"])
+    elif chosen.get("api_key_env"):
+        api_key = _key_from({"env": chosen["api_key_env"]}, f"the key of profile {name!r}", env)
+    elif chosen.get("api_key_command"):
+        api_key = _key_from(
+            {"command": chosen["api_key_command"]}, f"the key of profile {name!r}", env
+        )
+    else:
+        api_key = _key_from(chosen.get("api_key"), f"the key of profile {name!r}", env)
+    project_keys: dict[str, SecretStr] = {}
+    for project_id, source in (chosen.get("project_keys") or {}).items():
+        key = _key_from(source, f"the key of project {project_id!r}", env)
+        if key is not None:
+            project_keys[str(project_id)] = key
+
+    warnings = []
+    if isinstance(url, str):
+        parts = urlsplit(url)
+        if parts.scheme == "http" and parts.hostname and not is_loopback(parts.hostname):
+            warnings.append(
+                f"{parts.hostname} is reached over plain http://: the API key travels in clear"
+            )
+    keymap = {str(k): str(v) for k, v in (data.get("keymap") or {}).items()}
+    return Settings(
+        profile=name, base_url=url, api_key=api_key, project_keys=project_keys,
+        config_path=path, profiles=tuple(sorted(profiles)), keymap=keymap,
+        warnings=tuple(warnings),
+    )
+
+
+# -- writing -------------------------------------------------------------------------------------
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+        escaped = "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in escaped)
+        return f'"{escaped}"'
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} to TOML")
+
+
+def _toml_key(key: str) -> str:
+    return key if key.replace("_", "").replace("-", "").isalnum() and key.isascii() else _toml_value(key)
+
+
+def dump_toml(data: Mapping[str, Any], prefix: str = "") -> str:
+    """TOML for the config's shape: scalars, then tables (key sources stay inline tables)."""
+    lines = []
+    tables = []
+    for key, value in data.items():
+        is_source = isinstance(value, dict) and set(value) <= {"env", "command"} and value
+        if isinstance(value, dict) and not is_source:
+            tables.append((key, value))
+        else:
+            lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
+    out = "\n".join(lines) + ("\n" if lines else "")
+    for key, value in tables:
+        name = f"{prefix}.{_toml_key(key)}" if prefix else _toml_key(key)
+        out += f"\n[{name}]\n" + dump_toml(value, name)
+    return out
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write `text` to `path` atomically, readable by its owner only (0600) from the start."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".config-", suffix=".toml")
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def save_project_key(path: Path, profile: str, project_id: str, key: SecretStr) -> None:
+    """Store a project's key in a profile (the file is rewritten with mode 0600)."""
+    data = read_config(path) if path.exists() else {}
+    profiles = data.setdefault("profiles", {})
+    chosen = profiles.setdefault(profile, {})
+    chosen.setdefault("project_keys", {})[project_id] = key.get_secret_value()
+    write_private(path, dump_toml(data))
