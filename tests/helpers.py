@@ -44,6 +44,11 @@ def mock_client(
 
 
 def json_response(body: Any, status: int = 200, **headers: str) -> httpx.Response:
-    return httpx.Response(status, content=json.dumps(body).encode(), headers={
-        "content-type": "application/json", **headers,
-    })
+    return httpx.Response(
+        status,
+        content=json.dumps(body).encode(),
+        headers={
+            "content-type": "application/json",
+            **headers,
+        },
+    )

@@ -12,6 +12,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="tracetui",
         description="Browse the traces of LLM applications in the terminal.",
     )
+    parser.add_argument("--base-url", help="server base URL ending in /v1 (overrides the profile)")
+    parser.add_argument("--profile", help="profile of the config file to use")
+    parser.add_argument("--no-mouse", action="store_true", help="do not capture the mouse")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     demo = sub.add_parser("demo", help="open the app on a local service with demo data")
@@ -39,5 +42,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         from tui.demo import run_demo
 
         return run_demo(args.db, args.seed)
-    build_parser().print_help(sys.stderr)
-    return 2
+    return run_app(args.profile, args.base_url, mouse=not args.no_mouse)
+
+
+def run_app(profile: str | None, base_url: str | None, mouse: bool) -> int:
+    """The app against the configured server; configuration problems end with a clear message."""
+    import asyncio
+
+    from tui.api import ApiClient, ConfigError
+    from tui.config import load_settings
+
+    try:
+        settings = load_settings(profile=profile, base_url=base_url)
+        if not settings.base_url:
+            raise ConfigError(
+                f"No server configured. Set TRACETUI_BASE_URL, pass --base-url, or add a profile "
+                f"to {settings.config_path}. To try tracetui without a server: tracetui demo"
+            )
+        client = ApiClient(settings.base_url, settings.api_key, settings.project_keys)
+    except ConfigError as error:
+        print(f"tracetui: {error.message}", file=sys.stderr)
+        return 2
+    for warning in settings.warnings:
+        print(f"tracetui: warning: {warning}", file=sys.stderr)
+
+    from tui.app import TraceTuiApp
+
+    async def main() -> None:
+        async with client:
+            await TraceTuiApp(client).run_async(mouse=mouse)
+
+    asyncio.run(main())
+    return 0

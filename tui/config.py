@@ -97,7 +97,11 @@ def read_config(path: Path) -> dict[str, Any]:
 def _run_key_command(command: str, what: str) -> SecretStr:
     try:
         result = subprocess.run(  # noqa: S603 - the user's own configured command
-            shlex.split(command), capture_output=True, text=True, timeout=COMMAND_TIMEOUT, check=False
+            shlex.split(command),
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_TIMEOUT,
+            check=False,
         )
     except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
         raise ConfigError(f"The command for {what} could not run ({type(exc).__name__})") from None
@@ -185,8 +189,13 @@ def load_settings(
             )
     keymap = {str(k): str(v) for k, v in (data.get("keymap") or {}).items()}
     return Settings(
-        profile=name, base_url=url, api_key=api_key, project_keys=project_keys,
-        config_path=path, profiles=tuple(sorted(profiles)), keymap=keymap,
+        profile=name,
+        base_url=url,
+        api_key=api_key,
+        project_keys=project_keys,
+        config_path=path,
+        profiles=tuple(sorted(profiles)),
+        keymap=keymap,
         warnings=tuple(warnings),
     )
 
@@ -204,14 +213,20 @@ def _toml_value(value: Any) -> str:
         escaped = "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in escaped)
         return f'"{escaped}"'
     if isinstance(value, dict):
-        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
+        return (
+            "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
+        )
     if isinstance(value, list):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     raise TypeError(f"cannot write {type(value).__name__} to TOML")
 
 
 def _toml_key(key: str) -> str:
-    return key if key.replace("_", "").replace("-", "").isalnum() and key.isascii() else _toml_value(key)
+    return (
+        key
+        if key.replace("_", "").replace("-", "").isalnum() and key.isascii()
+        else _toml_value(key)
+    )
 
 
 def dump_toml(data: Mapping[str, Any], prefix: str = "") -> str:

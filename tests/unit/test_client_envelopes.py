@@ -110,7 +110,9 @@ async def test_next_link_to_another_host_never_gets_the_key() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         hosts.append(request.url.host)
         if request.url.params.get("cursor") is None:
-            return json_response({"data": [ONE], "links": {"next": "https://evil.example.net/steal"}})
+            return json_response(
+                {"data": [ONE], "links": {"next": "https://evil.example.net/steal"}}
+            )
         return json_response({"data": [TWO]})
 
     async with mock_client(handler) as client:
@@ -125,7 +127,9 @@ async def test_unreadable_envelope_is_a_bad_response() -> None:
 
 
 async def test_one_bad_record_never_loses_the_page() -> None:
-    body = {"data": [ONE, "junk", 42, None, {"id": 7, "duration_ms": "abc", "started_at": "never"}, TWO]}
+    body = {
+        "data": [ONE, "junk", 42, None, {"id": 7, "duration_ms": "abc", "started_at": "never"}, TWO]
+    }
     async with mock_client(lambda r: json_response(body)) as client:
         page = await client.list_traces("p")
     assert [t.id for t in page.items] == ["t1", "7", "t2"]
@@ -136,8 +140,12 @@ async def test_one_bad_record_never_loses_the_page() -> None:
 
 SPAN_SPELLINGS: list[dict[str, Any]] = [
     {"id": "s", "parent_id": "p", "started_at": "2026-11-21T09:00:00.000Z", "duration_ms": 1500},
-    {"span_id": "s", "parent_span_id": "p", "start_time": "2026-11-21T10:00:00+01:00",
-     "end_time": "2026-11-21T10:00:01.5+01:00"},
+    {
+        "span_id": "s",
+        "parent_span_id": "p",
+        "start_time": "2026-11-21T10:00:00+01:00",
+        "end_time": "2026-11-21T10:00:01.5+01:00",
+    },
     {"spanId": "s", "parentSpanId": "p", "startTime": 1795251600000, "endTime": 1795251601500},
     {"id": "s", "parentObservationId": "p", "startTime": "2026-11-21T09:00:00Z", "latency": 1.5},
     {"id": "s", "parent": "p", "start_time_unix_nano": "1795251600000000000", "duration_ns": 1.5e9},
@@ -188,7 +196,9 @@ def test_tokens_and_cost_as_numbers_or_strings(raw: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("bad", [True, "NaN", "Infinity", float("nan"), [], {}, "ten"])
 def test_bad_numbers_become_blanks(bad: Any) -> None:
-    span = Span.model_validate({"id": "s", "input_tokens": bad, "cost_usd": bad, "duration_ms": bad})
+    span = Span.model_validate(
+        {"id": "s", "input_tokens": bad, "cost_usd": bad, "duration_ms": bad}
+    )
     assert span.input_tokens is None and span.cost_usd is None and span.duration_ms is None
 
 
@@ -200,9 +210,19 @@ def test_unknown_fields_are_kept() -> None:
 
 @pytest.mark.parametrize(
     "value",
-    ["2026-11-21T09:00:00Z", "2026-11-21T09:00:00.000Z", "2026-11-21T10:00:00+01:00",
-     "2026-11-21T04:00:00-0500", "2026-11-21 09:00:00", "2026-11-21T09:00:00.000000000Z",
-     1795251600, 1795251600000, "1795251600000", 1795251600000000, 1795251600000000000],
+    [
+        "2026-11-21T09:00:00Z",
+        "2026-11-21T09:00:00.000Z",
+        "2026-11-21T10:00:00+01:00",
+        "2026-11-21T04:00:00-0500",
+        "2026-11-21 09:00:00",
+        "2026-11-21T09:00:00.000000000Z",
+        1795251600,
+        1795251600000,
+        "1795251600000",
+        1795251600000000,
+        1795251600000000000,
+    ],
 )
 def test_time_forms(value: Any) -> None:
     assert to_datetime(value) == datetime(2026, 11, 21, 9, 0, tzinfo=timezone.utc)

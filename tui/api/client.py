@@ -48,7 +48,9 @@ def normalize_base_url(url: str) -> str:
     text = (url or "").strip()
     parts = urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"The base URL must start with http:// or https:// and name a host: {text!r}")
+        raise ConfigError(
+            f"The base URL must start with http:// or https:// and name a host: {text!r}"
+        )
     if parts.query or parts.fragment:
         raise ConfigError(f"The base URL must not have a query or fragment: {text!r}")
     path = parts.path.rstrip("/")
@@ -187,20 +189,34 @@ class ApiClient:
         return min(8.0, 0.25 * 2 ** (attempt - 1)) * random.uniform(0.5, 1.5)
 
     def _record(
-        self, method: str, url: str, started: float, attempt: int,
-        response: httpx.Response | None = None, error: ApiError | None = None,
+        self,
+        method: str,
+        url: str,
+        started: float,
+        attempt: int,
+        response: httpx.Response | None = None,
+        error: ApiError | None = None,
     ) -> None:
         headers = {}
         if response is not None:
             headers = {
-                k: v for k, v in response.headers.items()
+                k: v
+                for k, v in response.headers.items()
                 if k.lower().startswith("x-ratelimit") or k.lower() == "retry-after"
             }
         entry = LogEntry(
-            at=time.time(), method=method, url=self.redact(url),
-            status=response.status_code if response is not None else error.status if error else None,
-            elapsed_ms=(time.monotonic() - started) * 1000, attempt=attempt,
-            rate_limit=headers, error=error.message if error else None,
+            at=time.time(),
+            method=method,
+            url=self.redact(url),
+            status=response.status_code
+            if response is not None
+            else error.status
+            if error
+            else None,
+            elapsed_ms=(time.monotonic() - started) * 1000,
+            attempt=attempt,
+            rate_limit=headers,
+            error=error.message if error else None,
         )
         self.log.append(entry)
         log.debug("%s %s -> %s in %.0f ms", entry.method, entry.url, entry.status, entry.elapsed_ms)
@@ -257,21 +273,29 @@ class ApiClient:
                     retryable = is_get and rate_limited <= self.max_rate_limit_retries
                     delay = error.retry_after
                     attempt -= 1  # waiting out a 429 is not a failed attempt
-            self._record(method, str(response.request.url) if response else url, started,
-                         attempt, response, error)
+            self._record(
+                method,
+                str(response.request.url) if response else url,
+                started,
+                attempt,
+                response,
+                error,
+            )
             if not retryable or attempt > self.max_retries:
                 raise error
-            delay = self._backoff(attempt) if delay is None else delay
-            if time.monotonic() + delay > deadline:
-                raise error
+            if delay is None:  # transient failures share one time budget; 429 waits are capped
+                delay = self._backoff(attempt)
+                if time.monotonic() + delay > deadline:
+                    raise error
             await self._sleep(delay)
 
     def _error_for(self, response: httpx.Response) -> ApiError:
         if 300 <= response.status_code < 400:
             target = urlsplit(response.headers.get("location", "")).netloc or "elsewhere"
             return BadResponse(
-                self.redact(f"The server redirected to {target}; not followed "
-                            f"(HTTP {response.status_code})"),
+                self.redact(
+                    f"The server redirected to {target}; not followed (HTTP {response.status_code})"
+                ),
                 response.status_code,
             )
         return error_for_response(response, self.redact, self.retry_after_cap)
@@ -295,7 +319,9 @@ class ApiClient:
 
     # -- lists and paging ------------------------------------------------------------------------
 
-    def _page_request(self, url: str, params: dict[str, Any], page: NextPage | None) -> tuple[str, dict[str, Any]] | None:
+    def _page_request(
+        self, url: str, params: dict[str, Any], page: NextPage | None
+    ) -> tuple[str, dict[str, Any]] | None:
         """(url, params) of the page after `page`; None when it cannot be followed safely."""
         if page is None:
             return url, params
@@ -303,7 +329,10 @@ class ApiClient:
             return url, {**params, "cursor": page.cursor}
         assert page.url is not None
         absolute = urljoin(self.base_url + "/", page.url)
-        if urlsplit(absolute).netloc == self.host and urlsplit(absolute).scheme == urlsplit(self.base_url).scheme:
+        if (
+            urlsplit(absolute).netloc == self.host
+            and urlsplit(absolute).scheme == urlsplit(self.base_url).scheme
+        ):
             return absolute, {}
         cursor = cursor_from_url(page.url)
         if cursor is not None:  # another host: take its cursor, never send our key there
@@ -312,15 +341,22 @@ class ApiClient:
         return None
 
     async def _page(
-        self, model: type[R], resource: str, url: str, params: dict[str, Any],
-        project_id: str | None, after: NextPage | None = None,
+        self,
+        model: type[R],
+        resource: str,
+        url: str,
+        params: dict[str, Any],
+        project_id: str | None,
+        after: NextPage | None = None,
     ) -> Page:
         target = self._page_request(url, params, after)
         if target is None:
             return Page([], None)
         # No params at all for a next-page URL: httpx would replace its query with empty ones.
         params_or_none = target[1] or None
-        response = await self._request("GET", target[0], project_id=project_id, params=params_or_none)
+        response = await self._request(
+            "GET", target[0], project_id=project_id, params=params_or_none
+        )
         body = self._json(response)
         items = extract_items(body, resource)
         if items is None:
@@ -332,7 +368,11 @@ class ApiClient:
         return Page(records, extract_next(body, response.headers), dropped)
 
     async def _pages(
-        self, model: type[R], resource: str, url: str, params: dict[str, Any],
+        self,
+        model: type[R],
+        resource: str,
+        url: str,
+        params: dict[str, Any],
         project_id: str | None,
     ) -> AsyncIterator[Page]:
         """Every page; stops at no cursor, an empty page, or a cursor already seen."""
@@ -360,7 +400,10 @@ class ApiClient:
         return await self._all(Project, "projects", "projects")
 
     async def create_project(
-        self, name: str, description: str | None = None, retention_days: int | None = None,
+        self,
+        name: str,
+        description: str | None = None,
+        retention_days: int | None = None,
         idempotency_key: str | None = None,
     ) -> Project:
         body: dict[str, Any] = {"name": name}
@@ -383,15 +426,24 @@ class ApiClient:
         return params
 
     async def list_traces(
-        self, project_id: str, *, start: datetime | None = None, end: datetime | None = None,
-        limit: int | None = 100, after: NextPage | None = None,
+        self,
+        project_id: str,
+        *,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        limit: int | None = 100,
+        after: NextPage | None = None,
     ) -> Page:
         """One page of traces; pass the previous page's `next_page` as `after` for the next."""
         params = self._trace_params(project_id, start, end, limit)
         return await self._page(Trace, "traces", "traces", params, project_id, after)
 
     async def iter_traces(
-        self, project_id: str, *, start: datetime | None = None, end: datetime | None = None,
+        self,
+        project_id: str,
+        *,
+        start: datetime | None = None,
+        end: datetime | None = None,
         limit: int | None = 500,
     ) -> AsyncIterator[Trace]:
         """Every trace of the range, page after page, each once."""
@@ -417,25 +469,44 @@ class ApiClient:
         return await self._all(Span, "spans", f"traces/{_segment(trace_id)}/spans", project_id)
 
     async def list_alerts(self, project_id: str) -> list[Alert]:
-        return await self._all(Alert, "alerts", f"projects/{_segment(project_id)}/alerts", project_id)
+        return await self._all(
+            Alert, "alerts", f"projects/{_segment(project_id)}/alerts", project_id
+        )
 
     async def create_alert(
-        self, project_id: str, *, name: str, metric: str, condition: str, threshold: float,
-        webhook_url: str, idempotency_key: str | None = None,
+        self,
+        project_id: str,
+        *,
+        name: str,
+        metric: str,
+        condition: str,
+        threshold: float,
+        webhook_url: str,
+        idempotency_key: str | None = None,
     ) -> Alert:
         body = {
-            "name": name, "metric": metric, "condition": condition,
-            "threshold": threshold, "webhook_url": webhook_url,
+            "name": name,
+            "metric": metric,
+            "condition": condition,
+            "threshold": threshold,
+            "webhook_url": webhook_url,
         }
         url = f"projects/{_segment(project_id)}/alerts"
         return await self._create(Alert, url, body, project_id, idempotency_key)
 
     async def _create(
-        self, model: type[R], url: str, body: dict[str, Any], project_id: str | None,
+        self,
+        model: type[R],
+        url: str,
+        body: dict[str, Any],
+        project_id: str | None,
         idempotency_key: str | None,
     ) -> R:
         response = await self._request(
-            "POST", url, project_id=project_id, body=body,
+            "POST",
+            url,
+            project_id=project_id,
+            body=body,
             idempotency_key=idempotency_key or uuid.uuid4().hex,
         )
         data = self._json(response)

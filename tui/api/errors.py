@@ -209,7 +209,9 @@ def retry_after_of(response: httpx.Response, cap: float) -> float:
     return min(cap, value if value is not None else 1.0)
 
 
-def error_for_response(response: httpx.Response, redact: Redact, retry_after_cap: float = 60.0) -> ApiError:
+def error_for_response(
+    response: httpx.Response, redact: Redact, retry_after_cap: float = 60.0
+) -> ApiError:
     """The typed error for a non-2xx response, its message read from any common error body."""
     status = response.status_code
     text = response.text if response.content else ""

@@ -13,7 +13,15 @@ import re
 from datetime import datetime, timedelta, timezone
 from typing import Annotated, Any
 
-from pydantic import AliasChoices, AliasPath, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import (
+    AliasChoices,
+    AliasPath,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    model_validator,
+)
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _ISO = re.compile(
@@ -92,8 +100,14 @@ def _from_iso(text: str) -> datetime | None:
         tz = timezone(sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:4] or 0)))
     try:
         return datetime(
-            int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0),
-            micros, tzinfo=tz,
+            int(year),
+            int(month),
+            int(day),
+            int(hour or 0),
+            int(minute or 0),
+            int(second or 0),
+            micros,
+            tzinfo=tz,
         ).astimezone(timezone.utc)
     except (ValueError, OverflowError):
         return None
@@ -165,36 +179,71 @@ class Span(Record):
     id: LStr = aliases("id", "span_id", "spanId", "spanID", "observation_id")
     trace_id: LStr = aliases("trace_id", "traceId", "traceID")
     parent_id: LStr = aliases(
-        "parent_id", "parent_span_id", "parentSpanId", "parentSpanID", "parentObservationId",
-        "parent_observation_id", "parentId", "parent",
+        "parent_id",
+        "parent_span_id",
+        "parentSpanId",
+        "parentSpanID",
+        "parentObservationId",
+        "parent_observation_id",
+        "parentId",
+        "parent",
     )
     name: LStr = aliases("name", "operation_name", "operationName", "span_name", "spanName")
     kind: LStr = aliases("kind", "span_kind", "spanKind", "type", "observation_type")
     model: LStr = aliases("model", "model_name", "modelName", "llm_model")
     started_at: LTime = aliases(
-        "started_at", "start_time", "startTime", "start", "started", "timestamp",
-        "start_time_unix_nano", "startTimeUnixNano",
+        "started_at",
+        "start_time",
+        "startTime",
+        "start",
+        "started",
+        "timestamp",
+        "start_time_unix_nano",
+        "startTimeUnixNano",
     )
     ended_at: LTime = aliases(
-        "ended_at", "end_time", "endTime", "end", "ended", "end_time_unix_nano", "endTimeUnixNano",
+        "ended_at",
+        "end_time",
+        "endTime",
+        "end",
+        "ended",
+        "end_time_unix_nano",
+        "endTimeUnixNano",
     )
-    duration_ms: LFloat = aliases("duration_ms", "durationMs", "duration_millis", "latency_ms", "duration")
+    duration_ms: LFloat = aliases(
+        "duration_ms", "durationMs", "duration_millis", "latency_ms", "duration"
+    )
     status: LStr = aliases("_status")
     error_message: LStr = aliases(
         "error_message", "errorMessage", "status_message", "statusMessage", "exception"
     )
     input_tokens: LInt = aliases(
-        "input_tokens", "prompt_tokens", "inputTokens", "promptTokens",
-        AliasPath("usage", "input_tokens"), AliasPath("usage", "prompt_tokens"),
-        AliasPath("usage", "input"), AliasPath("usage", "promptTokens"),
+        "input_tokens",
+        "prompt_tokens",
+        "inputTokens",
+        "promptTokens",
+        AliasPath("usage", "input_tokens"),
+        AliasPath("usage", "prompt_tokens"),
+        AliasPath("usage", "input"),
+        AliasPath("usage", "promptTokens"),
     )
     output_tokens: LInt = aliases(
-        "output_tokens", "completion_tokens", "outputTokens", "completionTokens",
-        AliasPath("usage", "output_tokens"), AliasPath("usage", "completion_tokens"),
-        AliasPath("usage", "output"), AliasPath("usage", "completionTokens"),
+        "output_tokens",
+        "completion_tokens",
+        "outputTokens",
+        "completionTokens",
+        AliasPath("usage", "output_tokens"),
+        AliasPath("usage", "completion_tokens"),
+        AliasPath("usage", "output"),
+        AliasPath("usage", "completionTokens"),
     )
     cost_usd: LFloat = aliases(
-        "cost_usd", "costUsd", "cost", "total_cost", "totalCost", "calculatedTotalCost",
+        "cost_usd",
+        "costUsd",
+        "cost",
+        "total_cost",
+        "totalCost",
+        "calculatedTotalCost",
         "total_cost_usd",
     )
     attributes: Any = aliases("attributes", "attrs", "metadata", "tags")
@@ -205,8 +254,13 @@ class Span(Record):
         if not isinstance(data, dict):
             return data
         data = _status_and_error(dict(data))
-        for key, scale in (("duration_ns", 1e-6), ("durationNano", 1e-6), ("duration_us", 1e-3),
-                           ("duration_s", 1e3), ("latency", 1e3)):
+        for key, scale in (
+            ("duration_ns", 1e-6),
+            ("durationNano", 1e-6),
+            ("duration_us", 1e-3),
+            ("duration_s", 1e3),
+            ("latency", 1e3),
+        ):
             if key in data and not any(k in data for k in ("duration_ms", "durationMs")):
                 number = _finite(data[key])
                 if number is not None:
@@ -249,19 +303,34 @@ class Trace(Record):
     duration_ms: LFloat = aliases("duration_ms", "durationMs", "latency_ms", "duration")
     status: LStr = aliases("_status")
     error_message: LStr = aliases("error_message", "errorMessage")
-    span_count: LInt = aliases("span_count", "spanCount", "spans_count", "num_spans", "observationCount")
+    span_count: LInt = aliases(
+        "span_count", "spanCount", "spans_count", "num_spans", "observationCount"
+    )
     error_count: LInt = aliases("error_count", "errorCount", "errors")
     input_tokens: LInt = aliases(
-        "input_tokens", "prompt_tokens", "inputTokens", "promptTokens",
-        AliasPath("usage", "input_tokens"), AliasPath("usage", "prompt_tokens"),
+        "input_tokens",
+        "prompt_tokens",
+        "inputTokens",
+        "promptTokens",
+        AliasPath("usage", "input_tokens"),
+        AliasPath("usage", "prompt_tokens"),
     )
     output_tokens: LInt = aliases(
-        "output_tokens", "completion_tokens", "outputTokens", "completionTokens",
-        AliasPath("usage", "output_tokens"), AliasPath("usage", "completion_tokens"),
+        "output_tokens",
+        "completion_tokens",
+        "outputTokens",
+        "completionTokens",
+        AliasPath("usage", "output_tokens"),
+        AliasPath("usage", "completion_tokens"),
     )
     total_tokens: LInt = aliases("total_tokens", "totalTokens", AliasPath("usage", "total_tokens"))
     total_cost_usd: LFloat = aliases(
-        "total_cost_usd", "totalCostUsd", "total_cost", "totalCost", "cost_usd", "cost",
+        "total_cost_usd",
+        "totalCostUsd",
+        "total_cost",
+        "totalCost",
+        "cost_usd",
+        "cost",
     )
     attributes: Any = aliases("attributes", "attrs", "metadata", "tags")
     spans: list[Span] = Field(default_factory=list)
@@ -283,7 +352,11 @@ class Trace(Record):
     def _derive(self) -> Trace:
         if self.duration_ms is None and self.started_at and self.ended_at:
             self.duration_ms = (self.ended_at - self.started_at).total_seconds() * 1000
-        if self.total_tokens is None and self.input_tokens is not None and self.output_tokens is not None:
+        if (
+            self.total_tokens is None
+            and self.input_tokens is not None
+            and self.output_tokens is not None
+        ):
             self.total_tokens = self.input_tokens + self.output_tokens
         if self.status is None and self.error_count:
             self.status = "error"

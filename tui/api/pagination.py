@@ -16,10 +16,29 @@ from urllib.parse import parse_qs, urlsplit
 
 ITEM_KEYS = ("data", "items", "results", "records", "rows", "entries", "observations")
 CURSOR_KEYS = (
-    "next_cursor", "nextCursor", "cursor", "next", "next_page_token", "nextPageToken",
-    "continuation_token", "continuationToken", "after", "end_cursor", "endCursor",
+    "next_cursor",
+    "nextCursor",
+    "cursor",
+    "next",
+    "next_page_token",
+    "nextPageToken",
+    "continuation_token",
+    "continuationToken",
+    "after",
+    "end_cursor",
+    "endCursor",
 )
-NESTS = ("pagination", "meta", "page", "paging", "cursors", "page_info", "pageInfo", "links", "_links")
+NESTS = (
+    "pagination",
+    "meta",
+    "page",
+    "paging",
+    "cursors",
+    "page_info",
+    "pageInfo",
+    "links",
+    "_links",
+)
 LINK_NEXT = re.compile(r'<([^>]*)>\s*;[^,]*rel="?next"?', re.IGNORECASE)
 
 

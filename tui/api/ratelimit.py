@@ -132,7 +132,11 @@ class Pacer:
             if wait > 0:
                 await self.sleep(wait)
                 budget = self._budgets.get(key)
-                if budget is not None and budget.remaining is not None and budget.remaining <= self.reserve:
+                if (
+                    budget is not None
+                    and budget.remaining is not None
+                    and budget.remaining <= self.reserve
+                ):
                     # The window has reset; the next response will tell the new budget.
                     self._budgets.pop(key, None)
             now = self.clock()

@@ -1,0 +1,38 @@
+"""Architecture rules: tui.api imports no Textual; tui.api and tui.server share no code."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "tui"
+
+
+def imported_modules(folder: Path) -> set[str]:
+    names: set[str] = set()
+    for path in folder.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names.add(node.module)
+    return names
+
+
+def test_api_imports_no_textual_at_run_time() -> None:
+    code = (
+        "import sys, tui.api, tui.api.client, tui.config\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'fastapi', 'uvicorn', 'starlette'))\n"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_api_and_server_never_import_each_other() -> None:
+    api = imported_modules(PACKAGE / "api")
+    server = imported_modules(PACKAGE / "server")
+    assert not {m for m in api if m.startswith(("tui.server", "textual"))}
+    assert not {m for m in server if m.startswith("tui.api")}

@@ -1,0 +1,407 @@
+"""Typed errors, retries, rate limits and POST safety, with faults from httpx.MockTransport."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from email.utils import format_datetime
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.helpers import BASE, Sleeps, json_response, mock_client
+from tui.api import (
+    ApiClient,
+    ApiError,
+    BadResponse,
+    ConfigError,
+    ConnectionFailed,
+    Forbidden,
+    NotFound,
+    RateLimited,
+    ServerError,
+    TimedOut,
+    Unauthorized,
+    ValidationFailed,
+)
+from tui.api.ratelimit import Pacer, RateBudget, parse_retry_after
+
+
+@pytest.mark.parametrize(
+    ("status", "cls"),
+    [
+        (400, ValidationFailed),
+        (401, Unauthorized),
+        (403, Forbidden),
+        (404, NotFound),
+        (409, ValidationFailed),
+        (422, ValidationFailed),
+        (500, ServerError),
+        (418, ApiError),
+    ],
+)
+async def test_status_to_error_class(status: int, cls: type[ApiError]) -> None:
+    async with mock_client(lambda r: json_response({"message": "nope"}, status)) as client:
+        with pytest.raises(cls) as caught:
+            await client.list_projects()
+    assert type(caught.value) is cls
+    assert caught.value.status == status
+    assert f"HTTP {status}" in caught.value.message and "nope" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"error": {"code": "x", "message": "our service"}}, "our service"),
+        ({"error": "plain error string"}, "plain error string"),
+        ({"message": "top message"}, "top message"),
+        ({"detail": "fastapi detail"}, "fastapi detail"),
+        ({"detail": [{"loc": ["body", "name"], "msg": "field required"}]}, "field required"),
+        ({"errors": ["first", "second"]}, "first; second"),
+        ({"errors": [{"message": "gql style"}]}, "gql style"),
+        ({"title": "Bad Request", "detail": "rfc 7807"}, "rfc 7807"),
+        ({"error": "invalid_grant", "error_description": "oauth style"}, "invalid_grant"),
+        ({"error": {"type": "overloaded_error"}}, "overloaded_error"),
+        ("a json string", "a json string"),
+    ],
+)
+async def test_error_bodies(body: Any, message: str) -> None:
+    async with mock_client(lambda r: json_response(body, 422)) as client:
+        with pytest.raises(ValidationFailed) as caught:
+            await client.list_projects()
+    assert message in caught.value.message and "HTTP 422" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("content", "content_type", "expected"),
+    [
+        (b"upstream connect error", "text/plain", "upstream connect error"),
+        (b"<html><body>Bad gateway</body></html>", "text/html", "an HTML page"),
+        (b"", "text/plain", "Not Found"),
+    ],
+)
+async def test_non_json_error_bodies(content: bytes, content_type: str, expected: str) -> None:
+    response = httpx.Response(404, content=content, headers={"content-type": content_type})
+    async with mock_client(lambda r: response) as client:
+        with pytest.raises(NotFound) as caught:
+            await client.list_projects()
+    assert expected in caught.value.message and "HTTP 404" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"error": {"details": [{"field": "name", "message": "is required"}]}},
+        {"detail": [{"loc": ["body", "name"], "msg": "is required"}]},
+        {"errors": [{"path": ["name"], "message": "is required"}]},
+        {"errors": {"name": ["is required"]}},
+        {"invalid_params": [{"name": "name", "reason": "is required"}]},
+        {"errors": [{"source": {"pointer": "/name"}, "detail": "is required"}]},
+    ],
+)
+async def test_field_details(body: Any) -> None:
+    async with mock_client(lambda r: json_response(body, 422)) as client:
+        with pytest.raises(ValidationFailed) as caught:
+            await client.create_project("x")
+    assert caught.value.field_messages() == {"name": "is required"}
+
+
+@pytest.mark.parametrize(
+    "content", [b"<html>oops</html>", b'{"data": [', b"\xff\xfe\x00", b"null", b""]
+)
+async def test_unreadable_success_bodies(content: bytes) -> None:
+    response = httpx.Response(200, content=content, headers={"content-type": "text/html"})
+    async with mock_client(lambda r: response) as client:
+        with pytest.raises(BadResponse) as caught:
+            await client.list_projects()
+    assert "HTTP 200" in caught.value.message
+
+
+def sequence(*responses: httpx.Response | Exception) -> Any:
+    """A handler answering with each response (or raising each exception) in turn."""
+    queue = list(responses)
+    calls: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        item = queue.pop(0) if len(queue) > 1 else queue[0]
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    handler.calls = calls  # type: ignore[attr-defined]
+    return handler
+
+
+OK = json_response({"data": []})
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        httpx.ConnectError("refused"),
+        httpx.ConnectTimeout("slow connect"),
+        httpx.ReadTimeout("slow read"),
+        httpx.RemoteProtocolError("peer closed connection mid-body"),
+        httpx.ReadError("reset"),
+        json_response({}, 502),
+        json_response({}, 503),
+        json_response({}, 504),
+    ],
+)
+async def test_gets_are_retried_with_backoff(fault: Any) -> None:
+    handler = sequence(fault, fault, OK)
+    sleeps = Sleeps()
+    async with mock_client(handler, sleeps) as client:
+        assert await client.list_projects() == []
+    assert len(handler.calls) == 3
+    assert len(sleeps.delays) == 2 and 0 < sleeps.delays[0] < 0.5 and sleeps.delays[1] < 1.0
+
+
+async def test_retries_are_bounded() -> None:
+    handler = sequence(json_response({"message": "down"}, 503))
+    sleeps = Sleeps()
+    async with mock_client(handler, sleeps, max_retries=3) as client:
+        with pytest.raises(ServerError, match="down"):
+            await client.list_projects()
+    assert len(handler.calls) == 4 and len(sleeps.delays) == 3
+
+
+async def test_500_is_not_retried() -> None:
+    handler = sequence(json_response({}, 500), OK)
+    async with mock_client(handler) as client:
+        with pytest.raises(ServerError):
+            await client.list_projects()
+    assert len(handler.calls) == 1
+
+
+@pytest.mark.parametrize(
+    ("fault", "cls"),
+    [
+        (httpx.ReadTimeout("slow"), TimedOut),
+        (httpx.RemoteProtocolError("dropped"), ConnectionFailed),
+        (json_response({}, 502), ServerError),
+        (json_response({}, 503), ServerError),
+        (json_response({}, 429, **{"Retry-After": "1"}), RateLimited),
+    ],
+)
+async def test_a_post_that_may_have_arrived_is_never_retried(
+    fault: Any, cls: type[ApiError]
+) -> None:
+    handler = sequence(fault, json_response({"id": "p1"}, 201))
+    async with mock_client(handler) as client:
+        with pytest.raises(cls):
+            await client.create_project("x")
+    assert len(handler.calls) == 1
+
+
+async def test_a_post_that_never_connected_is_retried_with_the_same_key() -> None:
+    handler = sequence(httpx.ConnectError("refused"), json_response({"id": "p1"}, 201))
+    async with mock_client(handler) as client:
+        project = await client.create_project("x")
+    assert project.id == "p1" and len(handler.calls) == 2
+    keys = {r.headers["Idempotency-Key"] for r in handler.calls}
+    assert len(keys) == 1
+
+
+async def test_429_then_200_waits_retry_after_for_real() -> None:
+    handler = sequence(json_response({}, 429, **{"Retry-After": "1"}), OK)
+    client = ApiClient(BASE, None, transport=httpx.MockTransport(handler))
+    async with client:
+        started = time.monotonic()
+        assert await client.list_projects() == []
+        elapsed = time.monotonic() - started
+    assert 0.9 <= elapsed < 3, elapsed
+    assert len(handler.calls) == 2
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"Retry-After": "7"}, 7.0),
+        ({"Retry-After": "2.5"}, 2.5),
+        ({"Retry-After": "9999"}, 60.0),  # capped
+        ({}, 1.0),  # nothing said: a second
+    ],
+)
+async def test_429_waits_what_the_server_says(headers: dict[str, str], expected: float) -> None:
+    handler = sequence(json_response({}, 429, **headers), OK)
+    sleeps = Sleeps()
+    async with mock_client(handler, sleeps) as client:
+        await client.list_projects()
+    assert sleeps.delays == [pytest.approx(expected, abs=0.01)]
+
+
+async def test_429_with_an_http_date_and_with_only_a_reset_header() -> None:
+    later = datetime.now(timezone.utc) + timedelta(seconds=5)
+    handler = sequence(
+        json_response({}, 429, **{"Retry-After": format_datetime(later, usegmt=True)}), OK
+    )
+    sleeps = Sleeps()
+    async with mock_client(handler, sleeps) as client:
+        await client.list_projects()
+    assert 3.5 <= sleeps.delays[0] <= 5.5
+    reset = str(int(time.time()) + 4)
+    handler = sequence(json_response({}, 429, **{"X-RateLimit-Reset": reset}), OK)
+    sleeps = Sleeps()
+    async with mock_client(handler, sleeps) as client:
+        await client.list_projects()
+    assert 2.5 <= sleeps.delays[0] <= 4.5
+
+
+async def test_a_429_storm_gives_up_with_retry_after() -> None:
+    handler = sequence(json_response({"message": "slow down"}, 429, **{"Retry-After": "2"}))
+    sleeps = Sleeps()
+    async with mock_client(handler, sleeps, max_rate_limit_retries=3) as client:
+        with pytest.raises(RateLimited) as caught:
+            await client.list_projects()
+    assert caught.value.retry_after == 2 and "slow down" in caught.value.message
+    assert len(handler.calls) == 4 and sleeps.delays == [2, 2, 2]
+
+
+def test_parse_retry_after() -> None:
+    assert parse_retry_after("3") == 3
+    assert parse_retry_after("-4") == 0
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412480 - 10) == 10
+    assert parse_retry_after("soon") is None and parse_retry_after(None) is None
+
+
+async def test_the_budget_is_exposed() -> None:
+    response = json_response(
+        {"data": []},
+        **{
+            "X-RateLimit-Limit": "1000",
+            "X-RateLimit-Remaining": "998",
+            "X-RateLimit-Reset": "1795251660",
+        },
+    )
+    async with mock_client(lambda r: response) as client:
+        await client.list_alerts("proj_b")
+        budget = client.latest_budget
+        assert budget is not None
+        assert (budget.limit, budget.remaining, budget.reset_at) == (1000, 998, 1795251660)
+        assert client.budgets["proj_b"] == budget
+        assert client.log[-1].rate_limit["x-ratelimit-remaining"] == "998"
+
+
+async def test_the_pacer_holds_to_the_per_minute_rate() -> None:
+    now = [0.0]
+    sleeps: list[float] = []
+
+    async def sleep(delay: float) -> None:
+        sleeps.append(delay)
+        now[0] += delay
+
+    pacer = Pacer(per_minute=60, burst=3, clock=lambda: now[0], wall=lambda: now[0], sleep=sleep)
+    for _ in range(6):
+        await pacer.acquire("k")
+    assert sleeps == [pytest.approx(1.0)] * 3  # a burst of 3, then one a second
+    assert await _acquire_time(pacer, "other", now) == 0  # keys are paced apart
+
+
+async def _acquire_time(pacer: Pacer, key: str, now: list[float]) -> float:
+    before = now[0]
+    await pacer.acquire(key)
+    return now[0] - before
+
+
+async def test_the_pacer_waits_for_the_reset_when_the_budget_is_nearly_spent() -> None:
+    now = [1000.0]
+    sleeps: list[float] = []
+
+    async def sleep(delay: float) -> None:
+        sleeps.append(delay)
+        now[0] += delay
+
+    pacer = Pacer(clock=lambda: now[0], wall=lambda: now[0], sleep=sleep, reserve=5)
+    pacer.observe("k", RateBudget(limit=1000, remaining=3, reset_at=1012.0, seen_at=1000.0))
+    await pacer.acquire("k")
+    assert sleeps == [pytest.approx(12.0)]
+    await pacer.acquire("k")
+    assert len(sleeps) == 1
+
+
+async def test_each_request_carries_its_projects_key() -> None:
+    seen: dict[str, str] = {}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen[request.url.path] = request.headers.get("authorization", "")
+        return json_response({"data": []})
+
+    async with mock_client(handler) as client:
+        await client.list_alerts("proj_a")
+        await client.list_alerts("proj_b")
+        await client.list_projects()
+    assert seen["/v1/projects/proj_a/alerts"].endswith("canary_4f9d2b7e1c")
+    assert seen["/v1/projects/proj_b/alerts"].endswith("canary_4f9d2b7e1c_b")
+    assert seen["/v1/projects"].endswith("canary_4f9d2b7e1c")
+
+
+async def test_redirects_are_not_followed() -> None:
+    hosts: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        hosts.append(request.url.host)
+        return httpx.Response(302, headers={"Location": "https://evil.example.net/v1/projects"})
+
+    async with mock_client(handler) as client:
+        with pytest.raises(BadResponse, match="evil.example.net"):
+            await client.list_projects()
+    assert hosts == ["traces.example.com"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://x.example.com",
+        "https://x.example.com/v2",
+        "ftp://x.example.com/v1",
+        "x.example.com/v1",
+        "",
+        "https://x.example.com/v1?key=1",
+        "https:///v1",
+    ],
+)
+def test_bad_base_urls_are_refused_before_any_request(url: str) -> None:
+    with pytest.raises(ConfigError, match="base URL"):
+        ApiClient(url)
+
+
+@pytest.mark.parametrize(
+    "url", ["https://x.example.com/v1", "https://x.example.com/v1/", "http://127.0.0.1:8/api/v1"]
+)
+def test_good_base_urls(url: str) -> None:
+    assert ApiClient(url).base_url == url.rstrip("/")
+
+
+async def test_cancelling_a_call_leaves_nothing_behind() -> None:
+    """A real socket that never answers: cancel mid-request; no task or connection remains."""
+    accepted: list[asyncio.StreamWriter] = []
+
+    async def never_answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted.append(writer)
+        await reader.read(65536)
+        await asyncio.sleep(3600)
+
+    server = await asyncio.start_server(never_answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    before = asyncio.all_tasks()
+    client = ApiClient(f"http://127.0.0.1:{port}/v1")
+    call = asyncio.create_task(client.list_projects())
+    while not accepted:
+        await asyncio.sleep(0.01)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    pool = client._http._transport._pool  # type: ignore[attr-defined]
+    assert pool.connections == []
+    await client.aclose()
+    server.close()
+    for writer in accepted:
+        writer.close()
+    await asyncio.sleep(0)
+    leftover = {t for t in asyncio.all_tasks() - before if not t.done()}
+    leftover = {t for t in leftover if "never_answer" not in repr(t.get_coro())}
+    assert leftover == set()
