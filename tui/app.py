@@ -54,7 +54,7 @@ class TraceTuiApp(App[None]):
             table.add_row(
                 safe_text(project.name, 40),
                 safe_text(project.id, 24),
-                safe_text(project.description or "", 50),
+                safe_text(project.description or "", 30),
                 f"{project.retention_days} d" if project.retention_days is not None else "",
                 key=project.id,
             )

@@ -85,6 +85,8 @@ def read_config(path: Path) -> dict[str, Any]:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         # The parser's message quotes no values, only positions.
         raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} is not a TOML table")
     mode = stat.S_IMODE(path.stat().st_mode)
     if _holds_inline_keys(data) and mode & 0o077:
         raise ConfigError(

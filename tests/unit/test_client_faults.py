@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from email.utils import format_datetime
 from datetime import datetime, timedelta, timezone
+from email.utils import format_datetime
 from typing import Any
 
 import httpx
@@ -347,7 +347,7 @@ async def test_redirects_are_not_followed() -> None:
         return httpx.Response(302, headers={"Location": "https://evil.example.net/v1/projects"})
 
     async with mock_client(handler) as client:
-        with pytest.raises(BadResponse, match="evil.example.net"):
+        with pytest.raises(BadResponse, match=r"evil\.example\.net"):
             await client.list_projects()
     assert hosts == ["traces.example.com"]
 
@@ -390,7 +390,7 @@ async def test_cancelling_a_call_leaves_nothing_behind() -> None:
     before = asyncio.all_tasks()
     client = ApiClient(f"http://127.0.0.1:{port}/v1")
     call = asyncio.create_task(client.list_projects())
-    while not accepted:
+    while not accepted:  # noqa: ASYNC110 - polling a list filled by the server callback
         await asyncio.sleep(0.01)
     call.cancel()
     with pytest.raises(asyncio.CancelledError):

@@ -146,7 +146,8 @@ class ApiClient:
         )
 
     def __repr__(self) -> str:
-        return f"ApiClient(base_url={self.base_url!r}, projects_with_keys={sorted(self._project_keys)})"
+        projects = sorted(self._project_keys)
+        return f"ApiClient(base_url={self.base_url!r}, projects_with_keys={projects})"
 
     async def __aenter__(self) -> ApiClient:
         return self
@@ -186,7 +187,7 @@ class ApiClient:
 
     def _backoff(self, attempt: int) -> float:
         """Exponential backoff with full jitter: about 0.25, 0.5, 1, 2... seconds, at most 8."""
-        return min(8.0, 0.25 * 2 ** (attempt - 1)) * random.uniform(0.5, 1.5)
+        return float(min(8.0, 0.25 * 2 ** (attempt - 1)) * random.uniform(0.5, 1.5))
 
     def _record(
         self,

@@ -8,6 +8,7 @@ be read becomes None instead of failing the record, and unknown fields are kept 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from datetime import datetime, timedelta, timezone
@@ -272,10 +273,8 @@ class Span(Record):
         if self.duration_ms is None and self.started_at and self.ended_at:
             self.duration_ms = (self.ended_at - self.started_at).total_seconds() * 1000
         if self.ended_at is None and self.started_at and self.duration_ms is not None:
-            try:
+            with contextlib.suppress(OverflowError):
                 self.ended_at = self.started_at + timedelta(milliseconds=self.duration_ms)
-            except OverflowError:
-                pass
         if self.kind:
             self.kind = self.kind.lower().removeprefix("span_kind_")
         if self.error_message and self.status is None:

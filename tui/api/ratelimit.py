@@ -70,8 +70,6 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
         when = parsedate_to_datetime(value.strip())
     except (TypeError, ValueError, IndexError):
         return None
-    if when is None:
-        return None
     now = time.time() if now is None else now
     return max(0.0, when.timestamp() - now)
 
