@@ -136,6 +136,28 @@ def aliases(*names: str | AliasPath) -> Any:
     return Field(default=None, validation_alias=AliasChoices(*names))
 
 
+INPUT_TOKEN_NAMES: tuple[str | AliasPath, ...] = (
+    "input_tokens",
+    "prompt_tokens",
+    "inputTokens",
+    "promptTokens",
+    AliasPath("usage", "input_tokens"),
+    AliasPath("usage", "prompt_tokens"),
+    AliasPath("usage", "input"),
+    AliasPath("usage", "promptTokens"),
+)
+OUTPUT_TOKEN_NAMES: tuple[str | AliasPath, ...] = (
+    "output_tokens",
+    "completion_tokens",
+    "outputTokens",
+    "completionTokens",
+    AliasPath("usage", "output_tokens"),
+    AliasPath("usage", "completion_tokens"),
+    AliasPath("usage", "output"),
+    AliasPath("usage", "completionTokens"),
+)
+
+
 class Record(BaseModel):
     """Base of the tolerant records: unknown fields are kept, nothing is required."""
 
@@ -218,26 +240,8 @@ class Span(Record):
     error_message: LStr = aliases(
         "error_message", "errorMessage", "status_message", "statusMessage", "exception"
     )
-    input_tokens: LInt = aliases(
-        "input_tokens",
-        "prompt_tokens",
-        "inputTokens",
-        "promptTokens",
-        AliasPath("usage", "input_tokens"),
-        AliasPath("usage", "prompt_tokens"),
-        AliasPath("usage", "input"),
-        AliasPath("usage", "promptTokens"),
-    )
-    output_tokens: LInt = aliases(
-        "output_tokens",
-        "completion_tokens",
-        "outputTokens",
-        "completionTokens",
-        AliasPath("usage", "output_tokens"),
-        AliasPath("usage", "completion_tokens"),
-        AliasPath("usage", "output"),
-        AliasPath("usage", "completionTokens"),
-    )
+    input_tokens: LInt = aliases(*INPUT_TOKEN_NAMES)
+    output_tokens: LInt = aliases(*OUTPUT_TOKEN_NAMES)
     cost_usd: LFloat = aliases(
         "cost_usd",
         "costUsd",
@@ -306,22 +310,8 @@ class Trace(Record):
         "span_count", "spanCount", "spans_count", "num_spans", "observationCount"
     )
     error_count: LInt = aliases("error_count", "errorCount", "errors")
-    input_tokens: LInt = aliases(
-        "input_tokens",
-        "prompt_tokens",
-        "inputTokens",
-        "promptTokens",
-        AliasPath("usage", "input_tokens"),
-        AliasPath("usage", "prompt_tokens"),
-    )
-    output_tokens: LInt = aliases(
-        "output_tokens",
-        "completion_tokens",
-        "outputTokens",
-        "completionTokens",
-        AliasPath("usage", "output_tokens"),
-        AliasPath("usage", "completion_tokens"),
-    )
+    input_tokens: LInt = aliases(*INPUT_TOKEN_NAMES)
+    output_tokens: LInt = aliases(*OUTPUT_TOKEN_NAMES)
     total_tokens: LInt = aliases("total_tokens", "totalTokens", AliasPath("usage", "total_tokens"))
     total_cost_usd: LFloat = aliases(
         "total_cost_usd",
