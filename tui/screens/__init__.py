@@ -1,0 +1,1 @@
+"""One screen per module: each holds its state and does its I/O in workers."""

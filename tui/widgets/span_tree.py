@@ -1,0 +1,214 @@
+"""SpanTreeView: the span tree of one trace, flattened, drawing only the lines on screen.
+
+Each row: the name (indented by depth, ▸/▾ for children), kind, model, input and output tokens,
+cost, duration and a waterfall bar of the span's place in the trace. A collapsed node shows the
+totals of its whole subtree, marked Σ. Server strings are made visible by `fit` before they
+become segments: nothing they contain reaches the terminal as markup or escape codes.
+"""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding
+from textual.message import Message
+from textual.strip import Strip
+
+from tui import formatting as fmt
+from tui.spans import TraceTree, Visibility, find_next
+from tui.widgets.virtual_rows import VirtualRows
+
+KIND_STYLES = {
+    "llm": Style(color="magenta"),
+    "retrieval": Style(color="cyan"),
+    "tool": Style(color="yellow"),
+    "agent": Style(color="green"),
+    "chain": Style(color="blue"),
+}
+MAX_INDENT = 12  # deeper levels show their depth as a number instead of more indentation
+
+
+def columns_for(width: int) -> dict[str, int]:
+    """Column widths for a terminal width; the name takes what is left."""
+    wide = width >= 110
+    cols = {"kind": 5, "model": 16 if wide else 10, "in": 6, "out": 6, "cost": 9, "dur": 7}
+    cols["bar"] = max(8, width // 6) if wide else 8
+    cols["name"] = max(10, width - sum(cols.values()) - len(cols))
+    return cols
+
+
+def header_line(width: int) -> str:
+    c = columns_for(width)
+    parts = [
+        ("span", c["name"], "<"),
+        ("kind", c["kind"], "<"),
+        ("model", c["model"], "<"),
+        ("in", c["in"], ">"),
+        ("out", c["out"], ">"),
+        ("cost", c["cost"], ">"),
+        ("dur", c["dur"], ">"),
+        ("waterfall", c["bar"], "<"),
+    ]
+    return " ".join(f"{title:{align}{size}}"[:size] for title, size, align in parts)
+
+
+def waterfall(offset: float, length: float, width: int) -> str:
+    """A bar of `width` cells: blank up to the start, █ for the run (at least a ▏)."""
+    start = min(width - 1, int(offset * width))
+    cells = max(1, round(length * width))
+    run = "█" * cells if length * width >= 1 else "▏"
+    return (" " * start + run)[:width].ljust(width)
+
+
+class SpanTreeView(VirtualRows):
+    """The trace's spans; posts SpanHighlighted as the cursor moves."""
+
+    BINDINGS = [
+        Binding("right,l", "expand", "Expand", show=False, id="tree.expand"),
+        Binding("left,h", "collapse", "Collapse", show=False, id="tree.collapse"),
+        Binding("space", "toggle", "Fold", id="tree.toggle", tooltip="Expand or collapse"),
+        Binding("plus,asterisk", "expand_all", "Expand all", id="tree.expand_all"),
+        Binding("minus", "collapse_all", "Collapse all", id="tree.collapse_all"),
+        Binding("n", "next_error", "Next error", id="tree.next_error"),
+        Binding("N", "previous_error", "Prev error", show=False, id="tree.previous_error"),
+    ]
+
+    class SpanHighlighted(Message):
+        def __init__(self, position: int | None) -> None:
+            super().__init__()
+            self.position = position
+
+    def __init__(self, tree: TraceTree, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.tree = tree
+        self.view = Visibility.initial(tree)
+        self._error_flags = [s.is_error for s in tree.spans]
+
+    @property
+    def position(self) -> int | None:
+        """The tree position under the cursor."""
+        rows = self.view.rows
+        return rows[self.cursor] if 0 <= self.cursor < len(rows) else None
+
+    def row_count(self) -> int:
+        return len(self.view.rows)
+
+    def on_mount(self) -> None:
+        self.rows_changed()
+
+    def on_virtual_rows_cursor_moved(self, event: VirtualRows.CursorMoved) -> None:
+        event.stop()
+        self.post_message(self.SpanHighlighted(self.position))
+
+    # -- drawing ---------------------------------------------------------------------------------
+
+    def render_row(self, row: int, width: int, selected: bool) -> Strip:
+        tree, i = self.tree, self.view.rows[row]
+        span = tree.spans[i]
+        c = columns_for(width)
+        depth = tree.depth[i]
+        indent = "  " * min(depth, MAX_INDENT)
+        if depth > MAX_INDENT:
+            indent += f"‥{depth} "
+        if not tree.has_children(i):
+            marker = "  "
+        else:
+            marker = "▸ " if self.view.is_collapsed(i) else "▾ "
+        flag = "✗ " if span.is_error else ("⚠ " if tree.flags[i] else "")
+        name_text = fmt.fit(
+            indent + marker + flag + fmt.visible(span.name or span.id or "?"), c["name"]
+        )
+        collapsed = self.view.is_collapsed(i)
+        if collapsed:
+            inp, out, cost = tree.sub_input[i], tree.sub_output[i], tree.sub_cost[i]
+            sigma = "Σ"
+        else:
+            inp, out, cost = span.input_tokens, span.output_tokens, span.cost_usd
+            sigma = ""
+        offset, length = tree.offset_and_length(i)
+        cells = [
+            (name_text, Style(color="red", bold=True) if span.is_error else None),
+            (fmt.fit(span.kind or "", c["kind"]), KIND_STYLES.get(span.kind or "")),
+            (fmt.fit(span.model or "", c["model"]), Style(dim=True) if not span.model else None),
+            (fmt.fit(sigma + fmt.tokens(inp), c["in"]).rjust(c["in"]), None),
+            (fmt.fit(sigma + fmt.tokens(out), c["out"]).rjust(c["out"]), None),
+            (
+                fmt.fit(sigma + fmt.cost(cost), c["cost"]).rjust(c["cost"]),
+                Style(bold=True) if collapsed else None,
+            ),
+            (fmt.fit(fmt.duration(span.duration_ms), c["dur"]).rjust(c["dur"]), None),
+            (
+                waterfall(offset, length, c["bar"]),
+                KIND_STYLES.get(span.kind or "", Style(color="white")),
+            ),
+        ]
+        base = (
+            self.get_component_rich_style("virtual-rows--cursor") if selected else self.rich_style
+        )
+        segments: list[Segment] = []
+        for n, (text, style) in enumerate(cells):
+            if n:
+                segments.append(Segment(" ", base))
+            segments.append(Segment(text, base + style if style and not selected else base))
+        return Strip(segments)
+
+    # -- actions ---------------------------------------------------------------------------------
+
+    def _after_change(self, position: int | None) -> None:
+        self.rows_changed()
+        if position is not None:
+            row = self.view.row_of(position)
+            if row is not None:
+                self.move_to(row)
+
+    def action_expand(self) -> None:
+        position = self.position
+        if position is not None and self.view.is_collapsed(position):
+            self.view.expand(position)
+            self._after_change(position)
+        else:
+            self.action_cursor_down()
+
+    def action_collapse(self) -> None:
+        position = self.position
+        if position is None:
+            return
+        if self.tree.has_children(position) and not self.view.is_collapsed(position):
+            self.view.collapse(position)
+            self._after_change(position)
+        elif self.tree.parent[position] != -1:
+            self._after_change(self.tree.parent[position])
+
+    def action_toggle(self) -> None:
+        position = self.position
+        if position is not None and self.tree.has_children(position):
+            self.view.toggle(position)
+            self._after_change(position)
+
+    def action_expand_all(self) -> None:
+        position = self.position
+        self.view.expand_all()
+        self._after_change(position)
+
+    def action_collapse_all(self) -> None:
+        position = self.position
+        self.view.collapse_all()
+        root = position
+        while root is not None and self.tree.parent[root] != -1:
+            root = self.tree.parent[root]
+        self._after_change(root)
+
+    def go_to(self, position: int) -> None:
+        """Reveal and select a tree position."""
+        self.view.reveal(position)
+        self._after_change(position)
+
+    def action_next_error(self, backwards: bool = False) -> None:
+        found = find_next(self.tree, self.position or 0, self._error_flags, backwards)
+        if found is None:
+            self.notify("No span in this trace has an error.", timeout=3)
+            return
+        self.go_to(found)
+
+    def action_previous_error(self) -> None:
+        self.action_next_error(backwards=True)
