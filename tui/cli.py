@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tui.app import StartAt
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -15,11 +19,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--base-url", help="server base URL ending in /v1 (overrides the profile)")
     parser.add_argument("--profile", help="profile of the config file to use")
     parser.add_argument("--no-mouse", action="store_true", help="do not capture the mouse")
+    parser.add_argument("--project", metavar="ID", help="open this project's traces")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     demo = sub.add_parser("demo", help="open the app on a local service with demo data")
     demo.add_argument("--db", help="demo database file (default: a fresh temporary one)")
     demo.add_argument("--seed", type=int, default=7, help="seed of the demo data (default 7)")
+
+    trace = sub.add_parser("trace", help="open one trace (for the link in an alert)")
+    trace.add_argument("trace_id", metavar="ID")
 
     serve = sub.add_parser("serve", help="run the local tracing service")
     serve.add_argument("--db", help="SQLite database file (default: ./tracetui.sqlite3)")
@@ -41,11 +49,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "demo":
         from tui.demo import run_demo
 
-        return run_demo(args.db, args.seed)
-    return run_app(args.profile, args.base_url, mouse=not args.no_mouse)
+        return run_demo(args.db, args.seed, mouse=not args.no_mouse)
+    from tui.app import StartAt
+
+    start = StartAt(args.project, args.trace_id if args.command == "trace" else None)
+    return run_app(args.profile, args.base_url, mouse=not args.no_mouse, start=start)
 
 
-def run_app(profile: str | None, base_url: str | None, mouse: bool) -> int:
+def run_app(profile: str | None, base_url: str | None, mouse: bool, start: StartAt) -> int:
     """The app against the configured server; configuration problems end with a clear message."""
     import asyncio
 
@@ -68,9 +79,19 @@ def run_app(profile: str | None, base_url: str | None, mouse: bool) -> int:
 
     from tui.app import TraceTuiApp
 
-    async def main() -> None:
+    async def main() -> str | None:
         async with client:
-            await TraceTuiApp(client).run_async(mouse=mouse)
+            app = TraceTuiApp(
+                client,
+                start,
+                settings.profile,
+                settings.profiles,
+                settings.keymap,
+                settings.config_path,
+            )
+            return await app.run_async(mouse=mouse)
 
-    asyncio.run(main())
+    result = asyncio.run(main())
+    if isinstance(result, str) and result.startswith("profile:"):
+        return run_app(result.removeprefix("profile:"), None, mouse, start)
     return 0

@@ -7,7 +7,7 @@ import asyncio
 from pydantic import SecretStr
 
 
-def run_demo(db: str | None, seed: int) -> int:
+def run_demo(db: str | None, seed: int, mouse: bool = True) -> int:
     from tui.api.client import ApiClient
     from tui.app import TraceTuiApp
     from tui.server.run import LocalService, open_demo_store
@@ -16,12 +16,14 @@ def run_demo(db: str | None, seed: int) -> int:
     with LocalService(store) as service:
 
         async def main() -> None:
+            # The workspace key reads every project; the project keys are there as a user's
+            # config would hold them, so each request goes out with its own project's key.
             async with ApiClient(
                 service.base_url,
                 SecretStr(keys.workspace),
                 {project: SecretStr(key) for project, key in keys.projects.items()},
             ) as client:
-                await TraceTuiApp(client).run_async()
+                await TraceTuiApp(client, profile="demo").run_async(mouse=mouse)
 
         asyncio.run(main())
     return 0

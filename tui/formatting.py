@@ -20,6 +20,11 @@ def fit(value: object, width: int, multiline: bool = False) -> str:
     return set_cell_size(text, width)
 
 
+def fit_right(value: object, width: int) -> str:
+    """Like `fit`, aligned right (numbers)."""
+    return fit(value, width).rstrip().rjust(width) if width > 0 else ""
+
+
 def tokens(value: int | None) -> str:
     if value is None:
         return "–"

@@ -80,7 +80,7 @@ class SpanTreeView(VirtualRows):
 
     def __init__(self, tree: TraceTree, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
-        self.tree = tree
+        self.trace_tree = tree
         self.view = Visibility.initial(tree)
         self._error_flags = [s.is_error for s in tree.spans]
 
@@ -103,7 +103,7 @@ class SpanTreeView(VirtualRows):
     # -- drawing ---------------------------------------------------------------------------------
 
     def render_row(self, row: int, width: int, selected: bool) -> Strip:
-        tree, i = self.tree, self.view.rows[row]
+        tree, i = self.trace_tree, self.view.rows[row]
         span = tree.spans[i]
         c = columns_for(width)
         depth = tree.depth[i]
@@ -130,13 +130,13 @@ class SpanTreeView(VirtualRows):
             (name_text, Style(color="red", bold=True) if span.is_error else None),
             (fmt.fit(span.kind or "", c["kind"]), KIND_STYLES.get(span.kind or "")),
             (fmt.fit(span.model or "", c["model"]), Style(dim=True) if not span.model else None),
-            (fmt.fit(sigma + fmt.tokens(inp), c["in"]).rjust(c["in"]), None),
-            (fmt.fit(sigma + fmt.tokens(out), c["out"]).rjust(c["out"]), None),
+            (fmt.fit_right(sigma + fmt.tokens(inp), c["in"]), None),
+            (fmt.fit_right(sigma + fmt.tokens(out), c["out"]), None),
             (
-                fmt.fit(sigma + fmt.cost(cost), c["cost"]).rjust(c["cost"]),
+                fmt.fit_right(sigma + fmt.cost(cost), c["cost"]),
                 Style(bold=True) if collapsed else None,
             ),
-            (fmt.fit(fmt.duration(span.duration_ms), c["dur"]).rjust(c["dur"]), None),
+            (fmt.fit_right(fmt.duration(span.duration_ms), c["dur"]), None),
             (
                 waterfall(offset, length, c["bar"]),
                 KIND_STYLES.get(span.kind or "", Style(color="white")),
@@ -173,15 +173,15 @@ class SpanTreeView(VirtualRows):
         position = self.position
         if position is None:
             return
-        if self.tree.has_children(position) and not self.view.is_collapsed(position):
+        if self.trace_tree.has_children(position) and not self.view.is_collapsed(position):
             self.view.collapse(position)
             self._after_change(position)
-        elif self.tree.parent[position] != -1:
-            self._after_change(self.tree.parent[position])
+        elif self.trace_tree.parent[position] != -1:
+            self._after_change(self.trace_tree.parent[position])
 
     def action_toggle(self) -> None:
         position = self.position
-        if position is not None and self.tree.has_children(position):
+        if position is not None and self.trace_tree.has_children(position):
             self.view.toggle(position)
             self._after_change(position)
 
@@ -194,8 +194,8 @@ class SpanTreeView(VirtualRows):
         position = self.position
         self.view.collapse_all()
         root = position
-        while root is not None and self.tree.parent[root] != -1:
-            root = self.tree.parent[root]
+        while root is not None and self.trace_tree.parent[root] != -1:
+            root = self.trace_tree.parent[root]
         self._after_change(root)
 
     def go_to(self, position: int) -> None:
@@ -204,7 +204,7 @@ class SpanTreeView(VirtualRows):
         self._after_change(position)
 
     def action_next_error(self, backwards: bool = False) -> None:
-        found = find_next(self.tree, self.position or 0, self._error_flags, backwards)
+        found = find_next(self.trace_tree, self.position or 0, self._error_flags, backwards)
         if found is None:
             self.notify("No span in this trace has an error.", timeout=3)
             return

@@ -45,6 +45,11 @@ class VirtualRows(ScrollView, can_focus=True):
             super().__init__()
             self.row = row
 
+    @property
+    def content_width(self) -> int:
+        """The width rows are drawn to: the widget less its scrollbar."""
+        return self.scrollable_content_region.width or self.size.width
+
     def row_count(self) -> int:
         raise NotImplementedError
 
@@ -63,7 +68,7 @@ class VirtualRows(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         row = int(self.scroll_offset.y) + y
-        width = self.size.width
+        width = self.content_width
         if row >= self.row_count():
             return Strip.blank(width, self.rich_style)
         return self.render_row(row, width, row == self.cursor).adjust_cell_length(

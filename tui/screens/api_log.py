@@ -1,0 +1,53 @@
+"""The API log: recent requests with status, timing, attempt and rate-limit headers (no keys)."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer
+
+from tui.text import safe_text
+
+if TYPE_CHECKING:
+    from tui.app import TraceTuiApp
+
+
+class ApiLogScreen(Screen[None]):
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="log.back"),
+        Binding("r", "refresh", "Refresh", id="log.refresh"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield DataTable(cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for column in ("time", "method", "status", "ms", "try", "rate left", "url / error"):
+            table.add_column(column)
+        self.action_refresh()
+        table.focus()
+
+    def action_refresh(self) -> None:
+        app: TraceTuiApp = self.app  # type: ignore[assignment]
+        table = self.query_one(DataTable)
+        table.clear()
+        for entry in reversed(app.client.log):
+            detail = entry.url if entry.error is None else f"{entry.url} — {entry.error}"
+            table.add_row(
+                time.strftime("%H:%M:%S", time.localtime(entry.at)),
+                entry.method,
+                str(entry.status) if entry.status is not None else "—",
+                f"{entry.elapsed_ms:.0f}",
+                str(entry.attempt),
+                entry.rate_limit.get("x-ratelimit-remaining", ""),
+                safe_text(detail, 200),
+            )
+
+    def action_back(self) -> None:
+        self.dismiss()

@@ -1,0 +1,223 @@
+"""Create forms (project, alert) as modals: client checks, server field errors beside their
+fields, everything typed kept on failure, and one idempotency key per form until it succeeds,
+so a retry after a timeout never creates twice."""
+
+from __future__ import annotations
+
+import math
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
+
+from tui.api import Alert, ApiError, Project, ValidationFailed
+from tui.text import safe_text
+
+if TYPE_CHECKING:
+    from tui.app import TraceTuiApp
+
+METRIC_SUGGESTIONS = (
+    "latency_ms_5m",
+    "error_rate_pct_15m",
+    "cost_usd_1h",
+    "prompt_drift_score_24h",
+)
+CONDITIONS = ("gt", "gte", "lt", "lte")
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    name: str
+    label: str
+    placeholder: str = ""
+    value: str = ""
+
+
+class CreateForm(ModalScreen[Any]):
+    """A form of text fields; subclasses check the values and call the API."""
+
+    TITLE_TEXT = "Create"
+    FIELDS: tuple[FieldSpec, ...] = ()
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", id="form.cancel"),
+        Binding("ctrl+s", "submit", "Create", id="form.submit"),
+    ]
+    DEFAULT_CSS = """
+    CreateForm { align: center middle; }
+    CreateForm > VerticalScroll { width: 72; max-width: 100%; height: auto; max-height: 100%; border: thick $primary; background: $surface; padding: 0 1; }
+    CreateForm Label.title { text-style: bold; margin-bottom: 1; }
+    CreateForm .field-error { color: $text-error; height: auto; }
+    CreateForm #form-error { color: $text-error; height: auto; }
+    CreateForm Horizontal { height: auto; margin-top: 1; }
+    CreateForm Input.-invalid { border: tall $error; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.idempotency_key = uuid.uuid4().hex
+        self.submitting = False
+
+    @property
+    def tui(self) -> TraceTuiApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Label(self.TITLE_TEXT, classes="title")
+            for spec in self.FIELDS:
+                yield Label(spec.label)
+                yield Input(spec.value, placeholder=spec.placeholder, id=f"field-{spec.name}")
+                yield Static("", classes="field-error", id=f"error-{spec.name}")
+            yield Static("", id="form-error")
+            with Horizontal():
+                yield Button("Create (ctrl+s)", variant="primary", id="submit")
+                yield Button("Cancel (esc)", id="cancel")
+
+    def values(self) -> dict[str, str]:
+        return {
+            spec.name: self.query_one(f"#field-{spec.name}", Input).value for spec in self.FIELDS
+        }
+
+    def show_errors(self, errors: dict[str, str], form_error: str = "") -> None:
+        for spec in self.FIELDS:
+            message = errors.get(spec.name, "")
+            self.query_one(f"#error-{spec.name}", Static).update(safe_text(message, multiline=True))
+            self.query_one(f"#field-{spec.name}", Input).set_class(bool(message), "-invalid")
+        unplaced = [
+            f"{k}: {v}" for k, v in errors.items() if k not in {s.name for s in self.FIELDS}
+        ]
+        text = "\n".join(filter(None, [form_error, *unplaced]))
+        self.query_one("#form-error", Static).update(safe_text(text, multiline=True))
+
+    def check(self, values: dict[str, str]) -> dict[str, str]:
+        raise NotImplementedError
+
+    async def create(self, values: dict[str, str]) -> Any:
+        raise NotImplementedError
+
+    @on(Button.Pressed, "#submit")
+    @on(Input.Submitted)
+    def action_submit(self) -> None:
+        if self.submitting:
+            return  # never two POSTs for one press
+        values = self.values()
+        errors = self.check(values)
+        self.show_errors(errors)
+        if not errors:
+            self.submit(values)
+
+    @work(exclusive=True, group="form", exit_on_error=False)
+    async def submit(self, values: dict[str, str]) -> None:
+        self.submitting = True
+        self.query_one("#submit", Button).disabled = True
+        self.query_one("#form-error", Static).update(Text("Creating…"))
+        try:
+            created = await self.create(values)
+        except ValidationFailed as error:
+            self.show_errors(error.field_messages(), error.message)
+            return
+        except ApiError as error:
+            # Nothing typed is lost; the same idempotency key makes a retry safe.
+            self.show_errors({}, f"{error.title}: {error.message} — press ctrl+s to retry.")
+            self.tui.report_error(error, quiet=True)
+            return
+        finally:
+            self.submitting = False
+            self.query_one("#submit", Button).disabled = False
+        self.dismiss(created)
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ProjectForm(CreateForm):
+    TITLE_TEXT = "New project"
+    FIELDS = (
+        FieldSpec("name", "Name (required)", "support-bot"),
+        FieldSpec("description", "Description", "optional"),
+        FieldSpec("retention_days", "Retention in days (1 to 365)", "30", "30"),
+    )
+
+    def check(self, values: dict[str, str]) -> dict[str, str]:
+        errors = {}
+        if not values["name"].strip():
+            errors["name"] = "A name is required."
+        elif len(values["name"]) > 200:
+            errors["name"] = "At most 200 characters."
+        days = values["retention_days"].strip()
+        if days and (not days.isdigit() or not 1 <= int(days) <= 365):
+            errors["retention_days"] = "A whole number of days from 1 to 365."
+        return errors
+
+    async def create(self, values: dict[str, str]) -> Project:
+        days = values["retention_days"].strip()
+        return await self.tui.client.create_project(
+            values["name"].strip(),
+            values["description"].strip() or None,
+            int(days) if days else None,
+            idempotency_key=self.idempotency_key,
+        )
+
+
+class AlertForm(CreateForm):
+    TITLE_TEXT = "New alert"
+    FIELDS = (
+        FieldSpec("name", "Name (required)", "Slow replies"),
+        FieldSpec("metric", "Metric: <measure>_<unit>_<period>", " · ".join(METRIC_SUGGESTIONS)),
+        FieldSpec("condition", "Condition: gt, gte, lt or lte", "gt", "gt"),
+        FieldSpec("threshold", "Threshold (a number)", "2500"),
+        FieldSpec("webhook_url", "Webhook URL (http or https)", "https://hooks.example.com/..."),
+    )
+
+    def __init__(self, project_id: str, project_name: str) -> None:
+        super().__init__()
+        self.project_id = project_id
+        self.TITLE_TEXT = f"New alert for {project_name}"
+
+    def on_mount(self) -> None:
+        from textual.suggester import SuggestFromList
+
+        self.query_one("#field-metric", Input).suggester = SuggestFromList(METRIC_SUGGESTIONS)
+        self.query_one("#field-condition", Input).suggester = SuggestFromList(CONDITIONS)
+
+    def check(self, values: dict[str, str]) -> dict[str, str]:
+        errors = {}
+        if not values["name"].strip():
+            errors["name"] = "A name is required."
+        metric = values["metric"].strip()
+        if not metric:
+            errors["metric"] = "A metric is required, e.g. " + ", ".join(METRIC_SUGGESTIONS)
+        elif metric.count("_") < 2:
+            errors["metric"] = "The form is <measure>_<unit>_<period>, e.g. latency_ms_5m."
+        if values["condition"].strip() not in CONDITIONS:
+            errors["condition"] = "One of gt, gte, lt, lte."
+        try:
+            threshold = float(values["threshold"].strip())
+            if not math.isfinite(threshold):
+                raise ValueError
+        except ValueError:
+            errors["threshold"] = "A number, e.g. 2500 or 0.05."
+        url = urlsplit(values["webhook_url"].strip())
+        if url.scheme not in ("http", "https") or not url.hostname:
+            errors["webhook_url"] = "An http:// or https:// URL."
+        return errors
+
+    async def create(self, values: dict[str, str]) -> Alert:
+        return await self.tui.client.create_alert(
+            self.project_id,
+            name=values["name"].strip(),
+            metric=values["metric"].strip(),
+            condition=values["condition"].strip(),
+            threshold=float(values["threshold"]),
+            webhook_url=values["webhook_url"].strip(),
+            idempotency_key=self.idempotency_key,
+        )

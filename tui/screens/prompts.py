@@ -1,0 +1,69 @@
+"""Small prompts: a project's API key (masked, optionally saved 0600), a trace id to open."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import SecretStr
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Checkbox, Input, Label, Static
+
+from tui.text import safe_text
+
+
+@dataclass(frozen=True)
+class KeyAnswer:
+    key: SecretStr
+    save: bool
+
+
+class PromptBase(ModalScreen[object]):
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="prompt.cancel")]
+    DEFAULT_CSS = """
+    PromptBase { align: center middle; }
+    PromptBase > Vertical { width: 70; max-width: 100%; height: auto; border: thick $primary; background: $surface; padding: 0 1; }
+    """
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class KeyPrompt(PromptBase):
+    """Asks for the key of one project after a 401/403; the key is never shown."""
+
+    def __init__(self, project_id: str, reason: str, config_path: str) -> None:
+        super().__init__()
+        self.project_id = project_id
+        self.reason = reason
+        self.config_path = config_path
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(safe_text(self.reason, style="bold", multiline=True))
+            yield Label(safe_text(f"API key for project {self.project_id} (hidden as you type):"))
+            yield Input(password=True, id="key")
+            yield Checkbox(f"Save it to {self.config_path} (mode 0600)", id="save")
+
+    def on_mount(self) -> None:
+        self.query_one("#key", Input).focus()
+
+    @on(Input.Submitted)
+    def _done(self, event: Input.Submitted) -> None:
+        if event.value.strip():
+            self.dismiss(KeyAnswer(SecretStr(event.value.strip()), self.query_one(Checkbox).value))
+
+
+class TraceIdPrompt(PromptBase):
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("Open a trace by id:")
+            yield Input(placeholder="trace id", id="trace-id")
+
+    @on(Input.Submitted)
+    def _done(self, event: Input.Submitted) -> None:
+        if event.value.strip():
+            self.dismiss(event.value.strip())

@@ -1,0 +1,65 @@
+"""The time range picker: the presets, or a custom from/to typed in local time."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+from tui.timerange import PRESETS, TimeRange, parse_custom
+
+
+class TimeRangeScreen(ModalScreen[TimeRange | None]):
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="range.cancel")]
+    DEFAULT_CSS = """
+    TimeRangeScreen { align: center middle; }
+    TimeRangeScreen > Vertical { width: 60; height: auto; border: thick $primary; background: $surface; padding: 0 1; }
+    TimeRangeScreen OptionList { height: auto; max-height: 9; }
+    TimeRangeScreen .error { color: $text-error; height: auto; }
+    """
+
+    def __init__(self, current: TimeRange) -> None:
+        super().__init__()
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("Time range: pick one, or type a custom from/to below")
+            yield OptionList(
+                *[Option(f"last {key}", id=key) for key in PRESETS],
+                Option("custom…", id="custom"),
+            )
+            yield Input(placeholder="from: 2026-11-21 09:00 (local) or ...Z", id="from")
+            yield Static("", classes="error", id="from-error")
+            yield Input(placeholder="to: empty means now", id="to")
+            yield Static("", classes="error", id="to-error")
+
+    def on_mount(self) -> None:
+        options = self.query_one(OptionList)
+        keys = [*PRESETS, "custom"]
+        options.highlighted = keys.index(self.current.preset or "custom")
+        options.focus()
+
+    @on(OptionList.OptionSelected)
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        if event.option.id == "custom":
+            self.query_one("#from", Input).focus()
+        else:
+            self.dismiss(TimeRange(event.option.id))
+
+    @on(Input.Submitted)
+    def _custom(self) -> None:
+        value, errors = parse_custom(
+            self.query_one("#from", Input).value, self.query_one("#to", Input).value
+        )
+        self.query_one("#from-error", Static).update(errors.get("from", ""))
+        self.query_one("#to-error", Static).update(errors.get("to", ""))
+        if value is not None:
+            self.dismiss(value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,246 @@
+"""The trace detail screen: a summary, the span tree with rollups, and the selected span's detail."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Container, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+
+from tui import formatting as fmt
+from tui.api import ApiError, NotFound, Trace
+from tui.spans import TraceTree, build_tree, find_next, search_flags
+from tui.text import safe_text
+from tui.widgets.span_detail import SpanDetail
+from tui.widgets.span_tree import SpanTreeView, header_line
+from tui.widgets.status_bar import StatusBar
+
+if TYPE_CHECKING:
+    from tui.app import TraceTuiApp
+
+
+def summary_text(trace: Trace, tree: TraceTree) -> Text:
+    text = Text()
+    text.append("Trace ", style="bold")
+    text.append_text(safe_text(trace.id or "?", 40))
+    if trace.name:
+        text.append("  ")
+        text.append_text(safe_text(trace.name, 40, style="bold"))
+    text.append("\n")
+    inp = (
+        trace.input_tokens
+        if trace.input_tokens is not None
+        else sum(tree.sub_input[i] for i in range(tree.size) if tree.parent[i] == -1)
+    )
+    out = (
+        trace.output_tokens
+        if trace.output_tokens is not None
+        else sum(tree.sub_output[i] for i in range(tree.size) if tree.parent[i] == -1)
+    )
+    total = (
+        trace.total_cost_usd
+        if trace.total_cost_usd is not None
+        else sum(tree.sub_cost[i] for i in range(tree.size) if tree.parent[i] == -1)
+    )
+    errors = tree.error_count
+    parts = [
+        f"{fmt.local_time(trace.started_at)} ({fmt.ago(trace.started_at)})",
+        fmt.duration(trace.duration_ms),
+        f"cost {fmt.cost(total)}",
+        f"tokens {fmt.tokens(inp)} in / {fmt.tokens(out)} out",
+        f"{tree.size} spans, depth {tree.max_depth + 1 if tree.size else 0}",
+    ]
+    text.append(" · ".join(parts))
+    text.append(" · ")
+    text.append(
+        f"✗ {errors} errors" if errors else "no errors", style="bold red" if errors else "green"
+    )
+    return text
+
+
+class TraceDetailScreen(Screen[None]):
+    """One trace. Opened from the trace list, the palette, or `tracetui trace ID`."""
+
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="detail.back"),
+        Binding(
+            "slash",
+            "search",
+            "Search",
+            id="detail.search",
+            tooltip="Search span names, models, ids",
+        ),
+        Binding(
+            "y",
+            "copy",
+            "Copy JSON",
+            id="detail.copy",
+            tooltip="Copy the selected span as JSON (OSC 52)",
+        ),
+        Binding(
+            "e", "export", "Export", id="detail.export", tooltip="Export the whole trace as JSON"
+        ),
+        Binding("tab", "app.focus_next", "Panel", show=False, id="detail.focus_next"),
+        Binding("r", "reload", "Reload", id="detail.reload"),
+    ]
+    DEFAULT_CSS = """
+    TraceDetailScreen #summary { height: auto; padding: 0 1; background: $boost; }
+    TraceDetailScreen #tree-header { height: 1; padding: 0 0; color: $text-muted; text-style: bold; }
+    TraceDetailScreen #panes { layout: vertical; height: 1fr; }
+    TraceDetailScreen #tree-pane { height: 1fr; }
+    TraceDetailScreen SpanDetail { height: 9; }
+    TraceDetailScreen.-wide #panes { layout: horizontal; }
+    TraceDetailScreen.-wide #tree-pane { width: 3fr; height: 1fr; }
+    TraceDetailScreen.-wide SpanDetail { width: 2fr; height: 1fr; border-top: none; border-left: solid $primary-darken-2; }
+    TraceDetailScreen #search { dock: bottom; display: none; }
+    TraceDetailScreen #search.-open { display: block; }
+    TraceDetailScreen #message { padding: 1 2; }
+    """
+
+    def __init__(self, trace_id: str, project_id: str | None = None) -> None:
+        super().__init__()
+        self.trace_id = trace_id
+        self.project_id = project_id
+        self.trace: Trace | None = None
+        self.trace_tree: TraceTree | None = None
+        self.sub_title = f"trace {trace_id}"
+
+    @property
+    def tui(self) -> TraceTuiApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="summary")
+        with Container(id="panes"):
+            with Vertical(id="tree-pane"):
+                yield Static(id="tree-header")
+                yield Static(Text("Loading trace…"), id="message")
+            yield SpanDetail()
+        yield Input(
+            placeholder="search spans: name, kind, model, id, error — Enter for next", id="search"
+        )
+        yield StatusBar()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.load()
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width >= 120, "-wide")
+        self.call_after_refresh(self._update_header)
+
+    def _update_header(self) -> None:
+        self.query_one("#tree-header", Static).update(Text(header_line(self._tree_width())))
+        for view in self.query(SpanTreeView):
+            view.refresh()
+
+    def _tree_width(self) -> int:
+        for view in self.query(SpanTreeView):
+            return view.content_width
+        return self.query_one("#tree-pane").size.width or self.size.width
+
+    @work(exclusive=True, group="trace", exit_on_error=False)
+    async def load(self) -> None:
+        message = self.query_one("#message", Static)
+        try:
+            trace = await self.tui.client.get_trace(self.trace_id, self.project_id)
+        except NotFound:
+            message.update(safe_text(f"Trace {self.trace_id} was not found on this server."))
+            return
+        except ApiError as error:
+            message.update(safe_text(f"{error.title}: {error.message}"))
+            self.tui.report_error(error, retry=self.load)
+            return
+        self.trace = trace
+        self.trace_tree = build_tree(trace.spans)
+        self.tui.mark_refreshed()
+        await self._show()
+
+    async def _show(self) -> None:
+        assert self.trace is not None and self.trace_tree is not None
+        self.query_one("#summary", Static).update(summary_text(self.trace, self.trace_tree))
+        pane = self.query_one("#tree-pane")
+        for old in pane.query("SpanTreeView, #message"):
+            await old.remove()
+        if self.trace_tree.size == 0:
+            await pane.mount(Static(Text("This trace has no spans."), id="message"))
+            return
+        view = SpanTreeView(self.trace_tree)
+        await pane.mount(view)
+        self.call_after_refresh(self._update_header)
+        view.focus()
+        self.query_one(SpanDetail).show(self.trace_tree, view.position)
+
+    @on(SpanTreeView.SpanHighlighted)
+    def _highlighted(self, event: SpanTreeView.SpanHighlighted) -> None:
+        if self.trace_tree is not None:
+            self.query_one(SpanDetail).show(self.trace_tree, event.position)
+
+    def action_back(self) -> None:
+        search = self.query_one("#search", Input)
+        if search.has_class("-open"):
+            search.remove_class("-open")
+            self._focus_tree()
+        else:
+            self.dismiss()
+
+    def _focus_tree(self) -> None:
+        for view in self.query(SpanTreeView):
+            view.focus()
+
+    def action_reload(self) -> None:
+        self.load()
+
+    def action_search(self) -> None:
+        search = self.query_one("#search", Input)
+        search.add_class("-open")
+        search.focus()
+
+    @on(Input.Submitted, "#search")
+    def _search(self, event: Input.Submitted) -> None:
+        if self.trace_tree is None or not event.value.strip():
+            return
+        view = self.query_one(SpanTreeView)
+        found = find_next(
+            self.trace_tree, view.position or 0, search_flags(self.trace_tree, event.value.strip())
+        )
+        if found is None:
+            self.notify("No span matches.", timeout=3)
+        else:
+            view.go_to(found)
+
+    def _span_json(self) -> dict[str, Any] | None:
+        views = self.query(SpanTreeView)
+        if self.trace_tree is None or not views or views.first().position is None:
+            return None
+        position = views.first().position
+        assert position is not None
+        return self.trace_tree.spans[position].model_dump(mode="json", by_alias=False)
+
+    def action_copy(self) -> None:
+        data = self._span_json()
+        if data is None:
+            return
+        self.tui.copy_text(json.dumps(data, indent=2, ensure_ascii=False), "span")
+
+    def action_export(self) -> None:
+        if self.trace is None:
+            return
+        safe_id = "".join(c if c.isalnum() or c in "-_" else "_" for c in self.trace_id)[:80]
+        path = Path.cwd() / f"trace-{safe_id}-{int(time.time())}.json"
+        try:
+            path.write_text(
+                json.dumps(self.trace.model_dump(mode="json"), indent=2, ensure_ascii=False)
+            )
+        except OSError as exc:
+            self.notify(f"Could not write {path}: {exc.strerror}", severity="error", markup=False)
+            return
+        self.notify(f"Trace exported to {path}", title="Exported", markup=False)

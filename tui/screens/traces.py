@@ -1,0 +1,286 @@
+"""The trace list of one project: paged by cursor, filtered, sorted, refreshed, optionally live."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer, Input, Static
+
+from tui.api import ApiError, NextPage, Trace
+from tui.text import safe_text
+from tui.timerange import TimeRange
+from tui.widgets.status_bar import StatusBar
+from tui.widgets.trace_table import TraceTable, header_line
+from tui.widgets.virtual_rows import VirtualRows
+
+if TYPE_CHECKING:
+    from tui.app import TraceTuiApp
+
+PAGE_SIZE = 500
+PREFETCH_ROWS = 60  # the next page starts loading this many rows before the end
+LIVE_SECONDS = 5.0
+SORTS = ("start", "duration", "cost")
+
+
+def haystack(trace: Trace) -> str:
+    return " ".join(
+        str(v) for v in (trace.name, trace.id, trace.status, trace.error_message) if v
+    ).casefold()
+
+
+class TracesScreen(Screen[None]):
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="traces.back"),
+        Binding("enter", "open", "Open", id="traces.open", priority=False),
+        Binding(
+            "slash", "filter", "Filter", id="traces.filter", tooltip="Filter the loaded traces"
+        ),
+        Binding("t", "time_range", "Range", id="traces.range", tooltip="Pick the time range"),
+        Binding("s", "sort", "Sort", id="traces.sort", tooltip="Sort by start, duration or cost"),
+        Binding("r", "refresh", "Refresh", id="traces.refresh"),
+        Binding("L", "live", "Live", id="traces.live", tooltip="Add new traces as they arrive"),
+        Binding("a", "alerts", "Alerts", id="traces.alerts"),
+    ]
+    DEFAULT_CSS = """
+    TracesScreen #header { height: auto; background: $boost; padding: 0 1; }
+    TracesScreen #columns { height: 1; color: $text-muted; text-style: bold; }
+    TracesScreen #filter { dock: bottom; display: none; }
+    TracesScreen #filter.-open { display: block; }
+    """
+
+    def __init__(self, project_id: str, project_name: str | None = None) -> None:
+        super().__init__()
+        self.project_id = project_id
+        self.project_name = project_name or project_id
+        self.range = TimeRange()
+        self.traces: list[Trace] = []
+        self._haystacks: list[str] = []
+        self._ids: set[str] = set()
+        self.next_page: NextPage | None = None
+        self.fetching = False
+        self.ended = False
+        self.filter_text = ""
+        self.sort = "start"
+        self.live_timer: Timer | None = None
+        self.load_error: str | None = None
+        self.sub_title = self.project_name
+
+    @property
+    def tui(self) -> TraceTuiApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="header")
+        yield Static(id="columns")
+        yield TraceTable()
+        yield Input(placeholder="filter loaded traces by name, id or status", id="filter")
+        yield StatusBar()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(TraceTable).focus()
+        self.action_refresh()
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._update_columns)
+
+    def _update_columns(self) -> None:
+        width = self.query_one(TraceTable).content_width
+        self.query_one("#columns", Static).update(Text(header_line(width)))
+
+    # -- loading ---------------------------------------------------------------------------------
+
+    def action_refresh(self) -> None:
+        self.traces, self._haystacks, self._ids = [], [], set()
+        self.next_page, self.ended, self.load_error = None, False, None
+        self.apply_view(keep=None)
+        self.load_page(first=True)
+
+    @work(exclusive=True, group="traces", exit_on_error=False)
+    async def load_page(self, first: bool = False) -> None:
+        self.fetching = True
+        self.update_header()
+        start, end = self.range.bounds()
+        try:
+            page = await self.tui.client.list_traces(
+                self.project_id,
+                start=start,
+                end=end,
+                limit=PAGE_SIZE,
+                after=None if first else self.next_page,
+            )
+        except ApiError as error:
+            # What was loaded stays; the header says what failed and `r` retries.
+            self.load_error = f"{error.title}: {error.message}"
+            self.tui.report_error(
+                error, retry=lambda: self.load_page(first=first), project_id=self.project_id
+            )
+            return
+        finally:
+            self.fetching = False
+        self.load_error = None
+        self.next_page = page.next_page
+        self.ended = page.next_page is None or not page.items
+        self._add(page.items, at_top=False)
+        self.tui.mark_refreshed()
+        self.update_header()
+
+    def _add(self, traces: list[Trace], at_top: bool) -> None:
+        fresh = [t for t in traces if (t.id or "") not in self._ids or not t.id]
+        for trace in fresh:
+            if trace.id:
+                self._ids.add(trace.id)
+        table = self.query_one(TraceTable)
+        keep = table.selected
+        if at_top:
+            self.traces[:0] = fresh
+            self._haystacks[:0] = [haystack(t) for t in fresh]
+        else:
+            self.traces += fresh
+            self._haystacks += [haystack(t) for t in fresh]
+        self.apply_view(keep=keep)
+
+    def apply_view(self, keep: Trace | None) -> None:
+        """Filter and sort what is loaded; the cursor stays on the trace it was on."""
+        needle = self.filter_text.casefold()
+        rows = (
+            [t for t, h in zip(self.traces, self._haystacks, strict=True) if needle in h]
+            if needle
+            else list(self.traces)
+        )
+        if self.sort == "duration":
+            rows.sort(key=lambda t: -(t.duration_ms or 0))
+        elif self.sort == "cost":
+            rows.sort(key=lambda t: -(t.total_cost_usd or 0))
+        table = self.query_one(TraceTable)
+        table.rows = rows
+        table.rows_changed()
+        if keep is not None:
+            for index, trace in enumerate(rows):
+                if trace is keep:
+                    if index != table.cursor:
+                        table.cursor = index
+                    break
+        self.update_header()
+
+    @on(VirtualRows.CursorMoved)
+    def _maybe_prefetch(self, event: VirtualRows.CursorMoved) -> None:
+        table = self.query_one(TraceTable)
+        if (
+            not self.fetching
+            and not self.ended
+            and self.next_page is not None
+            and not self.filter_text
+            and self.sort == "start"
+            and event.row >= table.row_count() - PREFETCH_ROWS
+        ):
+            self.load_page()
+
+    def update_header(self) -> None:
+        text = Text()
+        text.append_text(safe_text(self.project_name, 40, style="bold"))
+        text.append(f" · {self.range.label} · sort: {self.sort}")
+        if self.filter_text:
+            text.append(" · filter: ")
+            text.append_text(safe_text(self.filter_text, 30, style="italic"))
+            text.append(f" ({len(self.query_one(TraceTable).rows)} match)")
+        text.append(f" · {len(self.traces):,} loaded")
+        if self.live_timer is not None:
+            text.append(" · ● live", style="bold green")
+        if self.fetching:
+            text.append(" · loading more…", style="italic")
+        elif self.load_error:
+            text.append(" · ")
+            text.append_text(safe_text(self.load_error, 60, style="bold red"))
+            text.append(" (r retries)")
+        elif self.ended:
+            text.append(
+                " · end of results" if self.traces else " · no traces in this range", style="dim"
+            )
+        self.query_one("#header", Static).update(text)
+
+    # -- actions ---------------------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        field = self.query_one("#filter", Input)
+        if field.has_class("-open"):
+            field.remove_class("-open")
+            self.query_one(TraceTable).focus()
+            return
+        self.dismiss()
+
+    def action_open(self) -> None:
+        trace = self.query_one(TraceTable).selected
+        if trace is not None and trace.id:
+            from tui.screens.trace_detail import TraceDetailScreen
+
+            self.app.push_screen(TraceDetailScreen(trace.id, self.project_id))
+
+    def action_filter(self) -> None:
+        field = self.query_one("#filter", Input)
+        field.add_class("-open")
+        field.focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value.strip()
+        self.apply_view(keep=self.query_one(TraceTable).selected)
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        self.query_one(TraceTable).focus()
+
+    def action_sort(self) -> None:
+        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        self.apply_view(keep=self.query_one(TraceTable).selected)
+
+    def action_time_range(self) -> None:
+        from tui.screens.time_range import TimeRangeScreen
+
+        def chosen(value: TimeRange | None) -> None:
+            if value is not None:
+                self.set_range(value)
+
+        self.app.push_screen(TimeRangeScreen(self.range), chosen)
+
+    def set_range(self, value: TimeRange) -> None:
+        self.range = value
+        self.action_refresh()
+
+    def action_alerts(self) -> None:
+        from tui.screens.alerts import AlertsScreen
+
+        self.app.push_screen(AlertsScreen(self.project_id, self.project_name))
+
+    def action_live(self) -> None:
+        if self.live_timer is not None:
+            self.live_timer.stop()
+            self.live_timer = None
+        elif self.range.preset is None:
+            self.notify("Live mode needs a range relative to now (15m ... 30d).", timeout=4)
+        else:
+            self.live_timer = self.set_interval(LIVE_SECONDS, self.poll_new)
+            self.poll_new()
+        self.update_header()
+
+    @work(exclusive=True, group="live", exit_on_error=False)
+    async def poll_new(self) -> None:
+        newest = max((t.started_at for t in self.traces if t.started_at), default=None)
+        start, end = self.range.bounds()
+        try:
+            page = await self.tui.client.list_traces(
+                self.project_id, start=newest or start, end=end, limit=PAGE_SIZE
+            )
+        except ApiError as error:
+            self.tui.report_error(error, project_id=self.project_id)
+            return
+        new = [t for t in page.items if t.id not in self._ids]
+        if new:
+            self._add(new, at_top=True)
+        self.tui.mark_refreshed()
