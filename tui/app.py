@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import datetime, timezone
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
@@ -130,6 +131,9 @@ class TraceTuiApp(App[str | None]):
         self._retry: Callable[[], Any] | None = None
         self._ticker: Timer | None = None
         self.prompting_key_for: str | None = None
+        # Tests and screenshots fix these; the app itself uses the real clock and host.
+        self.now: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
+        self.server_label = client.host
 
     def on_mount(self) -> None:
         if self.keymap:
@@ -258,7 +262,7 @@ class TraceTuiApp(App[str | None]):
             retry()
 
     def mark_refreshed(self) -> None:
-        self.last_refresh = time.time()
+        self.last_refresh = self.now().timestamp()
         self.problem = None
         self.refresh_status()
 

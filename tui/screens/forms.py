@@ -81,6 +81,9 @@ class CreateForm(ModalScreen[Any]):
                 yield Button("Create (ctrl+s)", variant="primary", id="submit")
                 yield Button("Cancel (esc)", id="cancel")
 
+    def on_mount(self) -> None:
+        self.query(Input).first().focus()
+
     def values(self) -> dict[str, str]:
         return {
             spec.name: self.query_one(f"#field-{spec.name}", Input).value for spec in self.FIELDS
@@ -184,6 +187,7 @@ class AlertForm(CreateForm):
         self.TITLE_TEXT = f"New alert for {project_name}"
 
     def on_mount(self) -> None:
+        super().on_mount()
         from textual.suggester import SuggestFromList
 
         self.query_one("#field-metric", Input).suggester = SuggestFromList(METRIC_SUGGESTIONS)

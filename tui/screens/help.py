@@ -49,7 +49,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(Text("Keys on this screen (esc closes)", style="bold"))
-            yield Static(keys_table(self.target))
+            yield Static(keys_table(self.target), id="keys")
             yield Static(
                 Text(
                     "ctrl+p opens the command palette: open a trace by id, switch project, "

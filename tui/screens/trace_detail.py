@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from tui.app import TraceTuiApp
 
 
-def summary_text(trace: Trace, tree: TraceTree) -> Text:
+def summary_text(trace: Trace, tree: TraceTree, now: datetime) -> Text:
     text = Text()
     text.append("Trace ", style="bold")
     text.append_text(safe_text(trace.id or "?", 40))
@@ -52,7 +53,7 @@ def summary_text(trace: Trace, tree: TraceTree) -> Text:
     )
     errors = tree.error_count
     parts = [
-        f"{fmt.local_time(trace.started_at)} ({fmt.ago(trace.started_at)})",
+        f"{fmt.local_time(trace.started_at)} ({fmt.ago(trace.started_at, now)})",
         fmt.duration(trace.duration_ms),
         f"cost {fmt.cost(total)}",
         f"tokens {fmt.tokens(inp)} in / {fmt.tokens(out)} out",
@@ -166,7 +167,8 @@ class TraceDetailScreen(Screen[None]):
 
     async def _show(self) -> None:
         assert self.trace is not None and self.trace_tree is not None
-        self.query_one("#summary", Static).update(summary_text(self.trace, self.trace_tree))
+        summary = summary_text(self.trace, self.trace_tree, self.tui.now())
+        self.query_one("#summary", Static).update(summary)
         pane = self.query_one("#tree-pane")
         for old in pane.query("SpanTreeView, #message"):
             await old.remove()

@@ -97,16 +97,14 @@ class TracesScreen(Screen[None]):
     # -- loading ---------------------------------------------------------------------------------
 
     def action_refresh(self) -> None:
-        self.traces, self._haystacks, self._ids = [], [], set()
-        self.next_page, self.ended, self.load_error = None, False, None
-        self.apply_view(keep=None)
+        """Reload from the first page; what is shown stays until the new page arrives."""
         self.load_page(first=True)
 
     @work(exclusive=True, group="traces", exit_on_error=False)
     async def load_page(self, first: bool = False) -> None:
         self.fetching = True
         self.update_header()
-        start, end = self.range.bounds()
+        start, end = self.range.bounds(self.tui.now())
         try:
             page = await self.tui.client.list_traces(
                 self.project_id,
@@ -125,6 +123,8 @@ class TracesScreen(Screen[None]):
         finally:
             self.fetching = False
         self.load_error = None
+        if first:
+            self.traces, self._haystacks, self._ids = [], [], set()
         self.next_page = page.next_page
         self.ended = page.next_page is None or not page.items
         self._add(page.items, at_top=False)
@@ -159,6 +159,7 @@ class TracesScreen(Screen[None]):
         elif self.sort == "cost":
             rows.sort(key=lambda t: -(t.total_cost_usd or 0))
         table = self.query_one(TraceTable)
+        table.now = self.tui.now()
         table.rows = rows
         table.rows_changed()
         if keep is not None:
@@ -272,7 +273,7 @@ class TracesScreen(Screen[None]):
     @work(exclusive=True, group="live", exit_on_error=False)
     async def poll_new(self) -> None:
         newest = max((t.started_at for t in self.traces if t.started_at), default=None)
-        start, end = self.range.bounds()
+        start, end = self.range.bounds(self.tui.now())
         try:
             page = await self.tui.client.list_traces(
                 self.project_id, start=newest or start, end=end, limit=PAGE_SIZE

@@ -16,6 +16,7 @@ from textual.strip import Strip
 
 from tui import formatting as fmt
 from tui.spans import TraceTree, Visibility, find_next
+from tui.text import visible
 from tui.widgets.virtual_rows import VirtualRows
 
 KIND_STYLES = {
@@ -31,8 +32,8 @@ MAX_INDENT = 12  # deeper levels show their depth as a number instead of more in
 def columns_for(width: int) -> dict[str, int]:
     """Column widths for a terminal width; the name takes what is left."""
     wide = width >= 110
-    cols = {"kind": 5, "model": 16 if wide else 10, "in": 6, "out": 6, "cost": 9, "dur": 7}
-    cols["bar"] = max(8, width // 6) if wide else 8
+    cols = {"kind": 5, "model": 16 if wide else 9, "in": 6, "out": 6, "cost": 8, "dur": 7}
+    cols["bar"] = max(8, width // 6) if wide else 7
     cols["name"] = max(10, width - sum(cols.values()) - len(cols))
     return cols
 
@@ -66,7 +67,7 @@ class SpanTreeView(VirtualRows):
     BINDINGS = [
         Binding("right,l", "expand", "Expand", show=False, id="tree.expand"),
         Binding("left,h", "collapse", "Collapse", show=False, id="tree.collapse"),
-        Binding("space", "toggle", "Fold", id="tree.toggle", tooltip="Expand or collapse"),
+        Binding("space", "fold", "Fold", id="tree.toggle", tooltip="Expand or collapse"),
         Binding("plus,asterisk", "expand_all", "Expand all", id="tree.expand_all"),
         Binding("minus", "collapse_all", "Collapse all", id="tree.collapse_all"),
         Binding("n", "next_error", "Next error", id="tree.next_error"),
@@ -107,18 +108,23 @@ class SpanTreeView(VirtualRows):
         span = tree.spans[i]
         c = columns_for(width)
         depth = tree.depth[i]
-        indent = "  " * min(depth, MAX_INDENT)
-        if depth > MAX_INDENT:
-            indent += f"‥{depth} "
+        # Indentation may take at most a third of the name column; deeper levels say their depth.
+        levels = min(depth, MAX_INDENT, c["name"] // 6)
+        indent = "  " * levels
+        if depth > levels:  # the depth, in place of the indentation it would need
+            indent = f"{depth}‥".ljust(2 * levels)
         if not tree.has_children(i):
             marker = "  "
         else:
             marker = "▸ " if self.view.is_collapsed(i) else "▾ "
         flag = "✗ " if span.is_error else ("⚠ " if tree.flags[i] else "")
         name_text = fmt.fit(
-            indent + marker + flag + fmt.visible(span.name or span.id or "?"), c["name"]
+            indent + marker + flag + visible(span.name or span.id or "?"), c["name"]
         )
         collapsed = self.view.is_collapsed(i)
+        inp: int | None
+        out: int | None
+        cost: float | None
         if collapsed:
             inp, out, cost = tree.sub_input[i], tree.sub_output[i], tree.sub_cost[i]
             sigma = "Σ"
@@ -179,7 +185,7 @@ class SpanTreeView(VirtualRows):
         elif self.trace_tree.parent[position] != -1:
             self._after_change(self.trace_tree.parent[position])
 
-    def action_toggle(self) -> None:
+    def action_fold(self) -> None:
         position = self.position
         if position is not None and self.trace_tree.has_children(position):
             self.view.toggle(position)

@@ -34,7 +34,7 @@ class StatusBar(Static):
         if problem is not None:
             text.append_text(problem)
             text.append(" │ ")
-        text.append_text(safe_text(client.host, 30))
+        text.append_text(safe_text(app.server_label, 30))
         text.append(f" │ {app.profile}")
         budget = client.latest_budget
         if budget is not None and budget.remaining is not None:

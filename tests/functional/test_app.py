@@ -1,0 +1,262 @@
+"""The app's flows with Pilot, against the local service over loopback."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+import pytest
+from pydantic import SecretStr
+from rich.console import Console
+
+from tests.conftest import RunningService
+from tui.api import ApiClient
+from tui.app import StartAt, TraceTuiApp
+from tui.screens.alerts import AlertsScreen
+from tui.screens.forms import AlertForm, ProjectForm
+from tui.screens.help import HelpScreen
+from tui.screens.projects import ProjectsScreen
+from tui.screens.trace_detail import TraceDetailScreen
+from tui.screens.traces import TracesScreen
+from tui.server.demo import BIG_TRACE_ID, DEEP_TRACE_ID, add_bulk_traces, insert_big_traces
+from tui.server.store import now_ms
+from tui.widgets.span_tree import SpanTreeView
+from tui.widgets.trace_table import TraceTable
+
+
+@pytest.fixture(scope="module")
+def big_traces(service: RunningService) -> None:
+    if service.store.get_trace(BIG_TRACE_ID) is None:
+        with service.store.transaction() as db:
+            insert_big_traces(service.store, db, random.Random(1), now_ms())
+
+
+@asynccontextmanager
+async def running_app(
+    service: RunningService,
+    start: StartAt | None = None,
+    size: tuple[int, int] = (80, 24),
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> AsyncIterator[tuple[TraceTuiApp, Any]]:
+    client = ApiClient(service.base_url, SecretStr(service.keys.workspace), transport=transport)
+    async with client:
+        app = TraceTuiApp(client, start)
+        async with app.run_test(size=size) as pilot:
+            yield app, pilot
+
+
+async def wait_for(pilot: Any, condition: Callable[[], bool], seconds: float = 10) -> None:
+    for _ in range(int(seconds / 0.05)):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("condition not met in time")
+
+
+def rendered_text(widget: Any) -> str:
+    """What a Static shows, as plain text."""
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(widget.content)
+    return console.export_text()
+
+
+def tree_lines(app: TraceTuiApp) -> list[str]:
+    view = app.screen.query_one(SpanTreeView)
+    return [view.render_line(y).text for y in range(view.size.height)]
+
+
+async def test_project_to_traces_to_a_trace_with_the_keyboard(service: RunningService) -> None:
+    async with running_app(service) as (app, pilot):
+        await wait_for(pilot, lambda: isinstance(app.screen, ProjectsScreen) and bool(app.screen.projects))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen) and bool(app.screen.traces))
+        traces_screen = app.screen
+        assert isinstance(traces_screen, TracesScreen)
+        first = traces_screen.query_one(TraceTable).selected
+        assert first is not None
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, TraceDetailScreen) and app.screen.trace_tree is not None)
+        detail = app.screen
+        assert isinstance(detail, TraceDetailScreen) and detail.trace_id == first.id
+        await wait_for(pilot, lambda: bool(detail.query(SpanTreeView)))
+        lines = tree_lines(app)
+        assert "$" in lines[0] and "▾" in lines[0]  # the root, expanded, with its cost
+        await pilot.press("down", "space")  # fold a span; collapsed rows show Σ rollups
+        await pilot.press("escape")
+        assert app.screen is traces_screen
+
+
+async def test_paging_past_500_traces(service: RunningService) -> None:
+    project = f"proj_many_{uuid.uuid4().hex[:6]}"
+    with service.store.transaction() as db:
+        service.store.insert_project(db, "many", None, 30, project_id=project)
+    add_bulk_traces(service.store, project, 1_234, now_ms(), span=3_600_000)
+    async with running_app(service, StartAt(project_id=project)) as (app, pilot):
+        await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen) and len(app.screen.traces) == 500)
+        screen = app.screen
+        assert isinstance(screen, TracesScreen)
+        for _ in range(40):
+            await pilot.press("end")
+            await pilot.pause(0.05)
+            if screen.ended and not screen.fetching:
+                break
+        await wait_for(pilot, lambda: screen.ended)
+        ids = [t.id for t in screen.traces]
+        assert len(ids) == len(set(ids)) == 1_234
+        header = str(screen.query_one("#header").render())
+        assert "end of results" in header and "1,234 loaded" in header
+
+
+async def test_filter_and_sort_keep_loaded_rows(service: RunningService) -> None:
+    async with running_app(service, StartAt(project_id="proj_agent")) as (app, pilot):
+        await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen) and bool(app.screen.traces))
+        screen = app.screen
+        assert isinstance(screen, TracesScreen)
+        loaded = len(screen.traces)
+        await pilot.press("slash", *"zzz-no-such")
+        table = screen.query_one(TraceTable)
+        assert table.rows == [] and len(screen.traces) == loaded
+        await pilot.press("escape")
+        await pilot.press("slash", "ctrl+u")
+        await pilot.press("escape", "s")
+        durations = [t.duration_ms or 0 for t in table.rows]
+        assert durations == sorted(durations, reverse=True)
+
+
+async def test_the_10000_span_trace_opens_and_scrolls(service: RunningService, big_traces: None) -> None:
+    async with running_app(service, StartAt(trace_id=BIG_TRACE_ID), size=(160, 48)) as (app, pilot):
+        await wait_for(pilot, lambda: bool(app.screen.query(SpanTreeView)), seconds=20)
+        view = app.screen.query_one(SpanTreeView)
+        assert view.trace_tree.size == 12_001
+        assert len(view.view.rows) == 601  # the root and its 600 steps, collapsed with rollups
+        assert "Σ" in tree_lines(app)[1]
+        await pilot.press("pagedown", "pagedown", "end", "plus")
+        assert len(view.view.rows) == 12_001
+        await pilot.press("end", "pageup", "minus")
+        assert view.view.rows == [0]
+
+
+async def test_the_2500_deep_trace_opens_and_scrolls(service: RunningService, big_traces: None) -> None:
+    async with running_app(service, StartAt(trace_id=DEEP_TRACE_ID)) as (app, pilot):
+        await wait_for(pilot, lambda: bool(app.screen.query(SpanTreeView)), seconds=20)
+        view = app.screen.query_one(SpanTreeView)
+        assert view.trace_tree.max_depth == 2_499
+        await pilot.press("plus", "end")
+        await pilot.pause()
+        assert view.position == 2_499
+        assert any("2499‥" in line and "decompose" in line for line in tree_lines(app))
+
+
+HOSTILE = "[@click=app.quit]x[/]"
+
+
+async def test_hostile_span_names_are_shown_literally_and_trigger_nothing(service: RunningService) -> None:
+    trace_id = f"hostile-{uuid.uuid4().hex[:6]}"
+    t = now_ms() - 1000
+    attrs = json.dumps({"[b]key[/b]": "\x1b]52;c;cHduZWQ=\x07", "nested": {"x": "[@click=app.quit]y"}})
+    with service.store.transaction() as db:
+        service.store.insert_traces(
+            db,
+            [(trace_id, "proj_support", HOSTILE, t, 10, 2, 0, 0, 0.0, "error", 1, "{}")],
+            [
+                (trace_id, "a", None, HOSTILE, "agent", None, t, 10, 0, 0, 0.0, "ok", None, attrs),
+                (trace_id, "b", "a", "clear\x1b[2Jscreen", "llm", "[red]m[/red]", t + 1, 5, 1, 1,
+                 0.0, "error", "boom \x1b[2J [@click=app.quit]q[/]", "{}"),
+            ],
+        )
+    async with running_app(service, StartAt(trace_id=trace_id), size=(160, 48)) as (app, pilot):
+        await wait_for(pilot, lambda: bool(app.screen.query(SpanTreeView)))
+        lines = tree_lines(app)
+        assert HOSTILE in lines[0]
+        assert "clear␛[2Jscreen" in lines[1] and "\x1b" not in "".join(lines)
+        await pilot.press("down")
+        for y in range(3, 20):
+            await pilot.click(offset=(10, y))  # clicking anything triggers nothing
+        detail = rendered_text(app.screen.query_one("#span-fields"))
+        assert "␛[2J [@click=app.quit]q[/]" in detail
+        assert app.is_running and isinstance(app.screen, TraceDetailScreen)
+
+
+async def test_create_an_alert_and_see_it_listed(service: RunningService) -> None:
+    name = f"Spend {uuid.uuid4().hex[:6]}"
+    async with running_app(service, StartAt(project_id="proj_rag")) as (app, pilot):
+        await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen))
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, AlertsScreen) and bool(app.screen.alerts))
+        alerts = app.screen
+        assert isinstance(alerts, AlertsScreen)
+        before = len(alerts.alerts)
+        await pilot.press("n")
+        await wait_for(pilot, lambda: isinstance(app.screen, AlertForm))
+        await pilot.press(*name, "tab", *"cost_usd_1h", "tab", "ctrl+u", *"gte", "tab", *"2.5", "tab",
+                          *"https://hooks.example.com/x")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: app.screen is alerts and len(alerts.alerts) == before + 1)
+        assert alerts.alerts[-1].name == name and alerts.alerts[-1].threshold == 2.5
+    assert sum(1 for a in service.store.list_alerts("proj_rag") if a["name"] == name) == 1
+
+
+async def test_a_rejected_form_keeps_what_was_typed(service: RunningService) -> None:
+    async with running_app(service) as (app, pilot):
+        await wait_for(pilot, lambda: isinstance(app.screen, ProjectsScreen))
+        await pilot.press("n")
+        await wait_for(pilot, lambda: isinstance(app.screen, ProjectForm))
+        form = app.screen
+        assert isinstance(form, ProjectForm)
+        await pilot.press(*"kept-name", "tab")
+        form.query_one("#field-description").value = "d" * 2001  # only the server checks this
+        await pilot.press("ctrl+s")
+        error = form.query_one("#error-description")
+        await wait_for(pilot, lambda: "2000" in rendered_text(error))
+        assert form.values()["name"] == "kept-name" and len(form.values()["description"]) == 2001
+        assert app.screen is form
+        await pilot.press("ctrl+a")
+
+
+async def test_missing_trace_says_so(service: RunningService) -> None:
+    async with running_app(service, StartAt(trace_id="no-such-trace")) as (app, pilot):
+        await wait_for(pilot, lambda: "not found" in rendered_text(app.screen.query_one("#message")))
+
+
+async def test_help_lists_the_screens_keys(service: RunningService) -> None:
+    async with running_app(service, StartAt(project_id="proj_rag")) as (app, pilot):
+        await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen))
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = rendered_text(app.screen.query_one("#keys"))
+        for description in ("Filter", "Range", "Sort", "Refresh", "Live", "Alerts", "Back"):
+            assert description in text
+
+
+async def test_network_down_keeps_data_and_recovers(service: RunningService) -> None:
+    down = {"now": False}
+    real = httpx.AsyncHTTPTransport()
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        if down["now"]:
+            raise httpx.ConnectError("network unreachable")
+        response = await real.handle_async_request(request)
+        await response.aread()
+        return response
+
+    transport = httpx.MockTransport(handler)
+    async with running_app(service, StartAt(project_id="proj_support"), transport=transport) as (app, pilot):
+        await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen) and bool(app.screen.traces))
+        screen = app.screen
+        assert isinstance(screen, TracesScreen)
+        loaded = len(screen.traces)
+        down["now"] = True
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.problem is not None, seconds=30)
+        assert len(screen.traces) == loaded  # what was on screen stays
+        assert "ctrl+r" in str(app.problem)
+        down["now"] = False
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: app.problem is None and not screen.fetching)
+        assert len(screen.traces) == loaded
