@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -16,8 +16,8 @@ from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.screen import ModalScreen
 from textual.timer import Timer
-from textual.worker import Worker, WorkerState
 from textual.widgets import Static
+from textual.worker import Worker, WorkerState
 
 from tui.api import (
     ApiClient,

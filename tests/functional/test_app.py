@@ -34,7 +34,8 @@ from tui.widgets.trace_table import TraceTable
 def big_traces(service: RunningService) -> None:
     if service.store.get_trace(BIG_TRACE_ID) is None:
         with service.store.transaction() as db:
-            insert_big_traces(service.store, db, random.Random(1), now_ms())
+            service.store.insert_project(db, "big", None, 30, project_id="proj_big")
+            insert_big_traces(service.store, db, random.Random(1), now_ms(), "proj_big")
 
 
 @asynccontextmanager
@@ -73,15 +74,22 @@ def tree_lines(app: TraceTuiApp) -> list[str]:
 
 async def test_project_to_traces_to_a_trace_with_the_keyboard(service: RunningService) -> None:
     async with running_app(service) as (app, pilot):
-        await wait_for(pilot, lambda: isinstance(app.screen, ProjectsScreen) and bool(app.screen.projects))
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, ProjectsScreen) and bool(app.screen.projects)
+        )
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen) and bool(app.screen.traces))
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, TracesScreen) and bool(app.screen.traces)
+        )
         traces_screen = app.screen
         assert isinstance(traces_screen, TracesScreen)
         first = traces_screen.query_one(TraceTable).selected
         assert first is not None
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, TraceDetailScreen) and app.screen.trace_tree is not None)
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, TraceDetailScreen) and app.screen.trace_tree is not None,
+        )
         detail = app.screen
         assert isinstance(detail, TraceDetailScreen) and detail.trace_id == first.id
         await wait_for(pilot, lambda: bool(detail.query(SpanTreeView)))
@@ -98,7 +106,9 @@ async def test_paging_past_500_traces(service: RunningService) -> None:
         service.store.insert_project(db, "many", None, 30, project_id=project)
     add_bulk_traces(service.store, project, 1_234, now_ms(), span=3_600_000)
     async with running_app(service, StartAt(project_id=project)) as (app, pilot):
-        await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen) and len(app.screen.traces) == 500)
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, TracesScreen) and len(app.screen.traces) == 500
+        )
         screen = app.screen
         assert isinstance(screen, TracesScreen)
         for _ in range(40):
@@ -115,7 +125,9 @@ async def test_paging_past_500_traces(service: RunningService) -> None:
 
 async def test_filter_and_sort_keep_loaded_rows(service: RunningService) -> None:
     async with running_app(service, StartAt(project_id="proj_agent")) as (app, pilot):
-        await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen) and bool(app.screen.traces))
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, TracesScreen) and bool(app.screen.traces)
+        )
         screen = app.screen
         assert isinstance(screen, TracesScreen)
         loaded = len(screen.traces)
@@ -129,7 +141,9 @@ async def test_filter_and_sort_keep_loaded_rows(service: RunningService) -> None
         assert durations == sorted(durations, reverse=True)
 
 
-async def test_the_10000_span_trace_opens_and_scrolls(service: RunningService, big_traces: None) -> None:
+async def test_the_10000_span_trace_opens_and_scrolls(
+    service: RunningService, big_traces: None
+) -> None:
     async with running_app(service, StartAt(trace_id=BIG_TRACE_ID), size=(160, 48)) as (app, pilot):
         await wait_for(pilot, lambda: bool(app.screen.query(SpanTreeView)), seconds=20)
         view = app.screen.query_one(SpanTreeView)
@@ -142,7 +156,9 @@ async def test_the_10000_span_trace_opens_and_scrolls(service: RunningService, b
         assert view.view.rows == [0]
 
 
-async def test_the_2500_deep_trace_opens_and_scrolls(service: RunningService, big_traces: None) -> None:
+async def test_the_2500_deep_trace_opens_and_scrolls(
+    service: RunningService, big_traces: None
+) -> None:
     async with running_app(service, StartAt(trace_id=DEEP_TRACE_ID)) as (app, pilot):
         await wait_for(pilot, lambda: bool(app.screen.query(SpanTreeView)), seconds=20)
         view = app.screen.query_one(SpanTreeView)
@@ -156,18 +172,38 @@ async def test_the_2500_deep_trace_opens_and_scrolls(service: RunningService, bi
 HOSTILE = "[@click=app.quit]x[/]"
 
 
-async def test_hostile_span_names_are_shown_literally_and_trigger_nothing(service: RunningService) -> None:
+async def test_hostile_span_names_are_shown_literally_and_trigger_nothing(
+    service: RunningService,
+) -> None:
     trace_id = f"hostile-{uuid.uuid4().hex[:6]}"
     t = now_ms() - 1000
-    attrs = json.dumps({"[b]key[/b]": "\x1b]52;c;cHduZWQ=\x07", "nested": {"x": "[@click=app.quit]y"}})
+    project = f"proj_{trace_id}"
+    attrs = json.dumps(
+        {"[b]key[/b]": "\x1b]52;c;cHduZWQ=\x07", "nested": {"x": "[@click=app.quit]y"}}
+    )
     with service.store.transaction() as db:
+        service.store.insert_project(db, HOSTILE, HOSTILE, 30, project_id=project)
         service.store.insert_traces(
             db,
-            [(trace_id, "proj_support", HOSTILE, t, 10, 2, 0, 0, 0.0, "error", 1, "{}")],
+            [(trace_id, project, HOSTILE, t, 10, 2, 0, 0, 0.0, "error", 1, "{}")],
             [
                 (trace_id, "a", None, HOSTILE, "agent", None, t, 10, 0, 0, 0.0, "ok", None, attrs),
-                (trace_id, "b", "a", "clear\x1b[2Jscreen", "llm", "[red]m[/red]", t + 1, 5, 1, 1,
-                 0.0, "error", "boom \x1b[2J [@click=app.quit]q[/]", "{}"),
+                (
+                    trace_id,
+                    "b",
+                    "a",
+                    "clear\x1b[2Jscreen",
+                    "llm",
+                    "[red]m[/red]",
+                    t + 1,
+                    5,
+                    1,
+                    1,
+                    0.0,
+                    "error",
+                    "boom \x1b[2J [@click=app.quit]q[/]",
+                    "{}",
+                ),
             ],
         )
     async with running_app(service, StartAt(trace_id=trace_id), size=(160, 48)) as (app, pilot):
@@ -188,14 +224,26 @@ async def test_create_an_alert_and_see_it_listed(service: RunningService) -> Non
     async with running_app(service, StartAt(project_id="proj_rag")) as (app, pilot):
         await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen))
         await pilot.press("a")
-        await wait_for(pilot, lambda: isinstance(app.screen, AlertsScreen) and bool(app.screen.alerts))
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, AlertsScreen) and bool(app.screen.alerts)
+        )
         alerts = app.screen
         assert isinstance(alerts, AlertsScreen)
         before = len(alerts.alerts)
         await pilot.press("n")
         await wait_for(pilot, lambda: isinstance(app.screen, AlertForm))
-        await pilot.press(*name, "tab", *"cost_usd_1h", "tab", "ctrl+u", *"gte", "tab", *"2.5", "tab",
-                          *"https://hooks.example.com/x")
+        await pilot.press(
+            *name,
+            "tab",
+            *"cost_usd_1h",
+            "tab",
+            "ctrl+u",
+            *"gte",
+            "tab",
+            *"2.5",
+            "tab",
+            *"https://hooks.example.com/x",
+        )
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: app.screen is alerts and len(alerts.alerts) == before + 1)
         assert alerts.alerts[-1].name == name and alerts.alerts[-1].threshold == 2.5
@@ -221,7 +269,9 @@ async def test_a_rejected_form_keeps_what_was_typed(service: RunningService) -> 
 
 async def test_missing_trace_says_so(service: RunningService) -> None:
     async with running_app(service, StartAt(trace_id="no-such-trace")) as (app, pilot):
-        await wait_for(pilot, lambda: "not found" in rendered_text(app.screen.query_one("#message")))
+        await wait_for(
+            pilot, lambda: "not found" in rendered_text(app.screen.query_one("#message"))
+        )
 
 
 async def test_help_lists_the_screens_keys(service: RunningService) -> None:
@@ -246,8 +296,13 @@ async def test_network_down_keeps_data_and_recovers(service: RunningService) -> 
         return response
 
     transport = httpx.MockTransport(handler)
-    async with running_app(service, StartAt(project_id="proj_support"), transport=transport) as (app, pilot):
-        await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen) and bool(app.screen.traces))
+    async with running_app(service, StartAt(project_id="proj_support"), transport=transport) as (
+        app,
+        pilot,
+    ):
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, TracesScreen) and bool(app.screen.traces)
+        )
         screen = app.screen
         assert isinstance(screen, TracesScreen)
         loaded = len(screen.traces)

@@ -14,9 +14,9 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Static
+from textual.widgets import Input, Label, Static
 
 from tui.api import Alert, ApiError, Project, ValidationFailed
 from tui.text import safe_text
@@ -56,8 +56,12 @@ class CreateForm(ModalScreen[Any]):
     CreateForm Label.title { text-style: bold; margin-bottom: 1; }
     CreateForm .field-error { color: $text-error; height: auto; }
     CreateForm #form-error { color: $text-error; height: auto; }
-    CreateForm Horizontal { height: auto; margin-top: 1; }
-    CreateForm Input.-invalid { border: tall $error; }
+    CreateForm Input { border: none; height: 1; padding: 0 1; background: $boost; }
+    CreateForm Input:focus { border: none; background: $primary 30%; }
+    CreateForm Input.-field-error { background: $error 30%; }
+    CreateForm #hint { color: $text-muted; margin-top: 1; }
+    CreateForm Label { margin-top: 0; }
+    CreateForm Label.title { margin-top: 0; }
     """
 
     def __init__(self) -> None:
@@ -75,11 +79,11 @@ class CreateForm(ModalScreen[Any]):
             for spec in self.FIELDS:
                 yield Label(spec.label)
                 yield Input(spec.value, placeholder=spec.placeholder, id=f"field-{spec.name}")
-                yield Static("", classes="field-error", id=f"error-{spec.name}")
+                error = Static("", classes="field-error", id=f"error-{spec.name}")
+                error.display = False
+                yield error
             yield Static("", id="form-error")
-            with Horizontal():
-                yield Button("Create (ctrl+s)", variant="primary", id="submit")
-                yield Button("Cancel (esc)", id="cancel")
+            yield Static(Text("ctrl+s creates · esc cancels · tab moves between fields"), id="hint")
 
     def on_mount(self) -> None:
         self.query(Input).first().focus()
@@ -92,8 +96,10 @@ class CreateForm(ModalScreen[Any]):
     def show_errors(self, errors: dict[str, str], form_error: str = "") -> None:
         for spec in self.FIELDS:
             message = errors.get(spec.name, "")
-            self.query_one(f"#error-{spec.name}", Static).update(safe_text(message, multiline=True))
-            self.query_one(f"#field-{spec.name}", Input).set_class(bool(message), "-invalid")
+            error = self.query_one(f"#error-{spec.name}", Static)
+            error.update(safe_text(message, multiline=True))
+            error.display = bool(message)
+            self.query_one(f"#field-{spec.name}", Input).set_class(bool(message), "-field-error")
         unplaced = [
             f"{k}: {v}" for k, v in errors.items() if k not in {s.name for s in self.FIELDS}
         ]
@@ -106,7 +112,6 @@ class CreateForm(ModalScreen[Any]):
     async def create(self, values: dict[str, str]) -> Any:
         raise NotImplementedError
 
-    @on(Button.Pressed, "#submit")
     @on(Input.Submitted)
     def action_submit(self) -> None:
         if self.submitting:
@@ -120,7 +125,6 @@ class CreateForm(ModalScreen[Any]):
     @work(exclusive=True, group="form", exit_on_error=False)
     async def submit(self, values: dict[str, str]) -> None:
         self.submitting = True
-        self.query_one("#submit", Button).disabled = True
         self.query_one("#form-error", Static).update(Text("Creating…"))
         try:
             created = await self.create(values)
@@ -134,10 +138,8 @@ class CreateForm(ModalScreen[Any]):
             return
         finally:
             self.submitting = False
-            self.query_one("#submit", Button).disabled = False
         self.dismiss(created)
 
-    @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
 
@@ -145,7 +147,7 @@ class CreateForm(ModalScreen[Any]):
 class ProjectForm(CreateForm):
     TITLE_TEXT = "New project"
     FIELDS = (
-        FieldSpec("name", "Name (required)", "support-bot"),
+        FieldSpec("name", "Name (required)", "e.g. support-bot"),
         FieldSpec("description", "Description", "optional"),
         FieldSpec("retention_days", "Retention in days (1 to 365)", "30", "30"),
     )
@@ -174,11 +176,15 @@ class ProjectForm(CreateForm):
 class AlertForm(CreateForm):
     TITLE_TEXT = "New alert"
     FIELDS = (
-        FieldSpec("name", "Name (required)", "Slow replies"),
-        FieldSpec("metric", "Metric: <measure>_<unit>_<period>", " · ".join(METRIC_SUGGESTIONS)),
+        FieldSpec("name", "Name (required)", "e.g. Slow replies"),
+        FieldSpec(
+            "metric", "Metric: <measure>_<unit>_<period>", "e.g. " + ", ".join(METRIC_SUGGESTIONS)
+        ),
         FieldSpec("condition", "Condition: gt, gte, lt or lte", "gt", "gt"),
-        FieldSpec("threshold", "Threshold (a number)", "2500"),
-        FieldSpec("webhook_url", "Webhook URL (http or https)", "https://hooks.example.com/..."),
+        FieldSpec("threshold", "Threshold (a number)", "e.g. 2500"),
+        FieldSpec(
+            "webhook_url", "Webhook URL (http or https)", "e.g. https://hooks.example.com/..."
+        ),
     )
 
     def __init__(self, project_id: str, project_name: str) -> None:

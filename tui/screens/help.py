@@ -15,23 +15,16 @@ def keys_table(screen: Screen[object]) -> Table:
     table = Table(box=None, padding=(0, 2), show_header=True, header_style="bold")
     table.add_column("key", style="bold cyan", no_wrap=True)
     table.add_column("does")
-    seen: set[tuple[str, str]] = set()
-    for key, active in screen.active_bindings.items():
+    seen: set[str] = set()
+    for active in screen.active_bindings.values():
         binding = active.binding
-        description = binding.description or binding.action
-        if (description, binding.action) in seen or binding.action.startswith("app.focus"):
+        if binding.action in seen or binding.action.startswith("app.focus"):
             continue
-        seen.add((description, binding.action))
-        keys = [k for k, b in screen.active_bindings.items() if b.binding.action == binding.action]
-        label = (
-            ", ".join(screen.app.get_key_display(b) for b in [active.binding])
-            if len(keys) == 1
-            else ", ".join(keys)
-        )
-        text = Text(description)
+        seen.add(binding.action)
+        text = Text(binding.description or binding.action)
         if binding.tooltip:
             text.append(f" — {binding.tooltip}", style="dim")
-        table.add_row(Text(label), text)
+        table.add_row(Text(screen.app.get_key_display(binding)), text)
     return table
 
 

@@ -446,14 +446,16 @@ def populate(
     return keys
 
 
-def insert_big_traces(store: Store, db: Any, rng: random.Random, now: int) -> None:
-    """The 12,000-span and the 2,500-deep traces, in the coding agent's project."""
+def insert_big_traces(
+    store: Store, db: Any, rng: random.Random, now: int, project_id: str = "proj_agent"
+) -> None:
+    """The 12,000-span and the 2,500-deep traces (by default in the coding agent's project)."""
     for builder, name, ago in (
         (big_trace(rng, now - 2 * HOUR_MS), "migrate_monorepo", 2 * HOUR_MS),
         (deep_trace(rng, now - 3 * HOUR_MS), "recursive_planner", 3 * HOUR_MS),
     ):
         root = builder.rows[-1] if name == "migrate_monorepo" else builder.rows[0]
-        row = trace_row(builder, "proj_agent", name, now - ago, root[7], {"demo": "big"})
+        row = trace_row(builder, project_id, name, now - ago, root[7], {"demo": "big"})
         store.insert_traces(db, [row], builder.rows)
 
 

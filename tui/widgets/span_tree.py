@@ -48,7 +48,7 @@ def header_line(width: int) -> str:
         ("out", c["out"], ">"),
         ("cost", c["cost"], ">"),
         ("dur", c["dur"], ">"),
-        ("waterfall", c["bar"], "<"),
+        ("timing", c["bar"], "<"),
     ]
     return " ".join(f"{title:{align}{size}}"[:size] for title, size, align in parts)
 
@@ -113,10 +113,8 @@ class SpanTreeView(VirtualRows):
         indent = "  " * levels
         if depth > levels:  # the depth, in place of the indentation it would need
             indent = f"{depth}‥".ljust(2 * levels)
-        if not tree.has_children(i):
-            marker = "  "
-        else:
-            marker = "▸ " if self.view.is_collapsed(i) else "▾ "
+        folded = self.view.is_collapsed(i)
+        marker = ("▸ " if folded else "▾ ") if tree.has_children(i) else "  "
         flag = "✗ " if span.is_error else ("⚠ " if tree.flags[i] else "")
         name_text = fmt.fit(
             indent + marker + flag + visible(span.name or span.id or "?"), c["name"]

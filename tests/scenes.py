@@ -1,0 +1,114 @@
+"""The screens as people see them, on fixed demo data: shared by snapshot tests and screenshots.
+
+Everything that would differ between runs is pinned: the demo data's anchor time and the app's
+clock, the time zone (UTC), and the server label shown in place of the random loopback port.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import SecretStr
+
+from tui.api import ApiClient
+from tui.app import StartAt, TraceTuiApp
+from tui.server.demo import BIG_TRACE_ID, DEEP_TRACE_ID, DemoKeys, populate
+from tui.server.run import LocalService
+from tui.server.store import Store
+
+FIXED_NOW_MS = 1_795_262_400_000  # 2026-11-21T12:00:00Z
+FIXED_NOW = datetime.fromtimestamp(FIXED_NOW_MS / 1000, timezone.utc)
+SIZES = {"80x24": (80, 24), "160x48": (160, 48)}
+
+
+def pin_time_zone() -> None:
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+
+
+@dataclass(frozen=True)
+class Scene:
+    name: str
+    start: StartAt
+    keys: tuple[str, ...] = ()
+    description: str = ""
+    typed: dict[str, str] = field(default_factory=dict)
+
+
+SCENES = (
+    Scene("projects", StartAt(), description="The projects of the workspace"),
+    Scene("traces", StartAt(project_id="proj_support"), description="A project's traces"),
+    Scene(
+        "trace-detail",
+        StartAt(project_id="proj_agent"),
+        ("enter",),
+        "A trace: summary, span tree with tokens, cost and waterfall, span detail",
+    ),
+    Scene(
+        "big-trace",
+        StartAt(trace_id=BIG_TRACE_ID),
+        ("down",),
+        "12,000 spans, collapsed steps showing their subtree totals (Σ)",
+    ),
+    Scene(
+        "deep-trace",
+        StartAt(trace_id=DEEP_TRACE_ID),
+        ("plus", "end"),
+        "2,500 levels deep: the depth replaces indentation",
+    ),
+    Scene("alerts", StartAt(project_id="proj_support"), ("a",), "A project's alerts"),
+    Scene(
+        "alert-form",
+        StartAt(project_id="proj_support"),
+        ("a", "n", "ctrl+s"),
+        "Creating an alert: each field says what is wrong",
+    ),
+    Scene("time-range", StartAt(project_id="proj_support"), ("t",), "The time range picker"),
+    Scene(
+        "help",
+        StartAt(project_id="proj_agent"),
+        ("enter", "question_mark"),
+        "? lists every key of the current screen",
+    ),
+)
+
+
+def demo_service(path: Path) -> tuple[LocalService, DemoKeys]:
+    store = Store(path)
+    keys = populate(store, seed=7, now=FIXED_NOW_MS, scale=0.2, big_traces=True)
+    return LocalService(store, rate_limit=1000).start(), keys
+
+
+def make_app(service: LocalService, keys: DemoKeys, scene: Scene) -> TraceTuiApp:
+    client = ApiClient(service.base_url, SecretStr(keys.workspace))
+    app = TraceTuiApp(client, scene.start, profile="demo")
+    app.now = lambda: FIXED_NOW
+    app.server_label = "localhost:8000"
+    return app
+
+
+async def settle(pilot: Any, seconds: float = 20.0) -> None:
+    """Wait until no worker is running for a few ticks in a row (data loaded, screens drawn)."""
+    quiet = 0
+    for _ in range(int(seconds / 0.05)):
+        await pilot.pause(0.05)
+        busy = any(not w.is_finished for w in pilot.app.workers)
+        quiet = 0 if busy else quiet + 1
+        if quiet >= 4:
+            return
+
+
+def run_before(scene: Scene) -> Callable[[Any], Awaitable[None]]:
+    async def steps(pilot: Any) -> None:
+        await settle(pilot)
+        for key in scene.keys:
+            await pilot.press(key)
+            await settle(pilot)
+
+    return steps
