@@ -30,8 +30,10 @@ def tokens(value: int | None) -> str:
         return "–"
     if abs(value) < 10_000:
         return str(value)
-    if abs(value) < 1_000_000:
+    if abs(value) < 100_000:
         return f"{value / 1000:.1f}k"
+    if abs(value) < 1_000_000:
+        return f"{value / 1000:.0f}k"
     if abs(value) < 1e12:
         return f"{value / 1e6:.1f}M"
     return "huge"

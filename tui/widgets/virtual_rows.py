@@ -29,7 +29,7 @@ class VirtualRows(ScrollView, can_focus=True):
     ]
     COMPONENT_CLASSES = {"virtual-rows--cursor", "virtual-rows--dim", "virtual-rows--error"}
     DEFAULT_CSS = """
-    VirtualRows { height: 1fr; overflow-x: hidden; }
+    VirtualRows { height: 1fr; overflow-x: hidden; scrollbar-gutter: stable; }
     VirtualRows > .virtual-rows--cursor { background: $block-cursor-background; color: $block-cursor-foreground; text-style: bold; }
     VirtualRows:blur > .virtual-rows--cursor { background: $block-cursor-blurred-background; text-style: none; }
     VirtualRows > .virtual-rows--dim { color: $text-muted; }
