@@ -86,6 +86,7 @@ def demo_service(path: Path) -> tuple[LocalService, DemoKeys]:
 
 
 def make_app(service: LocalService, keys: DemoKeys, scene: Scene) -> TraceTuiApp:
+    service.app.state.limiter.reset()  # the budget shown must not depend on earlier scenes
     client = ApiClient(service.base_url, SecretStr(keys.workspace))
     app = TraceTuiApp(client, scene.start, profile="demo")
     app.now = lambda: FIXED_NOW

@@ -405,3 +405,21 @@ async def test_cancelling_a_call_leaves_nothing_behind() -> None:
     leftover = {t for t in asyncio.all_tasks() - before if not t.done()}
     leftover = {t for t in leftover if "never_answer" not in repr(t.get_coro())}
     assert leftover == set()
+
+
+async def test_an_out_of_order_response_never_raises_the_budget() -> None:
+    remaining = iter(["5", "7", "3"])
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return json_response(
+            {"data": []},
+            **{"X-RateLimit-Remaining": next(remaining), "X-RateLimit-Reset": "1795251660"},
+        )
+
+    async with mock_client(handler) as client:
+        seen = []
+        for _ in range(3):
+            await client.list_projects()
+            assert client.latest_budget is not None
+            seen.append(client.latest_budget.remaining)
+    assert seen == [5, 5, 3]

@@ -303,10 +303,22 @@ class ApiClient:
 
     def _observe(self, key_name: str, response: httpx.Response) -> None:
         budget = budget_from_headers(response.headers)
-        if budget is not None:
-            self.budgets[key_name] = budget
-            self.latest_budget = budget
-            self.pacer.observe(key_name, budget)
+        if budget is None:
+            return
+        # Concurrent responses can arrive out of order: within one window, the lowest count
+        # left is the true one.
+        known = self.budgets.get(key_name)
+        if (
+            known is not None
+            and known.reset_at == budget.reset_at
+            and known.remaining is not None
+            and budget.remaining is not None
+            and known.remaining < budget.remaining
+        ):
+            budget = known
+        self.budgets[key_name] = budget
+        self.latest_budget = budget
+        self.pacer.observe(key_name, budget)
 
     def _json(self, response: httpx.Response) -> Any:
         try:

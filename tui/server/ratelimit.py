@@ -48,6 +48,11 @@ class RateLimiter:
         self._windows: dict[str, tuple[float, int]] = {}
         self._lock = threading.Lock()
 
+    def reset(self) -> None:
+        """Forget every window (tests and screenshots start each scene with a full budget)."""
+        with self._lock:
+            self._windows.clear()
+
     def hit(self, bucket: str) -> Decision:
         now = self.clock()
         with self._lock:
