@@ -35,6 +35,9 @@ class PromptBase(ModalScreen[object]):
 class KeyPrompt(PromptBase):
     """Asks for the key of one project after a 401/403; the key is never shown."""
 
+    # Enter submits from the checkbox too (space ticks it), so ticking "save" cannot swallow it.
+    BINDINGS = [Binding("enter", "submit", "Use key", priority=True, id="prompt.submit")]
+
     def __init__(self, project_id: str, reason: str, config_path: str) -> None:
         super().__init__()
         self.project_id = project_id
@@ -51,10 +54,10 @@ class KeyPrompt(PromptBase):
     def on_mount(self) -> None:
         self.query_one("#key", Input).focus()
 
-    @on(Input.Submitted)
-    def _done(self, event: Input.Submitted) -> None:
-        if event.value.strip():
-            self.dismiss(KeyAnswer(SecretStr(event.value.strip()), self.query_one(Checkbox).value))
+    def action_submit(self) -> None:
+        value = self.query_one("#key", Input).value.strip()
+        if value:
+            self.dismiss(KeyAnswer(SecretStr(value), self.query_one(Checkbox).value))
 
 
 class TraceIdPrompt(PromptBase):
