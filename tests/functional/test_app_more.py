@@ -23,6 +23,7 @@ from tui.screens.api_log import ApiLogScreen
 from tui.screens.prompts import KeyPrompt
 from tui.screens.trace_detail import TraceDetailScreen
 from tui.screens.traces import TracesScreen
+from tui.server.demo import add_bulk_traces
 from tui.server.store import now_ms
 from tui.timerange import parse_custom
 from tui.widgets.span_tree import SpanTreeView
@@ -119,9 +120,9 @@ async def test_export_and_copy(
         copied = json.loads(app.clipboard)
         assert copied["id"] == detail.query_one(SpanTreeView).trace_tree.spans[1].id
         await pilot.press("e")
-        exported = list(tmp_path.glob("trace-*.json"))
+        exported = sorted(str(p) for p in os.listdir(tmp_path) if p.startswith("trace-"))
         assert len(exported) == 1
-        body = json.loads(exported[0].read_text())
+        body = json.loads((tmp_path / exported[0]).read_text())
         assert body["id"] == detail.trace_id and len(body["spans"]) == body["span_count"]
 
 
@@ -158,7 +159,11 @@ async def test_live_mode_adds_new_traces_on_top_without_moving_the_cursor(
     service: RunningService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(traces_module, "LIVE_SECONDS", 0.2)
-    async with running_app(service, StartAt(project_id="proj_support")) as (app, pilot):
+    project = f"proj_live_{uuid.uuid4().hex[:6]}"
+    with service.store.transaction() as db:
+        service.store.insert_project(db, "live", None, 30, project_id=project)
+    add_bulk_traces(service.store, project, 20, now_ms() - 1000, span=600_000)
+    async with running_app(service, StartAt(project_id=project)) as (app, pilot):
         await wait_for(
             pilot, lambda: isinstance(app.screen, TracesScreen) and len(app.screen.traces) > 3
         )
@@ -171,7 +176,7 @@ async def test_live_mode_adds_new_traces_on_top_without_moving_the_cursor(
         await pilot.press("L")
         with service.store.transaction() as db:
             service.store.insert_traces(
-                db, [(new_id, "proj_support", "just now", now_ms(), 5, 0, 0, 0, 0.0, "ok", 0, "{}")]
+                db, [(new_id, project, "just now", now_ms(), 5, 0, 0, 0, 0.0, "ok", 0, "{}")]
             )
         await wait_for(pilot, lambda: screen.traces[0].id == new_id, seconds=5)
         assert table.selected is selected and table.cursor == 3
