@@ -86,11 +86,12 @@ def ago(moment: datetime | None, now: datetime | None = None) -> str:
     return f"{int(seconds)}s ago"
 
 
-def local_time(moment: datetime | None, with_date: bool = True) -> str:
+def local_time(moment: datetime | None, seconds: bool = True) -> str:
+    """Month-day and time in the user's time zone."""
     if moment is None:
         return "–"
     try:
         local = moment.astimezone()
     except (OverflowError, OSError, ValueError):
         return moment.strftime("%Y-%m-%d %H:%M:%S") if moment.year > 0 else "–"
-    return local.strftime("%m-%d %H:%M:%S" if with_date else "%H:%M:%S")
+    return local.strftime("%m-%d %H:%M:%S" if seconds else "%m-%d %H:%M")

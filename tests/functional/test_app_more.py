@@ -195,3 +195,19 @@ def test_custom_ranges() -> None:
         "from": "use a time like 2026-11-21 09:30 (local) or 2026-11-21T09:30Z"
     }
     assert "from" in parse_custom("2026-11-21T10:00Z", "2026-11-21T09:00Z")[1]
+
+
+async def test_time_range_picker(service: RunningService) -> None:
+    async with running_app(service, StartAt(project_id="proj_support")) as (app, pilot):
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, TracesScreen) and bool(app.screen.traces)
+        )
+        screen = app.screen
+        assert isinstance(screen, TracesScreen)
+        day = len(screen.traces)
+        await pilot.press("t")
+        await pilot.pause(0.2)
+        await pilot.press("down", "enter")  # from the current "last 24h" to "last 7d"
+        await wait_for(pilot, lambda: screen.range.preset == "7d" and len(screen.traces) > day)
+        await pilot.press("t", "2")  # digits pick directly: 2 is the last hour
+        await wait_for(pilot, lambda: screen.range.preset == "1h" and len(screen.traces) < day)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.events import Key
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList, Static
@@ -30,8 +31,8 @@ class TimeRangeScreen(ModalScreen[TimeRange | None]):
         with Vertical():
             yield Label("Time range: pick one, or type a custom from/to below")
             yield OptionList(
-                *[Option(f"last {key}", id=key) for key in PRESETS],
-                Option("custom…", id="custom"),
+                *[Option(f"{n}  last {key}", id=key) for n, key in enumerate(PRESETS, 1)],
+                Option(f"{len(PRESETS) + 1}  custom…", id="custom"),
             )
             yield Input(placeholder="from: 2026-11-21 09:00 (local) or ...Z", id="from")
             yield Static("", classes="error", id="from-error")
@@ -40,9 +41,24 @@ class TimeRangeScreen(ModalScreen[TimeRange | None]):
 
     def on_mount(self) -> None:
         options = self.query_one(OptionList)
-        keys = [*PRESETS, "custom"]
-        options.highlighted = keys.index(self.current.preset or "custom")
         options.focus()
+        self.call_after_refresh(self._highlight_current)
+
+    def _highlight_current(self) -> None:
+        keys = [*PRESETS, "custom"]
+        self.query_one(OptionList).highlighted = keys.index(self.current.preset or "custom")
+
+    def on_key(self, event: Key) -> None:
+        """Digits pick an option directly: 1 is the first preset, 7 custom."""
+        keys = [*PRESETS, "custom"]
+        if event.character and event.character.isdigit() and isinstance(self.focused, OptionList):
+            index = int(event.character) - 1
+            if 0 <= index < len(keys):
+                event.stop()
+                if keys[index] == "custom":
+                    self.query_one("#from", Input).focus()
+                else:
+                    self.dismiss(TimeRange(keys[index]))
 
     @on(OptionList.OptionSelected)
     def _picked(self, event: OptionList.OptionSelected) -> None:

@@ -17,8 +17,8 @@ ERROR = Style(color="red", bold=True)
 
 def columns_for(width: int) -> dict[str, int]:
     cols = {"status": 1, "start": 14, "ago": 8, "dur": 7, "spans": 5, "tokens": 7, "cost": 9}
-    if width < 90:
-        cols["ago"] = 0
+    if width < 90:  # minutes are precise enough when space is short; the age stays
+        cols["start"], cols["ago"], cols["cost"] = 11, 7, 8
     cols["name"] = max(8, width - sum(cols.values()) - len([c for c in cols.values() if c]))
     return cols
 
@@ -61,7 +61,7 @@ class TraceTable(VirtualRows):
             total = trace.input_tokens + (trace.output_tokens or 0)
         cells: list[tuple[str, Style | None]] = [
             ("✗" if trace.is_error else "✓", ERROR if trace.is_error else Style(color="green")),
-            (fmt.fit(fmt.local_time(trace.started_at), c["start"]), None),
+            (fmt.fit(fmt.local_time(trace.started_at, seconds=c["start"] >= 14), c["start"]), None),
             (fmt.fit(fmt.ago(trace.started_at, self.now), c["ago"]), Style(dim=True)),
             (fmt.fit(trace.name or trace.id or "?", c["name"]), ERROR if trace.is_error else None),
             (fmt.fit_right(fmt.duration(trace.duration_ms), c["dur"]), None),
