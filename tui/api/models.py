@@ -198,6 +198,25 @@ def _status_and_error(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _duration_from_units(data: dict[str, Any]) -> dict[str, Any]:
+    """duration_ms from a duration given in other units, when no millisecond one was sent."""
+    if any(k in data for k in ("duration_ms", "durationMs")):
+        return data
+    # Langfuse's `latency` is in seconds.
+    for key, scale in (
+        ("duration_ns", 1e-6),
+        ("durationNano", 1e-6),
+        ("duration_us", 1e-3),
+        ("duration_s", 1e3),
+        ("latency", 1e3),
+    ):
+        number = _finite(data.get(key))
+        if number is not None:
+            data["duration_ms"] = number * scale
+            break
+    return data
+
+
 class Span(Record):
     id: LStr = aliases("id", "span_id", "spanId", "spanID", "observation_id")
     trace_id: LStr = aliases("trace_id", "traceId", "traceID")
@@ -259,18 +278,7 @@ class Span(Record):
         if not isinstance(data, dict):
             return data
         data = _status_and_error(dict(data))
-        for key, scale in (
-            ("duration_ns", 1e-6),
-            ("durationNano", 1e-6),
-            ("duration_us", 1e-3),
-            ("duration_s", 1e3),
-            ("latency", 1e3),
-        ):
-            if key in data and not any(k in data for k in ("duration_ms", "durationMs")):
-                number = _finite(data[key])
-                if number is not None:
-                    data["duration_ms"] = number * scale
-        return data
+        return _duration_from_units(data)
 
     @model_validator(mode="after")
     def _derive(self) -> Span:
@@ -331,11 +339,7 @@ class Trace(Record):
             return data
         data = _status_and_error(dict(data))
         data["spans"] = _records(Span, data.get("spans", data.get("observations")))
-        if "latency" in data and "duration_ms" not in data:
-            number = _finite(data["latency"])  # Langfuse sends seconds
-            if number is not None:
-                data["duration_ms"] = number * 1000
-        return data
+        return _duration_from_units(data)
 
     @model_validator(mode="after")
     def _derive(self) -> Trace:

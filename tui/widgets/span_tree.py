@@ -8,7 +8,6 @@ become segments: nothing they contain reaches the terminal as markup or escape c
 
 from __future__ import annotations
 
-from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
 from textual.message import Message
@@ -146,15 +145,7 @@ class SpanTreeView(VirtualRows):
                 KIND_STYLES.get(span.kind or "", Style(color="white")),
             ),
         ]
-        base = (
-            self.get_component_rich_style("virtual-rows--cursor") if selected else self.rich_style
-        )
-        segments: list[Segment] = []
-        for n, (text, style) in enumerate(cells):
-            if n:
-                segments.append(Segment(" ", base))
-            segments.append(Segment(text, base + style if style and not selected else base))
-        return Strip(segments)
+        return self.cells_strip(cells, selected)
 
     # -- actions ---------------------------------------------------------------------------------
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
@@ -74,29 +73,4 @@ class TraceTable(VirtualRows):
             (fmt.fit_right(fmt.tokens(total), c["tokens"]), None),
             (fmt.fit_right(fmt.cost(trace.total_cost_usd), c["cost"]), None),
         ]
-        base = (
-            self.get_component_rich_style("virtual-rows--cursor") if selected else self.rich_style
-        )
-        segments: list[Segment] = []
-        first = True
-        for (text, style), width_ in zip(
-            cells,
-            [
-                c["status"],
-                c["start"],
-                c["ago"],
-                c["name"],
-                c["dur"],
-                c["spans"],
-                c["tokens"],
-                c["cost"],
-            ],
-            strict=True,
-        ):
-            if not width_:
-                continue
-            if not first:
-                segments.append(Segment(" ", base))
-            first = False
-            segments.append(Segment(text, base + style if style and not selected else base))
-        return Strip(segments)
+        return self.cells_strip(cells, selected)

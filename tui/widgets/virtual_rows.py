@@ -7,6 +7,8 @@ A cursor move repaints the two lines involved, which keeps the bytes sent over S
 
 from __future__ import annotations
 
+from rich.segment import Segment
+from rich.style import Style
 from textual.binding import Binding
 from textual.events import Click
 from textual.geometry import Size
@@ -89,6 +91,23 @@ class VirtualRows(ScrollView, can_focus=True):
                 if top <= row < top + height:
                     self.refresh_line(row - top)
         self.post_message(self.CursorMoved(new))
+
+    def cells_strip(self, cells: list[tuple[str, Style | None]], selected: bool) -> Strip:
+        """One row from cells of already-safe text, a space apart; empty cells are skipped.
+
+        The cursor row takes the cursor style whole; other rows add each cell's style.
+        """
+        base = (
+            self.get_component_rich_style("virtual-rows--cursor") if selected else self.rich_style
+        )
+        segments: list[Segment] = []
+        for text, style in cells:
+            if not text:
+                continue
+            if segments:
+                segments.append(Segment(" ", base))
+            segments.append(Segment(text, base + style if style and not selected else base))
+        return Strip(segments)
 
     def move_to(self, row: int) -> None:
         self.cursor = max(0, min(row, self.row_count() - 1))
