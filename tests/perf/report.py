@@ -37,7 +37,9 @@ def print_table(rows: list[Row]) -> None:
     print(header)
     print("-" * len(header))
     for r in rows:
+        floor = f"{r.floor:>8.2f}{r.unit:<2}" if r.floor else f"{'–':>10}"
+        ratio = f"{r.ratio:>6.2f}x" if r.floor else f"{'–':>7}"
         print(
-            f"{r.scenario:<44} {r.ours:>8.2f}{r.unit:<2} {r.floor:>8.2f}{r.unit:<2} "
-            f"{r.ratio:>6.2f}x  {r.target:<18} {'yes' if r.met else 'NO'}"
+            f"{r.scenario:<44} {r.ours:>8.2f}{r.unit:<2} {floor} "
+            f"{ratio}  {r.target:<18} {'yes' if r.met else 'NO'}"
         )

@@ -1,0 +1,276 @@
+"""The app on big data: opening 10,000- and 50,000-span traces, a 10,000-deep one, moving in the
+50,000-span tree, and a trace list grown to 50,000 rows. Each figure is a median of several runs;
+floors are measured in the same run (httpx + json.loads of the same body, for traces).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import resource
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+from pydantic import SecretStr
+
+from tests.perf.report import Row
+from tui.api import ApiClient, Trace
+from tui.app import StartAt, TraceTuiApp
+from tui.screens.trace_detail import TraceDetailScreen
+from tui.screens.traces import TracesScreen
+from tui.server.demo import TraceBuilder, big_trace, trace_row
+from tui.server.run import LocalService
+from tui.server.store import Store, now_ms
+from tui.widgets.span_tree import SpanTreeView
+from tui.widgets.trace_table import TraceTable
+
+RUNS = 3
+BENCH_KEY = "tt_ws_benchmark_key_0123456789"
+
+
+def deep_chain(rng: random.Random, start: int, depth: int) -> TraceBuilder:
+    b = TraceBuilder(rng, f"deep{depth}")
+    parent = None
+    for level in range(depth):
+        span_id = f"d{level}"
+        b.add(
+            parent,
+            f"level {level}",
+            "chain",
+            start + level,
+            depth * 2 - level,
+            "gpt-4o-mini",
+            (10, 2),
+            {},
+            span_id=span_id,
+        )
+        parent = span_id
+    return b
+
+
+def make_store() -> tuple[Store, dict[str, str]]:
+    store = Store(Path(tempfile.mkdtemp(prefix="tracetui-bench-")) / "app.sqlite3")
+    store.add_key(BENCH_KEY, None, "bench")
+    ids = {}
+    rng = random.Random(3)
+    start = now_ms() - 3_600_000
+    with store.transaction() as db:
+        store.insert_project(db, "bench", None, 30, project_id="p")
+        for name, builder in (
+            ("10k", big_trace(rng, start, steps=500)),
+            ("50k", big_trace(rng, start, steps=2500)),
+            ("deep", deep_chain(rng, start, 10_000)),
+        ):
+            builder.trace_id = f"bench-{name}"
+            rows = [(builder.trace_id, *row[1:]) for row in builder.rows]
+            builder.rows = rows
+            store.insert_traces(db, [trace_row(builder, "p", name, start, 1000, {})], rows)
+            ids[name] = builder.trace_id
+    return store, ids
+
+
+def floor_fetch_and_parse(base_url: str, trace_id: str) -> tuple[float, float]:
+    """(seconds to fetch the body with httpx, seconds for json.loads of it): medians."""
+    fetches, parses = [], []
+    with httpx.Client(headers={"Authorization": f"Bearer {BENCH_KEY}"}, timeout=60) as client:
+        for _ in range(RUNS):
+            t = time.perf_counter()
+            body = client.get(f"{base_url}/traces/{trace_id}").content
+            fetches.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            json.loads(body)
+            parses.append(time.perf_counter() - t)
+    return statistics.median(fetches), statistics.median(parses)
+
+
+async def open_trace_time(base_url: str, trace_id: str) -> tuple[float, float]:
+    """(seconds from asking for the trace to its tree drawn, seconds of that spent fetching)."""
+    async with ApiClient(base_url, SecretStr(BENCH_KEY)) as client:
+        app = TraceTuiApp(client, StartAt(project_id="p"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await pilot.pause(0.3)
+            t = time.perf_counter()
+            screen = TraceDetailScreen(trace_id, "p")
+            await app.push_screen(screen)
+            while not screen.query(SpanTreeView):
+                await asyncio.sleep(0.002)
+            view = screen.query_one(SpanTreeView)
+            for y in range(view.size.height or 40):
+                view.render_line(y)
+            total = time.perf_counter() - t
+            fetch = next(e.elapsed_ms for e in reversed(client.log) if trace_id in e.url) / 1000
+            return total, fetch
+
+
+def median_ms(fn: Callable[[], Any], runs: int = 15) -> float:
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1000
+
+
+async def tree_moves(base_url: str, trace_id: str) -> dict[str, float]:
+    """Median handler time (ms) of each move in the 50,000-span tree, drawing included."""
+    async with ApiClient(base_url, SecretStr(BENCH_KEY)) as client:
+        app = TraceTuiApp(client, StartAt(trace_id=trace_id, project_id="p"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            while not app.screen.query(SpanTreeView):
+                await pilot.pause(0.01)
+            view = app.screen.query_one(SpanTreeView)
+
+            def drawn(action: Callable[[], None]) -> Callable[[], None]:
+                def run() -> None:
+                    action()
+                    for y in range(view.size.height):
+                        view.render_line(y)
+
+                return run
+
+            figures = {"cursor down": median_ms(drawn(view.action_cursor_down))}
+            figures["page down"] = median_ms(drawn(view.action_page_down))
+            view.action_first()
+
+            def expand_collapse(expand: bool) -> None:
+                view.move_to(1)
+                (view.action_expand if expand else view.action_collapse)()
+
+            view.view.collapse_all()
+            view.rows_changed()
+            view.action_first()
+            view.action_expand()  # the root shows its 2,500 steps
+            figures["expand"] = median_ms(drawn(lambda: expand_collapse(True)), runs=1)
+            figures["collapse"] = median_ms(drawn(lambda: expand_collapse(False)), runs=1)
+            figures["expand all"] = median_ms(drawn(view.action_expand_all), runs=5)
+            return figures
+
+
+async def trace_list(base_url: str) -> tuple[list[float], float, float]:
+    """Append 100 pages of 500 traces; (append times s, filter time s, RSS MB at the end)."""
+    async with ApiClient(base_url, SecretStr(BENCH_KEY)) as client:
+        app = TraceTuiApp(client, StartAt(project_id="p"))
+        async with app.run_test(size=(160, 48)) as pilot:
+            while not isinstance(app.screen, TracesScreen):
+                await pilot.pause(0.01)
+            screen = app.screen
+            screen.workers.cancel_all()
+            start = time.time() - 3600
+            appends = []
+            for page in range(100):
+                traces = [
+                    Trace.model_validate(
+                        {
+                            "id": f"t{page}-{i}",
+                            "name": f"request {page}-{i}",
+                            "status": "ok",
+                            "started_at": start - page * 500 - i,
+                            "duration_ms": 1200 + i,
+                            "span_count": 7,
+                            "total_tokens": 2000 + i,
+                            "total_cost_usd": 0.01,
+                        }
+                    )
+                    for i in range(500)
+                ]
+                t = time.perf_counter()
+                screen._add(traces, at_top=False)
+                screen.query_one(TraceTable).render_line(0)
+                appends.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            screen.filter_text = "request 77-4"
+            screen.apply_view(keep=None)
+            filtered = time.perf_counter() - t
+            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            return appends, filtered, rss
+
+
+def run() -> list[Row]:
+    store, ids = make_store()
+    rows: list[Row] = []
+    with LocalService(store, rate_limit=10**9) as service:
+        for name, limit in (("10k", 0.4), ("50k", 2.0)):
+            fetch_floor, parse_floor = floor_fetch_and_parse(service.base_url, ids[name])
+            results = [
+                asyncio.run(open_trace_time(service.base_url, ids[name])) for _ in range(RUNS)
+            ]
+            total = statistics.median(r[0] for r in results)
+            client_side = statistics.median(r[0] - r[1] for r in results)
+            rows.append(
+                Row(
+                    f"open {name}-span trace: request to tree drawn",
+                    total * 1000,
+                    (fetch_floor + parse_floor) * 1000,
+                    "ms",
+                    f"<= {limit * 1000:.0f} ms",
+                    total <= limit,
+                )
+            )
+            rows.append(
+                Row(
+                    f"open {name}: client side vs json.loads",
+                    client_side * 1000,
+                    parse_floor * 1000,
+                    "ms",
+                    "ratio <= 3",
+                    client_side <= 3 * parse_floor,
+                )
+            )
+        deep = [asyncio.run(open_trace_time(service.base_url, ids["deep"]))[0] for _ in range(RUNS)]
+        deep_fetch, deep_parse = floor_fetch_and_parse(service.base_url, ids["deep"])
+        rows.append(
+            Row(
+                "open a 10,000-deep trace",
+                statistics.median(deep) * 1000,
+                (deep_fetch + deep_parse) * 1000,
+                "ms",
+                "<= 1000 ms",
+                statistics.median(deep) <= 1,
+            )
+        )
+        moves = asyncio.run(tree_moves(service.base_url, ids["50k"]))
+        for move, ms in moves.items():
+            rows.append(
+                Row(f"50k tree: {move} (handler + draw)", ms, 0.0, "ms", "<= 10 ms", ms <= 10)
+            )
+        appends, filtered, rss = asyncio.run(trace_list(service.base_url))
+        rows.append(
+            Row(
+                "trace list: append 500 (median of 100)",
+                statistics.median(appends) * 1000,
+                0.0,
+                "ms",
+                "<= 30 ms each",
+                max(appends) <= 0.030,
+            )
+        )
+        rows.append(
+            Row(
+                "trace list: slowest append up to 50,000",
+                max(appends) * 1000,
+                0.0,
+                "ms",
+                "<= 30 ms",
+                max(appends) <= 0.030,
+            )
+        )
+        rows.append(
+            Row(
+                "trace list: / filter over 50,000 rows",
+                filtered * 1000,
+                0.0,
+                "ms",
+                "<= 100 ms",
+                filtered <= 0.1,
+            )
+        )
+        rows.append(
+            Row("trace list: resident memory at 50,000", rss, 0.0, "MB", "<= 250 MB", rss <= 250)
+        )
+    return rows
