@@ -98,7 +98,7 @@ async def open_trace_time(base_url: str, trace_id: str) -> tuple[float, float]:
             t = time.perf_counter()
             screen = TraceDetailScreen(trace_id, "p")
             await app.push_screen(screen)
-            while not screen.query(SpanTreeView):
+            while not screen.query(SpanTreeView):  # noqa: ASYNC110 - polling the DOM
                 await asyncio.sleep(0.002)
             view = screen.query_one(SpanTreeView)
             for y in range(view.size.height or 40):
