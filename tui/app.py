@@ -14,6 +14,7 @@ from rich.text import Text
 from textual.app import App
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.markup import escape
 from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import Static
@@ -29,7 +30,7 @@ from tui.api import (
     TimedOut,
     Unauthorized,
 )
-from tui.text import safe_text
+from tui.text import safe_text, visible
 from tui.timerange import PRESETS, TimeRange
 from tui.widgets.status_bar import StatusBar
 
@@ -66,7 +67,7 @@ class TraceTuiCommands(Provider):
         ]
         for project in app.projects:
             if project.id:
-                label = f"Switch project: {project.name or project.id}"
+                label = f"Switch project: {visible(project.name or project.id)}"
                 commands.append(
                     (label, partial(app.open_traces, project.id, project.name), project.id)
                 )
@@ -93,7 +94,8 @@ class TraceTuiCommands(Provider):
         for name, run, help_text in self._commands():
             score = matcher.match(name)
             if score > 0:
-                yield Hit(score, matcher.highlight(name), run, help=help_text)
+                # highlight() parses its argument as markup: names come from servers.
+                yield Hit(score, matcher.highlight(escape(name)), run, help=help_text)
 
 
 class TraceTuiApp(App[str | None]):
@@ -206,7 +208,7 @@ class TraceTuiApp(App[str | None]):
             error = event.worker.error
             self.log.error(f"worker {event.worker.name} failed: {error!r}")
             self.notify(
-                f"Internal error in {event.worker.name}: {type(error).__name__}: {error}",
+                visible(f"Internal error in {event.worker.name}: {type(error).__name__}: {error}"),
                 title="tracetui bug",
                 severity="error",
                 timeout=15,
@@ -230,7 +232,9 @@ class TraceTuiApp(App[str | None]):
         elif isinstance(error, (Unauthorized, Forbidden)) and project_id and not quiet:
             self.ask_for_key(project_id, error)
         elif not quiet:
-            self.notify(error.message, title=error.title, severity="error", timeout=8, markup=False)
+            self.notify(
+                visible(error.message), title=error.title, severity="error", timeout=8, markup=False
+            )
         self.refresh_status()
 
     def problem_text(self) -> Text | None:

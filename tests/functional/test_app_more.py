@@ -15,6 +15,8 @@ from pydantic import SecretStr
 
 from tests.conftest import RunningService
 from tests.functional.test_app import running_app, wait_for
+from textual.command import CommandList
+
 from tui.api import ApiClient
 from tui.app import StartAt, TooSmallScreen, TraceTuiApp
 from tui.config import load_settings
@@ -211,3 +213,22 @@ async def test_time_range_picker(service: RunningService) -> None:
         await wait_for(pilot, lambda: screen.range.preset == "7d" and len(screen.traces) > day)
         await pilot.press("t", "2")  # digits pick directly: 2 is the last hour
         await wait_for(pilot, lambda: screen.range.preset == "1h" and len(screen.traces) < day)
+
+
+async def test_a_hostile_project_name_in_the_palette_is_inert(service: RunningService) -> None:
+    hostile = "[@click=app.quit]evil[/]"
+    project = f"proj_evil_{uuid.uuid4().hex[:6]}"
+    with service.store.transaction() as db:
+        service.store.insert_project(db, hostile, "[b]x[/b]\x1b[2J", 30, project_id=project)
+    async with running_app(service) as (app, pilot):
+        await wait_for(pilot, lambda: any(p.id == project for p in app.projects))
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Switch project: [@click")
+        await pilot.pause(0.5)
+        options = app.screen.query_one(CommandList)
+        prompts = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        assert any(hostile in p for p in prompts), prompts  # shown literally, not as a link
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        assert app.is_running
+        assert isinstance(app.screen, TracesScreen) and app.screen.project_id == project

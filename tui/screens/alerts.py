@@ -13,7 +13,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from tui.api import Alert, ApiError, split_metric
-from tui.text import safe_text
+from tui.text import safe_text, visible
 from tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
@@ -52,7 +52,6 @@ class AlertsScreen(Screen[None]):
         self.project_id = project_id
         self.project_name = project_name
         self.alerts: list[Alert] = []
-        self.sub_title = f"{project_name} alerts"
 
     @property
     def tui(self) -> TraceTuiApp:
@@ -110,7 +109,7 @@ class AlertsScreen(Screen[None]):
 
         def created(alert: Alert | None) -> None:
             if alert is not None:
-                self.notify(f"Alert {alert.name} created.", markup=False)
+                self.notify(visible(f"Alert {alert.name} created."), markup=False)
                 self.action_refresh()
 
         self.app.push_screen(AlertForm(self.project_id, self.project_name), created)

@@ -75,7 +75,7 @@ class CreateForm(ModalScreen[Any]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield Label(self.TITLE_TEXT, classes="title")
+            yield Label(safe_text(self.TITLE_TEXT), classes="title")
             for spec in self.FIELDS:
                 yield Label(spec.label)
                 yield Input(spec.value, placeholder=spec.placeholder, id=f"field-{spec.name}")

@@ -12,7 +12,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from tui.api import ApiError, Project
-from tui.text import safe_text
+from tui.text import safe_text, visible
 from tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ class ProjectsScreen(Screen[None]):
 
         def created(project: Project | None) -> None:
             if project is not None:
-                self.notify(f"Project {project.name} created.", markup=False)
+                self.notify(visible(f"Project {project.name} created."), markup=False)
                 self.action_refresh()
 
         self.app.push_screen(ProjectForm(), created)

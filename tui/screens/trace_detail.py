@@ -112,7 +112,6 @@ class TraceDetailScreen(Screen[None]):
         self.project_id = project_id
         self.trace: Trace | None = None
         self.trace_tree: TraceTree | None = None
-        self.sub_title = f"trace {trace_id}"
 
     @property
     def tui(self) -> TraceTuiApp:

@@ -69,7 +69,6 @@ class TracesScreen(Screen[None]):
         self.sort = "start"
         self.live_timer: Timer | None = None
         self.load_error: str | None = None
-        self.sub_title = self.project_name
 
     @property
     def tui(self) -> TraceTuiApp:
