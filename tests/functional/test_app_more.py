@@ -12,11 +12,10 @@ from pathlib import Path
 import httpx
 import pytest
 from pydantic import SecretStr
+from textual.command import CommandList
 
 from tests.conftest import RunningService
 from tests.functional.test_app import running_app, wait_for
-from textual.command import CommandList
-
 from tui.api import ApiClient
 from tui.app import StartAt, TooSmallScreen, TraceTuiApp
 from tui.config import load_settings
@@ -216,14 +215,15 @@ async def test_time_range_picker(service: RunningService) -> None:
 
 
 async def test_a_hostile_project_name_in_the_palette_is_inert(service: RunningService) -> None:
-    hostile = "[@click=app.quit]evil[/]"
-    project = f"proj_evil_{uuid.uuid4().hex[:6]}"
+    token = uuid.uuid4().hex[:6]
+    hostile = f"[@click=app.quit]evil{token}[/]"
+    project = f"proj_evil_{token}"
     with service.store.transaction() as db:
         service.store.insert_project(db, hostile, "[b]x[/b]\x1b[2J", 30, project_id=project)
     async with running_app(service) as (app, pilot):
         await wait_for(pilot, lambda: any(p.id == project for p in app.projects))
         await pilot.press("ctrl+p")
-        await pilot.press(*"Switch project: [@click")
+        await pilot.press(*f"Switch project: [@click=app.quit]evil{token}")
         await pilot.pause(0.5)
         options = app.screen.query_one(CommandList)
         prompts = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
