@@ -232,3 +232,31 @@ async def test_a_hostile_project_name_in_the_palette_is_inert(service: RunningSe
         await pilot.pause(0.2)
         assert app.is_running
         assert isinstance(app.screen, TracesScreen) and app.screen.project_id == project
+
+
+async def test_span_search_jumps_to_the_next_match(service: RunningService) -> None:
+    async with running_app(service, StartAt(project_id="proj_support")) as (app, pilot):
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, TracesScreen) and bool(app.screen.traces)
+        )
+        await pilot.press("enter")
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(app.screen, TraceDetailScreen) and bool(app.screen.query(SpanTreeView))
+            ),
+        )
+        view = app.screen.query_one(SpanTreeView)
+        await pilot.press("slash", *"draft_reply", "enter")
+        position = view.position
+        assert position is not None and view.trace_tree.spans[position].name == "draft_reply"
+        await pilot.press("escape")
+        assert isinstance(app.screen, TraceDetailScreen)  # the first escape only closes search
+
+
+async def test_switching_profile_restarts_on_it(service: RunningService) -> None:
+    async with running_app(service) as (app, pilot):
+        await pilot.pause(0.2)
+        app.switch_profile("staging")
+        await pilot.pause(0.2)
+    assert app.return_value == "profile:staging"
