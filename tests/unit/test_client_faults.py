@@ -423,3 +423,13 @@ async def test_an_out_of_order_response_never_raises_the_budget() -> None:
             assert client.latest_budget is not None
             seen.append(client.latest_budget.remaining)
     assert seen == [5, 5, 3]
+
+
+async def test_json_nested_too_deep_is_a_bad_response_not_a_crash() -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    async with mock_client(lambda r: httpx.Response(200, content=deep)) as client:
+        with pytest.raises(BadResponse, match="HTTP 200"):
+            await client.list_projects()
+    async with mock_client(lambda r: httpx.Response(422, content=deep)) as client:
+        with pytest.raises(ValidationFailed, match="HTTP 422"):
+            await client.list_projects()

@@ -323,7 +323,7 @@ class ApiClient:
     def _json(self, response: httpx.Response) -> Any:
         try:
             return response.json()
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):  # deep nesting is unreadable too
             kind = response.headers.get("content-type", "no content type").split(";")[0]
             raise BadResponse(
                 f"The server sent {kind} that is not valid JSON (HTTP {response.status_code})",

@@ -217,7 +217,7 @@ def error_for_response(
     text = response.text if response.content else ""
     try:
         body: Any = json.loads(text) if text else None
-    except ValueError:
+    except (ValueError, RecursionError):
         body = None
     message, fields = parse_error_body(body)
     if message is None and text and body is None:
