@@ -43,3 +43,32 @@ def test_a_late_page_costs_what_the_first_costs(tmp_path: Path) -> None:
     late = vm_steps(store, TracePosition(oldest[0], oldest[1]))
     # Scanning the 19,850 rows before the cursor would cost over 100x more.
     assert late < 2 * first, (first, late)
+
+
+def test_spliced_span_json_equals_the_plain_encoding(tmp_path: Path) -> None:
+    import json
+    import random
+
+    from tui.server.demo import TraceBuilder
+    from tui.server.schemas import span_json, spans_json_text
+
+    store = Store(tmp_path / "spans.sqlite3")
+    b = TraceBuilder(random.Random(1), "t1")
+    attributes = [{}, {"a": [1, {"b": '漢字 \\u2028 "q"'}]}, {"x": None, "y": 1.5}]
+    for i, attrs in enumerate(attributes):
+        b.add(
+            None if i == 0 else "s0",
+            f"span {i} \x1b[2J",
+            "llm",
+            NOW + i,
+            5,
+            "gpt-4o",
+            (1, 2),
+            attrs,
+            error="boom" if i == 2 else None,
+            span_id=f"s{i}",
+        )
+    with store.transaction() as db:
+        store.insert_traces(db, [], b.rows)
+    rows = store.list_spans("t1")
+    assert json.loads(spans_json_text(rows, "t1")) == [span_json(r, "t1") for r in rows]

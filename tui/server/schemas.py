@@ -10,6 +10,7 @@ import math
 import re
 import time
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -100,10 +101,15 @@ def parse_timestamp(value: str) -> int:
     return int(parsed.timestamp() * 1000)
 
 
+@lru_cache(maxsize=65536)
+def _iso_second(seconds: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+
+
 def iso_ms(ms: int) -> str:
     """Epoch ms as ISO 8601 with milliseconds and the UTC designator, as the spec shows."""
     seconds, millis = divmod(ms, 1000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
+    return f"{_iso_second(seconds)}.{millis:03d}Z"
 
 
 def project_json(row: dict[str, Any]) -> dict[str, Any]:
@@ -135,6 +141,21 @@ def trace_json(row: dict[str, Any]) -> dict[str, Any]:
     if "attributes" in row:
         body["attributes"] = json.loads(row["attributes"])
     return body
+
+
+def spans_json_text(rows: list[tuple[Any, ...]], trace_id: str) -> str:
+    """A JSON array of spans, each span's stored attributes spliced in as they are.
+
+    The same objects as span_json, without parsing and re-dumping every attributes document
+    (stored as JSON text already): for a 50,000-span trace that is most of the work.
+    """
+    dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+    parts = []
+    for row in rows:
+        body = span_json((*row[:-1], "{}"), trace_id)
+        text = dumps(body)
+        parts.append(text[: -len('"attributes":{}}')] + '"attributes":' + row[-1] + "}")
+    return "[" + ",".join(parts) + "]"
 
 
 def span_json(row: Any, trace_id: str) -> dict[str, Any]:

@@ -312,17 +312,15 @@ class Store:
         )
         return None if row is None else dict(row)
 
-    def list_spans(self, trace_id: str) -> list[sqlite3.Row]:
-        """Every span of a trace ordered by start time (rows, not dicts: big traces are big)."""
-        return (
-            self._connection()
-            .execute(
-                f"SELECT {', '.join(SPAN_COLUMNS[1:])} FROM spans WHERE trace_id = ? "
-                "ORDER BY started_at, id",
-                (trace_id,),
-            )
-            .fetchall()
-        )
+    def list_spans(self, trace_id: str) -> list[tuple[Any, ...]]:
+        """Every span of a trace ordered by start time, as plain tuples (big traces are big)."""
+        cursor = self._connection().cursor()
+        cursor.row_factory = None  # tuples: sqlite3.Row costs a third of the time here
+        return cursor.execute(
+            f"SELECT {', '.join(SPAN_COLUMNS[1:])} FROM spans WHERE trace_id = ? "
+            "ORDER BY started_at, id",
+            (trace_id,),
+        ).fetchall()
 
     def insert_traces(
         self,
