@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,6 @@ class Scene:
     start: StartAt
     keys: tuple[str, ...] = ()
     description: str = ""
-    typed: dict[str, str] = field(default_factory=dict)
 
 
 SCENES = (

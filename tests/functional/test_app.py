@@ -60,6 +60,18 @@ async def wait_for(pilot: Any, condition: Callable[[], bool], seconds: float = 1
     raise AssertionError("condition not met in time")
 
 
+async def open_first_trace(app: TraceTuiApp, pilot: Any) -> TraceDetailScreen:
+    """From a project's traces, open the newest and wait for its tree."""
+    await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen) and bool(app.screen.traces))
+    await pilot.press("enter")
+    await wait_for(
+        pilot,
+        lambda: isinstance(app.screen, TraceDetailScreen) and bool(app.screen.query(SpanTreeView)),
+    )
+    assert isinstance(app.screen, TraceDetailScreen)
+    return app.screen
+
+
 def rendered_text(widget: Any) -> str:
     """What a Static shows, as plain text."""
     console = Console(width=200, record=True, file=io.StringIO())
@@ -264,7 +276,6 @@ async def test_a_rejected_form_keeps_what_was_typed(service: RunningService) -> 
         await wait_for(pilot, lambda: "2000" in rendered_text(error))
         assert form.values()["name"] == "kept-name" and len(form.values()["description"]) == 2001
         assert app.screen is form
-        await pilot.press("ctrl+a")
 
 
 async def test_missing_trace_says_so(service: RunningService) -> None:

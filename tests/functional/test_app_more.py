@@ -15,7 +15,7 @@ from pydantic import SecretStr
 from textual.command import CommandList
 
 from tests.conftest import RunningService
-from tests.functional.test_app import running_app, wait_for
+from tests.functional.test_app import open_first_trace, running_app, wait_for
 from tui.api import ApiClient
 from tui.app import StartAt, TooSmallScreen, TraceTuiApp
 from tui.config import load_settings
@@ -105,18 +105,7 @@ async def test_export_and_copy(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     async with running_app(service, StartAt(project_id="proj_agent")) as (app, pilot):
-        await wait_for(
-            pilot, lambda: isinstance(app.screen, TracesScreen) and bool(app.screen.traces)
-        )
-        await pilot.press("enter")
-        await wait_for(
-            pilot,
-            lambda: (
-                isinstance(app.screen, TraceDetailScreen) and bool(app.screen.query(SpanTreeView))
-            ),
-        )
-        detail = app.screen
-        assert isinstance(detail, TraceDetailScreen)
+        detail = await open_first_trace(app, pilot)
         await pilot.press("down", "y")
         copied = json.loads(app.clipboard)
         assert copied["id"] == detail.query_one(SpanTreeView).trace_tree.spans[1].id
@@ -236,16 +225,7 @@ async def test_a_hostile_project_name_in_the_palette_is_inert(service: RunningSe
 
 async def test_span_search_jumps_to_the_next_match(service: RunningService) -> None:
     async with running_app(service, StartAt(project_id="proj_support")) as (app, pilot):
-        await wait_for(
-            pilot, lambda: isinstance(app.screen, TracesScreen) and bool(app.screen.traces)
-        )
-        await pilot.press("enter")
-        await wait_for(
-            pilot,
-            lambda: (
-                isinstance(app.screen, TraceDetailScreen) and bool(app.screen.query(SpanTreeView))
-            ),
-        )
+        await open_first_trace(app, pilot)
         view = app.screen.query_one(SpanTreeView)
         await pilot.press("slash", *"draft_reply", "enter")
         position = view.position

@@ -36,21 +36,17 @@ def summary_text(trace: Trace, tree: TraceTree, now: datetime) -> Text:
         text.append("  ")
         text.append_text(safe_text(trace.name, 40, style="bold"))
     text.append("\n")
-    inp = (
-        trace.input_tokens
-        if trace.input_tokens is not None
-        else sum(tree.sub_input[i] for i in range(tree.size) if tree.parent[i] == -1)
-    )
-    out = (
-        trace.output_tokens
-        if trace.output_tokens is not None
-        else sum(tree.sub_output[i] for i in range(tree.size) if tree.parent[i] == -1)
-    )
-    total = (
-        trace.total_cost_usd
-        if trace.total_cost_usd is not None
-        else sum(tree.sub_cost[i] for i in range(tree.size) if tree.parent[i] == -1)
-    )
+    # The server's totals when it sent them, else the sum over the root spans' subtrees.
+    roots = [i for i in range(tree.size) if tree.parent[i] == -1]
+    inp = trace.input_tokens
+    if inp is None:
+        inp = sum(tree.sub_input[i] for i in roots)
+    out = trace.output_tokens
+    if out is None:
+        out = sum(tree.sub_output[i] for i in roots)
+    total = trace.total_cost_usd
+    if total is None:
+        total = sum(tree.sub_cost[i] for i in roots)
     errors = tree.error_count
     parts = [
         f"{fmt.local_time(trace.started_at)} ({fmt.ago(trace.started_at, now)})",
@@ -219,12 +215,10 @@ class TraceDetailScreen(Screen[None]):
             view.go_to(found)
 
     def _span_json(self) -> dict[str, Any] | None:
-        views = self.query(SpanTreeView)
-        if self.trace_tree is None or not views or views.first().position is None:
-            return None
-        position = views.first().position
-        assert position is not None
-        return self.trace_tree.spans[position].model_dump(mode="json", by_alias=False)
+        for view in self.query(SpanTreeView):
+            if view.position is not None:
+                return view.trace_tree.spans[view.position].model_dump(mode="json")
+        return None
 
     def action_copy(self) -> None:
         data = self._span_json()

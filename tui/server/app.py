@@ -18,7 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from tui.server.ratelimit import RateLimiter, RateLimitMiddleware
+from tui.server.ratelimit import RateLimiter, RateLimitMiddleware, error_body
 from tui.server.schemas import (
     AlertCreate,
     ProjectCreate,
@@ -49,14 +49,7 @@ class ApiError(Exception):
 
 
 def error_response(error: ApiError, headers: dict[str, str] | None = None) -> JSONResponse:
-    body = {
-        "error": {
-            "status": error.status,
-            "code": error.code,
-            "message": error.message,
-            "details": error.details,
-        }
-    }
+    body = error_body(error.status, error.code, error.message, error.details)
     return JSONResponse(body, status_code=error.status, headers=headers)
 
 

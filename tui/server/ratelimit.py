@@ -84,10 +84,15 @@ def bucket_for(scope: Scope) -> str:
     return f"ip:{client[0]}"
 
 
+def error_body(
+    status: int, code: str, message: str, details: list[Any] | None = None
+) -> dict[str, Any]:
+    """The one error body of the service, for the routes and this middleware alike."""
+    return {"error": {"status": status, "code": code, "message": message, "details": details or []}}
+
+
 def error_json(status: int, code: str, message: str, details: list[Any] | None = None) -> bytes:
-    """The one error body of the service (the routes build the same shape)."""
-    body = {"error": {"status": status, "code": code, "message": message, "details": details or []}}
-    return json.dumps(body).encode()
+    return json.dumps(error_body(status, code, message, details)).encode()
 
 
 class RateLimitMiddleware:

@@ -29,13 +29,11 @@ class VirtualRows(ScrollView, can_focus=True):
         Binding("home,g", "first", "First", show=False, id="rows.first"),
         Binding("end,G", "last", "Last", show=False, id="rows.last"),
     ]
-    COMPONENT_CLASSES = {"virtual-rows--cursor", "virtual-rows--dim", "virtual-rows--error"}
+    COMPONENT_CLASSES = {"virtual-rows--cursor"}
     DEFAULT_CSS = """
     VirtualRows { height: 1fr; overflow-x: hidden; scrollbar-gutter: stable; }
     VirtualRows > .virtual-rows--cursor { background: $block-cursor-background; color: $block-cursor-foreground; text-style: bold; }
     VirtualRows:blur > .virtual-rows--cursor { background: $block-cursor-blurred-background; text-style: none; }
-    VirtualRows > .virtual-rows--dim { color: $text-muted; }
-    VirtualRows > .virtual-rows--error { color: $text-error; }
     """
 
     cursor: reactive[int] = reactive(0, always_update=True, repaint=False)
