@@ -1,14 +1,18 @@
-"""The fast reader of spec-spelled spans gives exactly what the tolerant validator gives."""
+"""The fast readers of spec-spelled spans and traces give exactly what the tolerant validator
+gives."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui.api import Span
+from tui.api import Span, Trace
+from tui.api.fast_trace import read_trace_fast
 from tui.api.models import _fast_span, read_span
 
 moments = st.datetimes(
@@ -97,3 +101,56 @@ def test_the_spec_spelling_takes_the_fast_path() -> None:
     assert _fast_span({**item, "parentSpanId": "p"}) is None
     assert _fast_span({**item, "input_tokens": "3"}) is None
     assert _fast_span({**item, "started_at": 1795251600000}) is None
+
+
+# -- the whole-trace fast path (tui/api/fast_trace.py) -------------------------------------------
+
+
+def tolerant_trace(body: dict[str, Any]) -> Trace:
+    return Trace.model_validate(body)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(spec_spans, max_size=6))
+def test_the_whole_trace_fast_path_agrees_with_the_tolerant_one(
+    items: list[dict[str, Any]],
+) -> None:
+    body = {"id": "t1", "name": "a trace", "status": "ERROR", "spans": items}
+    fast = read_trace_fast(json.dumps(body).encode())
+    slow = tolerant_trace(body)
+    assert fast is not None  # everything spec-spelled takes it
+    assert fast.model_dump(exclude={"spans"}) == slow.model_dump(exclude={"spans"})
+    assert len(fast.spans) == len(slow.spans)
+    for a, b in zip(fast.spans, slow.spans, strict=True):
+        same(a, b)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(odd_spans, max_size=4))
+def test_a_trace_the_fast_path_declines_is_read_the_same_by_the_tolerant_one(
+    items: list[dict[str, Any]],
+) -> None:
+    body = {"id": "t1", "spans": items}
+    fast = read_trace_fast(json.dumps(body).encode())
+    slow = tolerant_trace(body)
+    if fast is not None:
+        for a, b in zip(fast.spans, slow.spans, strict=True):
+            same(a, b)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"data": {"id": "t", "spans": []}, "spans": []}',  # an envelope
+        b'{"id": "t", "spans": [{"id": "s", "started_at": 1795251600}]}',  # epoch seconds
+        b'{"id": "t", "spans": [{"id": "s", "duration_ms": NaN}]}',
+        b'{"id": "t", "spans": [{"id": "s", "input_tokens": true}]}',
+        b'{"id": "t", "spans": [{"id": "s", "name": "\\ud800"}]}',  # a lone surrogate
+        b'{"id": "t", "spans": [{"id": "s", "started_at": "yesterday"}]}',
+        b'{"id": "t", "spans": [{"spanId": "s"}]}',
+        b'{"id": "t", "observations": []}',
+        b"not json",
+    ],
+)
+def test_what_is_not_the_spec_spelling_is_left_to_the_tolerant_path(body: bytes) -> None:
+    assert read_trace_fast(body) is None

@@ -33,6 +33,8 @@ from tui.api.errors import (
     TimedOut,
     error_for_response,
 )
+from tui.api.fast_trace import read_trace_fast
+from tui.api.gcpause import gc_paused
 from tui.api.models import Alert, Project, Record, Span, Trace, parse_records
 from tui.api.pagination import NextPage, cursor_from_url, extract_items, extract_next
 from tui.api.ratelimit import Pacer, RateBudget, budget_from_headers
@@ -468,12 +470,18 @@ class ApiClient:
     async def get_trace(self, trace_id: str, project_id: str | None = None) -> Trace:
         """One trace with its spans (fetched from /spans if the server left them out)."""
         response = await self._request("GET", f"traces/{_segment(trace_id)}", project_id=project_id)
-        body = self._json(response)
-        if isinstance(body, dict) and isinstance(body.get("data"), dict) and "id" not in body:
-            body = body["data"]  # {"data": {...trace...}}
-        if not isinstance(body, dict):
-            raise BadResponse(f"The server's answer is not a trace (HTTP {response.status_code})")
-        trace = Trace.model_validate(body)
+        with gc_paused():  # a big trace is a million small objects: see tui/api/gcpause.py
+            trace = read_trace_fast(response.content)
+            if trace is not None:
+                return trace
+            body = self._json(response)
+            if isinstance(body, dict) and isinstance(body.get("data"), dict) and "id" not in body:
+                body = body["data"]  # {"data": {...trace...}}
+            if not isinstance(body, dict):
+                raise BadResponse(
+                    f"The server's answer is not a trace (HTTP {response.status_code})"
+                )
+            trace = Trace.model_validate(body)
         if not any(k in body for k in ("spans", "observations")):
             trace.spans = await self.list_spans(trace_id, project_id)
         return trace

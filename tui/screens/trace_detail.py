@@ -18,6 +18,7 @@ from textual.widgets import Footer, Input, Static
 
 from tui import formatting as fmt
 from tui.api import ApiError, NotFound, Trace
+from tui.api.gcpause import gc_paused, hold_out_of_collections, return_to_collections
 from tui.spans import TraceTree, build_tree, find_next, search_flags
 from tui.text import safe_text
 from tui.widgets.span_detail import SpanDetail
@@ -61,6 +62,10 @@ def summary_text(trace: Trace, tree: TraceTree, now: datetime) -> Text:
         f"✗ {errors} errors" if errors else "no errors", style="bold red" if errors else "green"
     )
     return text
+
+
+# From this size on, an open trace is held out of garbage collections (see tui/api/gcpause.py).
+HOLD_OUT_SPANS = 2000
 
 
 class TraceDetailScreen(Screen[None]):
@@ -147,7 +152,13 @@ class TraceDetailScreen(Screen[None]):
     async def load(self) -> None:
         message = self.query_one("#message", Static)
         try:
-            trace = await self.tui.client.get_trace(self.trace_id, self.project_id)
+            # The collector stays out from the read until a big trace is held out of it: see
+            # tui/api/gcpause.py (a collection in between walks a million fresh objects).
+            with gc_paused():
+                trace = await self.tui.client.get_trace(self.trace_id, self.project_id)
+                tree = build_tree(trace.spans)
+                if tree.size >= HOLD_OUT_SPANS:
+                    hold_out_of_collections()
         except NotFound:
             message.update(safe_text(f"Trace {self.trace_id} was not found on this server."))
             return
@@ -155,8 +166,7 @@ class TraceDetailScreen(Screen[None]):
             message.update(safe_text(f"{error.title}: {error.message}"))
             self.tui.report_error(error, retry=self.load)
             return
-        self.trace = trace
-        self.trace_tree = build_tree(trace.spans)
+        self.trace, self.trace_tree = trace, tree
         self.tui.mark_refreshed()
         await self._show()
 
@@ -175,6 +185,12 @@ class TraceDetailScreen(Screen[None]):
         self.call_after_refresh(self._update_header)
         view.focus()
         self.query_one(SpanDetail).show(self.trace_tree, view.position)
+
+    def on_unmount(self) -> None:
+        # Let go of the spans first (SpanTreeView does the same), so reference counting frees
+        # them without the collector's help, then give it back what `_show` held out of it.
+        self.trace = self.trace_tree = None
+        return_to_collections()
 
     @on(SpanTreeView.SpanHighlighted)
     def _highlighted(self, event: SpanTreeView.SpanHighlighted) -> None:

@@ -14,7 +14,7 @@ from textual.message import Message
 from textual.strip import Strip
 
 from tui import formatting as fmt
-from tui.spans import TraceTree, Visibility, find_next
+from tui.spans import TraceTree, Visibility, build_tree, find_next
 from tui.text import visible
 from tui.widgets.virtual_rows import VirtualRows
 
@@ -82,7 +82,6 @@ class SpanTreeView(VirtualRows):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.trace_tree = tree
         self.view = Visibility.initial(tree)
-        self._error_flags = [s.is_error for s in tree.spans]
 
     @property
     def position(self) -> int | None:
@@ -95,6 +94,11 @@ class SpanTreeView(VirtualRows):
 
     def on_mount(self) -> None:
         self.rows_changed()
+
+    def on_unmount(self) -> None:
+        # A closed view may linger until the collector finds it; its spans need not.
+        self.trace_tree = build_tree([])
+        self.view = Visibility.initial(self.trace_tree)
 
     def on_virtual_rows_cursor_moved(self, event: VirtualRows.CursorMoved) -> None:
         event.stop()
@@ -199,7 +203,7 @@ class SpanTreeView(VirtualRows):
         self._after_change(position)
 
     def action_next_error(self, backwards: bool = False) -> None:
-        found = find_next(self.trace_tree, self.position or 0, self._error_flags, backwards)
+        found = find_next(self.trace_tree, self.position or 0, self.trace_tree.errors, backwards)
         if found is None:
             self.notify("No span in this trace has an error.", timeout=3)
             return

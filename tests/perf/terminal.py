@@ -1,0 +1,101 @@
+"""A program in a real pseudo-terminal, as a user's terminal (or an SSH session) would see it.
+
+The benchmarks that are about what reaches a terminal (start-up to the first useful frame, bytes
+written per keypress, CPU while idle) run the app as a separate process on a pty, so imports,
+the driver, and every escape sequence are counted, and nothing of the benchmark process is.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import select
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+
+class Terminal:
+    """`argv` running on a pty of `cols` x `rows`; read what it writes, type into it."""
+
+    def __init__(
+        self, argv: list[str], env: Mapping[str, str], cols: int = 80, rows: int = 24
+    ) -> None:
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        self.started = time.perf_counter()
+        self.process = subprocess.Popen(
+            argv,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env={**env, "TERM": "xterm-256color", "COLUMNS": str(cols), "LINES": str(rows)},
+            start_new_session=True,
+        )
+        os.close(slave)
+        self.master = master
+        self.output = bytearray()
+
+    def _read(self, timeout: float) -> bytes:
+        ready, _, _ = select.select([self.master], [], [], max(0.0, timeout))
+        if not ready:
+            return b""
+        try:
+            chunk = os.read(self.master, 65536)
+        except OSError:  # the program has exited
+            return b""
+        self.output += chunk
+        return chunk
+
+    def wait_for(self, needle: bytes, timeout: float = 30.0) -> float:
+        """Seconds from process start until `needle` was written."""
+        deadline = time.perf_counter() + timeout
+        while needle not in self.output:
+            if time.perf_counter() > deadline:
+                tail = bytes(self.output[-400:])
+                raise TimeoutError(f"{needle!r} not written within {timeout} s; last: {tail!r}")
+            self._read(deadline - time.perf_counter())
+        return time.perf_counter() - self.started
+
+    def drain(self, quiet: float = 0.3, limit: float = 5.0) -> int:
+        """Read until nothing arrives for `quiet` seconds; the number of bytes read."""
+        total, deadline = 0, time.perf_counter() + limit
+        while time.perf_counter() < deadline:
+            chunk = self._read(quiet)
+            if not chunk:
+                break
+            total += len(chunk)
+        return total
+
+    def send(self, keys: str) -> None:
+        os.write(self.master, keys.encode())
+
+    def cpu_seconds(self) -> float:
+        """User plus system CPU time the program has used so far."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        os.close(self.master)
+
+    def __enter__(self) -> Terminal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+PYTHON = sys.executable
