@@ -70,8 +70,24 @@ _TRACE_VALIDATOR = SchemaValidator(
 _PLAIN_STATUS = frozenset(("ok", "error", "unset"))
 # Kinds that derive_span_fields leaves as they are (it lower-cases and drops "span_kind_").
 _PLAIN_KINDS = frozenset(
-    "llm tool agent chain retriever embedding span internal server client producer consumer"
-    " generation event reranker guardrail".split()
+    [
+        "llm",
+        "tool",
+        "agent",
+        "chain",
+        "retriever",
+        "embedding",
+        "span",
+        "internal",
+        "server",
+        "client",
+        "producer",
+        "consumer",
+        "generation",
+        "event",
+        "reranker",
+        "guardrail",
+    ]
 )
 
 
