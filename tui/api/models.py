@@ -162,7 +162,8 @@ OUTPUT_TOKEN_NAMES: tuple[str | AliasPath, ...] = (
 class Record(BaseModel):
     """Base of the tolerant records: unknown fields are kept, nothing is required."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=False)
+    # defer_build: each model's validator is built when first used, not at import (start-up)
+    model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=False, defer_build=True)
 
     @property
     def extras(self) -> dict[str, Any]:
