@@ -14,7 +14,7 @@ import tempfile
 import time
 
 from tests.perf.report import Row
-from tests.perf.terminal import PYTHON, Terminal
+from tests.terminal import PYTHON, Terminal
 from tui.server.run import LocalService, open_demo_store
 
 RUNS = 5

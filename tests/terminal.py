@@ -1,8 +1,9 @@
 """A program in a real pseudo-terminal, as a user's terminal (or an SSH session) would see it.
 
-The benchmarks that are about what reaches a terminal (start-up to the first useful frame, bytes
-written per keypress, CPU while idle) run the app as a separate process on a pty, so imports,
-the driver, and every escape sequence are counted, and nothing of the benchmark process is.
+The benchmarks about what reaches a terminal (start-up to the first useful frame, bytes per
+keypress, CPU while idle) and the adversarial tests of what hostile data can make the app write
+run the app as a separate process on a pty: imports, the driver, and every byte the terminal
+would receive are real.
 """
 
 from __future__ import annotations
