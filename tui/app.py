@@ -37,6 +37,10 @@ from tui.widgets.status_bar import StatusBar
 MIN_WIDTH, MIN_HEIGHT = 80, 24
 
 
+# A server's error message is shown up to this length: a toast wrapping a megabyte freezes the app.
+NOTIFY_MAX_CHARS = 500
+
+
 @dataclass(frozen=True)
 class StartAt:
     """Where the app opens: the projects, one project's traces, or one trace."""
@@ -233,7 +237,11 @@ class TraceTuiApp(App[str | None]):
             self.ask_for_key(project_id, error)
         elif not quiet:
             self.notify(
-                visible(error.message), title=error.title, severity="error", timeout=8, markup=False
+                visible(error.message[:NOTIFY_MAX_CHARS]),
+                title=error.title,
+                severity="error",
+                timeout=8,
+                markup=False,
             )
         self.refresh_status()
 

@@ -12,6 +12,10 @@ from tui.text import ELLIPSIS, visible
 
 def fit(value: object, width: int, multiline: bool = False) -> str:
     """An untrusted value made visible, cut to `width` terminal cells with an ellipsis, padded."""
+    if isinstance(value, str):
+        # No cell takes fewer than a quarter of a character here (visible() spells out the
+        # zero-width ones), so a megabyte of text is cut before it is made visible.
+        value = value[: 4 * max(width, 0) + 8]
     text = visible(value, multiline=multiline)
     if width <= 0:
         return ""

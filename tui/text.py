@@ -48,6 +48,8 @@ def safe_text(
     value: object, max_length: int | None = None, style: str = "", multiline: bool = False
 ) -> Text:
     """A literal, inert Text of an untrusted value, cut to `max_length` cells with an ellipsis."""
+    if max_length is not None and isinstance(value, str):
+        value = value[: max_length + 1]  # a megabyte of text is not made visible to be cut
     text = visible(value, multiline=multiline)
     if max_length is not None and len(text) > max_length:
         text = text[: max(0, max_length - 1)] + ELLIPSIS

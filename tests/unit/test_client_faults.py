@@ -26,6 +26,7 @@ from tui.api import (
     Unauthorized,
     ValidationFailed,
 )
+from tui.api.deep_json import CUT, loads_with_depth_cut
 from tui.api.ratelimit import Pacer, RateBudget, parse_retry_after
 
 
@@ -425,11 +426,32 @@ async def test_an_out_of_order_response_never_raises_the_budget() -> None:
     assert seen == [5, 5, 3]
 
 
-async def test_json_nested_too_deep_is_a_bad_response_not_a_crash() -> None:
+async def test_json_nested_too_deep_loses_only_the_depths() -> None:
     deep = b"[" * 100_000 + b"]" * 100_000
     async with mock_client(lambda r: httpx.Response(200, content=deep)) as client:
-        with pytest.raises(BadResponse, match="HTTP 200"):
-            await client.list_projects()
+        assert await client.list_projects() == []  # read, and nothing in it is a project
     async with mock_client(lambda r: httpx.Response(422, content=deep)) as client:
         with pytest.raises(ValidationFailed, match="HTTP 422"):
             await client.list_projects()
+    # Attributes 10,000 levels deep (json.loads gives up near 1,000): the trace is kept, its
+    # spans and their other attributes too; only the values below 200 levels are replaced.
+    attributes = '{"tool": "grep", "deep": ' + "[" * 10_000 + '"bottom"' + "]" * 10_000 + "}"
+    body = (
+        '{"id": "t1", "spans": [{"id": "s1", "name": "step", "attributes": '
+        + attributes
+        + '}, {"id": "s2", "parent_id": "s1", "name": "leaf"}]}'
+    )
+    async with mock_client(lambda r: httpx.Response(200, content=body.encode())) as client:
+        trace = await client.get_trace("t1")
+    assert [s.name for s in trace.spans] == ["step", "leaf"]
+    kept = trace.spans[0].attributes
+    assert kept["tool"] == "grep"
+    level, depth = kept["deep"], 1
+    while isinstance(level, list):
+        level, depth = level[0], depth + 1
+    assert level == CUT and 150 < depth < 200  # cut 200 levels below the top of the body
+
+
+def test_the_depth_cut_skips_brackets_inside_strings() -> None:
+    text = r'{"a": "[[[{{{", "b": [[["x"]]], "c": "\"]"}'
+    assert loads_with_depth_cut(text, max_depth=2) == {"a": "[[[{{{", "b": [CUT], "c": '"]'}

@@ -24,6 +24,7 @@ from urllib.parse import quote, urljoin, urlsplit
 import httpx
 from pydantic import SecretStr
 
+from tui.api.deep_json import loads_with_depth_cut
 from tui.api.errors import (
     ApiError,
     BadResponse,
@@ -327,8 +328,11 @@ class ApiClient:
 
     def _json(self, response: httpx.Response) -> Any:
         try:
-            return response.json()
-        except (ValueError, UnicodeDecodeError, RecursionError):  # deep nesting is unreadable too
+            try:
+                return response.json()
+            except RecursionError:  # nested too deep for json.loads: keep all but the depths
+                return loads_with_depth_cut(response.text)
+        except (ValueError, UnicodeDecodeError, RecursionError):
             kind = response.headers.get("content-type", "no content type").split(";")[0]
             raise BadResponse(
                 f"The server sent {kind} that is not valid JSON (HTTP {response.status_code})",

@@ -16,6 +16,10 @@ from tui.spans import TraceTree
 from tui.text import safe_text
 from tui.widgets.json_view import JsonView
 
+# A field longer than this is cut with an ellipsis: wrapping a megabyte of text froze the app for
+# 11 s. `e` exports the whole span.
+FIELD_MAX_CHARS = 4000
+
 
 def field_table(rows: list[tuple[str, Any]]) -> Table:
     table = Table.grid(padding=(0, 1))
@@ -23,7 +27,8 @@ def field_table(rows: list[tuple[str, Any]]) -> Table:
     table.add_column(overflow="fold")
     for label, value in rows:
         table.add_row(
-            Text(label), value if isinstance(value, Text) else safe_text(value, multiline=True)
+            Text(label),
+            value if isinstance(value, Text) else safe_text(value, FIELD_MAX_CHARS, multiline=True),
         )
     return table
 
@@ -64,7 +69,14 @@ class SpanDetail(VerticalScroll):
         when = f"{fmt.duration(span.duration_ms)} from {fmt.local_time(span.started_at)}"
         rows += [("duration", when), ("status", span.status or "")]
         if span.error_message:
-            rows.append(("error", safe_text(span.error_message, multiline=True, style="red bold")))
+            rows.append(
+                (
+                    "error",
+                    safe_text(
+                        span.error_message, FIELD_MAX_CHARS, style="red bold", multiline=True
+                    ),
+                )
+            )
         rows += [("id", tree.keys[position]), ("parent", span.parent_id or "(root)")]
         if tree.flags[position]:
             rows.append(("warning", ", ".join(tree.flags[position])))

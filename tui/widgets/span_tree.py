@@ -120,7 +120,8 @@ class SpanTreeView(VirtualRows):
         marker = ("▸ " if folded else "▾ ") if tree.has_children(i) else "  "
         flag = "✗ " if span.is_error else ("⚠ " if tree.flags[i] else "")
         name_text = fmt.fit(
-            indent + marker + flag + visible(span.name or span.id or "?"), c["name"]
+            indent + marker + flag + visible((span.name or span.id or "?")[: 4 * c["name"]]),
+            c["name"],
         )
         collapsed = self.view.is_collapsed(i)
         inp: int | None

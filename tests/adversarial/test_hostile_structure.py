@@ -1,0 +1,88 @@
+"""Hostile structure through the client into the trace screen: cycles, duplicates, missing ids,
+orphans, 100,000 attributes, attributes 10,000 deep, absurd numbers and times, megabyte strings.
+Nothing hangs, nothing recurses without bound, nothing crashes, and the oddities are flagged."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+from pydantic import SecretStr
+
+from tests.adversarial.hostile import HOSTILE, MEGABYTE
+from tests.functional.test_app import rendered_text, tree_lines, wait_for
+from tui.api import ApiClient
+from tui.app import StartAt, TraceTuiApp
+from tui.widgets.span_tree import SpanTreeView
+
+DEEP = "[" * 10_000 + '"bottom"' + "]" * 10_000
+
+
+def span(span_id: Any, parent: Any = None, **fields: Any) -> dict[str, Any]:
+    return {"id": span_id, "parent_id": parent, "name": f"span {span_id}", **fields}
+
+
+SPANS = [
+    span("root", started_at="2026-11-21T09:00:00Z", duration_ms=1000),
+    span("self", "self"),  # its own parent
+    span("a", "b"),  # a and b: a two-span cycle
+    span("b", "a"),
+    span("dup", "root"),
+    span("dup", "root", name="the duplicate"),
+    span(None, "root", name="no id"),
+    span("orphan", "not-in-this-trace"),
+    span("wide", "root", attributes={f"k{i}": i for i in range(100_000)}),
+    span("deep", "root", attributes={"deep": "DEEP-PLACEHOLDER"}),
+    span("numbers", "root", duration_ms=-5, input_tokens=-1, output_tokens=10**30, cost_usd=1e308),
+    span("nan", "root", duration_ms="NAN-PLACEHOLDER", cost_usd="INF-PLACEHOLDER"),
+    span("past", "root", started_at="0001-01-01T00:00:00Z", ended_at="9999-12-31T23:59:59Z"),
+    span("epoch", "root", started_at=10**20, ended_at=-(10**20)),
+    span("mega", "root", name=MEGABYTE, model=HOSTILE, error_message=MEGABYTE),
+]
+
+
+def body() -> bytes:
+    text = json.dumps({"id": "hostile-structure", "name": HOSTILE, "spans": SPANS})
+    text = text.replace('"DEEP-PLACEHOLDER"', DEEP)
+    text = text.replace('"NAN-PLACEHOLDER"', "NaN").replace('"INF-PLACEHOLDER"', "Infinity")
+    return text.encode()
+
+
+async def test_a_trace_of_hostile_structure_opens_and_every_span_shows() -> None:
+    payload = body()
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/projects"):
+            return httpx.Response(200, json={"data": []})
+        return httpx.Response(200, content=payload, headers={"content-type": "application/json"})
+
+    transport = httpx.MockTransport(handler)
+    async with ApiClient("http://hostile.example/v1", SecretStr("k"), transport=transport) as c:
+        app = TraceTuiApp(c, StartAt(trace_id="hostile-structure"))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for(pilot, lambda: bool(app.screen.query(SpanTreeView)), seconds=30)
+            view = app.screen.query_one(SpanTreeView)
+            tree = view.trace_tree
+            assert tree.size == len(SPANS)  # nothing lost
+            flags = {tree.keys[i]: tree.flags[i] for i in range(tree.size)}
+            assert "cycle" in flags["self"] and "orphan" in flags["orphan"]
+            assert any("cycle" in flags[k] for k in ("a", "b"))
+            assert "duplicate id" in flags["dup#5"] and "no id" in flags["#6"]
+            await pilot.press("plus")
+            for _ in range(tree.size):  # every span, in the tree and the detail panel
+                await pilot.press("down")
+            await pilot.pause()
+            assert [n.message for n in app._notifications] == []  # no "tracetui bug", no error
+            # The megabyte span: its row and its fields are cut, not wrapped whole.
+            view.move_to(view.view.rows.index(tree.keys.index("mega")))
+            await pilot.pause()
+            fields = rendered_text(app.screen.query_one("#span-fields"))
+            assert len(fields) < 20_000 and "…" in fields
+            assert all(len(line) <= 120 for line in tree_lines(app))
+            # The deep attributes are kept down to 200 levels; the rest says it was cut.
+            deep = tree.spans[tree.keys.index("deep")].attributes["deep"]
+            while isinstance(deep, list):
+                deep = deep[0]
+            assert "nested deeper than 200 levels" in deep
+            assert app.is_running
