@@ -10,6 +10,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from rich.segment import Segments
 from rich.text import Text
 from textual.app import App
 from textual.binding import Binding
@@ -205,6 +206,19 @@ class TraceTuiApp(App[str | None]):
         self.push_screen(ApiLogScreen())
 
     # -- errors, the one place ----------------------------------------------------------------
+
+    def _fatal_error(self) -> None:
+        """Textual's crash report, without local variables: its default prints every frame's
+        locals, and a frame can hold an API key in plain text (a header being built, the key
+        prompt's value). Overrides App._fatal_error, checked by tests/adversarial."""
+        from rich.traceback import Traceback
+
+        self.bell()
+        traceback = Traceback(show_locals=False, width=None)
+        self._exit_renderables.append(
+            Segments(self.console.render(traceback, self.console.options))
+        )
+        self._close_messages_no_wait()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A worker that failed with anything but an API error is a bug: say so, never hide it."""
