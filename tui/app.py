@@ -92,7 +92,8 @@ class TraceTuiCommands(Provider):
 
     async def discover(self) -> Hits:
         for name, run, help_text in self._commands():
-            yield DiscoveryHit(name, run, help=help_text)
+            # Textual parses a str prompt and the help as markup: both can hold server strings.
+            yield DiscoveryHit(Text(name), run, text=name, help=escape(visible(help_text)))
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
@@ -100,7 +101,9 @@ class TraceTuiCommands(Provider):
             score = matcher.match(name)
             if score > 0:
                 # highlight() parses its argument as markup: names come from servers.
-                yield Hit(score, matcher.highlight(escape(name)), run, help=help_text)
+                yield Hit(
+                    score, matcher.highlight(escape(name)), run, help=escape(visible(help_text))
+                )
 
 
 class TraceTuiApp(App[str | None]):
