@@ -15,7 +15,6 @@ from textual.strip import Strip
 
 from tui import formatting as fmt
 from tui.spans import TraceTree, Visibility, build_tree, find_next
-from tui.text import visible
 from tui.widgets.virtual_rows import VirtualRows
 
 KIND_STYLES = {
@@ -120,7 +119,7 @@ class SpanTreeView(VirtualRows):
         marker = ("▸ " if folded else "▾ ") if tree.has_children(i) else "  "
         flag = "✗ " if span.is_error else ("⚠ " if tree.flags[i] else "")
         name_text = fmt.fit(
-            indent + marker + flag + visible((span.name or span.id or "?")[: 4 * c["name"]]),
+            indent + marker + flag + (span.name or span.id or "?"),
             c["name"],
         )
         collapsed = self.view.is_collapsed(i)
