@@ -21,6 +21,8 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+import pyte
+
 
 class Terminal:
     """`argv` running on a pty of `cols` x `rows`; read what it writes, type into it."""
@@ -42,6 +44,10 @@ class Terminal:
         os.close(slave)
         self.master = master
         self.output = bytearray()
+        # What a terminal would show; fed lazily so reading stays cheap for the benchmarks.
+        self._screen = pyte.Screen(cols, rows)
+        self._stream = pyte.ByteStream(self._screen)
+        self._fed = 0
 
     def _read(self, timeout: float) -> bytes:
         ready, _, _ = select.select([self.master], [], [], max(0.0, timeout))
@@ -73,6 +79,12 @@ class Terminal:
                 break
             total += len(chunk)
         return total
+
+    def screen(self) -> str:
+        """The screen as a terminal emulator draws what was written so far: one line per row."""
+        self._stream.feed(bytes(self.output[self._fed :]))
+        self._fed = len(self.output)
+        return "\n".join(line.rstrip() for line in self._screen.display)
 
     def send(self, keys: str) -> None:
         os.write(self.master, keys.encode())

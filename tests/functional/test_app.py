@@ -67,10 +67,16 @@ async def open_first_trace(app: TraceTuiApp, pilot: Any) -> TraceDetailScreen:
     await pilot.press("enter")
     await wait_for(
         pilot,
-        lambda: isinstance(app.screen, TraceDetailScreen) and bool(app.screen.query(SpanTreeView)),
+        lambda: isinstance(app.screen, TraceDetailScreen) and tree_shown(app),
     )
     assert isinstance(app.screen, TraceDetailScreen)
     return app.screen
+
+
+def tree_shown(app: TraceTuiApp) -> bool:
+    """The screen's span tree is mounted and laid out (mounted alone, it may have no rows yet)."""
+    views = app.screen.query(SpanTreeView)
+    return bool(views) and views.first().size.height > 0
 
 
 def rendered_text(widget: Any) -> str:
@@ -105,7 +111,7 @@ async def test_project_to_traces_to_a_trace_with_the_keyboard(service: RunningSe
         )
         detail = app.screen
         assert isinstance(detail, TraceDetailScreen) and detail.trace_id == first.id
-        await wait_for(pilot, lambda: bool(detail.query(SpanTreeView)))
+        await wait_for(pilot, lambda: tree_shown(app))
         lines = tree_lines(app)
         assert "$" in lines[0] and "▾" in lines[0]  # the root, expanded, with its cost
         await pilot.press("down", "space")  # fold a span; collapsed rows show Σ rollups
@@ -158,7 +164,7 @@ async def test_the_10000_span_trace_opens_and_scrolls(
     service: RunningService, big_traces: None
 ) -> None:
     async with running_app(service, StartAt(trace_id=BIG_TRACE_ID), size=(160, 48)) as (app, pilot):
-        await wait_for(pilot, lambda: bool(app.screen.query(SpanTreeView)), seconds=20)
+        await wait_for(pilot, lambda: tree_shown(app), seconds=20)
         view = app.screen.query_one(SpanTreeView)
         assert view.trace_tree.size == 12_001
         assert len(view.view.rows) == 601  # the root and its 600 steps, collapsed with rollups
@@ -180,7 +186,7 @@ async def test_the_2500_deep_trace_opens_and_scrolls(
     service: RunningService, big_traces: None
 ) -> None:
     async with running_app(service, StartAt(trace_id=DEEP_TRACE_ID)) as (app, pilot):
-        await wait_for(pilot, lambda: bool(app.screen.query(SpanTreeView)), seconds=20)
+        await wait_for(pilot, lambda: tree_shown(app), seconds=20)
         view = app.screen.query_one(SpanTreeView)
         assert view.trace_tree.max_depth == 2_499
         await pilot.press("plus", "end")
@@ -227,7 +233,7 @@ async def test_hostile_span_names_are_shown_literally_and_trigger_nothing(
             ],
         )
     async with running_app(service, StartAt(trace_id=trace_id), size=(160, 48)) as (app, pilot):
-        await wait_for(pilot, lambda: bool(app.screen.query(SpanTreeView)))
+        await wait_for(pilot, lambda: tree_shown(app))
         lines = tree_lines(app)
         assert HOSTILE in lines[0]
         assert "clear␛[2Jscreen" in lines[1] and "\x1b" not in "".join(lines)
