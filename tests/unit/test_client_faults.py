@@ -179,23 +179,48 @@ async def test_500_is_not_retried() -> None:
 
 
 @pytest.mark.parametrize(
-    ("fault", "cls"),
+    ("fault", "cls", "outcome_unknown"),
     [
-        (httpx.ReadTimeout("slow"), TimedOut),
-        (httpx.RemoteProtocolError("dropped"), ConnectionFailed),
-        (json_response({}, 502), ServerError),
-        (json_response({}, 503), ServerError),
-        (json_response({}, 429, **{"Retry-After": "1"}), RateLimited),
+        (httpx.ReadTimeout("slow"), TimedOut, True),
+        (httpx.RemoteProtocolError("dropped"), ConnectionFailed, True),
+        (json_response({}, 502), ServerError, True),
+        (json_response({}, 503), ServerError, True),
+        (httpx.Response(201, content=b"<html>made</html>"), BadResponse, True),
+        (json_response([1, 2], 201), BadResponse, True),
+        (json_response({}, 429, **{"Retry-After": "1"}), RateLimited, False),
+        (json_response({"message": "no"}, 422), ValidationFailed, False),
+        (httpx.Response(302, headers={"location": "https://x.example/"}), BadResponse, False),
     ],
 )
 async def test_a_post_that_may_have_arrived_is_never_retried(
-    fault: Any, cls: type[ApiError]
+    fault: Any, cls: type[ApiError], outcome_unknown: bool
 ) -> None:
     handler = sequence(fault, json_response({"id": "p1"}, 201))
     async with mock_client(handler) as client:
-        with pytest.raises(cls):
+        with pytest.raises(cls) as caught:
             await client.create_project("x")
     assert len(handler.calls) == 1
+    # Whether the create may have been carried out: a retry must look first (forms.py).
+    assert caught.value.outcome_unknown is outcome_unknown
+
+
+async def test_a_post_that_never_connected_is_not_of_unknown_outcome() -> None:
+    handler = sequence(httpx.ConnectError("refused"))
+    async with mock_client(handler, max_retries=0) as client:
+        with pytest.raises(ConnectionFailed) as caught:
+            await client.create_project("x")
+    assert caught.value.outcome_unknown is False
+
+
+async def test_find_project_matches_every_sent_field() -> None:
+    projects = [
+        {"id": "p1", "name": "x", "retention_days": 30},
+        {"id": "p2", "name": "x", "description": "d", "retention_days": 45},
+    ]
+    async with mock_client(lambda r: json_response({"data": projects})) as client:
+        assert (await client.find_project("x", "d", 45)).id == "p2"  # type: ignore[union-attr]
+        assert (await client.find_project("x")).id == "p1"  # type: ignore[union-attr]
+        assert await client.find_project("x", "other") is None
 
 
 async def test_a_post_that_never_connected_is_retried_with_the_same_key() -> None:

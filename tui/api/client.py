@@ -262,11 +262,13 @@ class ApiClient:
                 retryable = True
             except httpx.TimeoutException as exc:
                 error = TimedOut(f"{self.host} did not answer in time ({type(exc).__name__})")
+                error.outcome_unknown = not is_get and not isinstance(exc, httpx.PoolTimeout)
                 retryable = is_get
             except httpx.TransportError as exc:
                 error = ConnectionFailed(
                     f"The connection to {self.host} failed mid-request ({type(exc).__name__})"
                 )
+                error.outcome_unknown = not is_get
                 retryable = is_get
             else:
                 self._observe(key_name, response)
@@ -274,6 +276,7 @@ class ApiClient:
                     self._record(method, str(response.request.url), started, attempt, response)
                     return response
                 error = self._error_for(response)
+                error.outcome_unknown = not is_get and response.status_code >= 500
                 retryable = is_get and response.status_code in (502, 503, 504)
                 if isinstance(error, RateLimited):
                     rate_limited += 1
@@ -428,12 +431,16 @@ class ApiClient:
         retention_days: int | None = None,
         idempotency_key: str | None = None,
     ) -> Project:
-        body: dict[str, Any] = {"name": name}
-        if description:
-            body["description"] = description
-        if retention_days is not None:
-            body["retention_days"] = retention_days
+        body = _project_body(name, description, retention_days)
         return await self._create(Project, "projects", body, None, idempotency_key)
+
+    async def find_project(
+        self, name: str, description: str | None = None, retention_days: int | None = None
+    ) -> Project | None:
+        """A project with exactly these fields, if one exists: after a create whose outcome is
+        unknown, whether it was carried out."""
+        body = _project_body(name, description, retention_days)
+        return _first_like(await self.list_projects(), body)
 
     def _trace_params(
         self, project_id: str, start: datetime | None, end: datetime | None, limit: int | None
@@ -512,15 +519,23 @@ class ApiClient:
         webhook_url: str,
         idempotency_key: str | None = None,
     ) -> Alert:
-        body = {
-            "name": name,
-            "metric": metric,
-            "condition": condition,
-            "threshold": threshold,
-            "webhook_url": webhook_url,
-        }
+        body = _alert_body(name, metric, condition, threshold, webhook_url)
         url = f"projects/{_segment(project_id)}/alerts"
         return await self._create(Alert, url, body, project_id, idempotency_key)
+
+    async def find_alert(
+        self,
+        project_id: str,
+        *,
+        name: str,
+        metric: str,
+        condition: str,
+        threshold: float,
+        webhook_url: str,
+    ) -> Alert | None:
+        """An alert of the project with exactly these fields, if one exists (see find_project)."""
+        body = _alert_body(name, metric, condition, threshold, webhook_url)
+        return _first_like(await self.list_alerts(project_id), body)
 
     async def _create(
         self,
@@ -537,12 +552,47 @@ class ApiClient:
             body=body,
             idempotency_key=idempotency_key or uuid.uuid4().hex,
         )
-        data = self._json(response)
-        if isinstance(data, dict) and isinstance(data.get("data"), dict) and "id" not in data:
-            data = data["data"]
-        if not isinstance(data, dict):
-            raise BadResponse(f"The server's answer is not a record (HTTP {response.status_code})")
+        try:
+            data = self._json(response)
+            if isinstance(data, dict) and isinstance(data.get("data"), dict) and "id" not in data:
+                data = data["data"]
+            if not isinstance(data, dict):
+                raise BadResponse(
+                    f"The server's answer is not a record (HTTP {response.status_code})"
+                )
+        except BadResponse as error:
+            error.outcome_unknown = True  # the server said yes, but not what it made
+            raise
         return model.model_validate(data)
+
+
+def _project_body(name: str, description: str | None, retention_days: int | None) -> dict[str, Any]:
+    body: dict[str, Any] = {"name": name}
+    if description:
+        body["description"] = description
+    if retention_days is not None:
+        body["retention_days"] = retention_days
+    return body
+
+
+def _alert_body(
+    name: str, metric: str, condition: str, threshold: float, webhook_url: str
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "metric": metric,
+        "condition": condition,
+        "threshold": threshold,
+        "webhook_url": webhook_url,
+    }
+
+
+def _first_like(records: list[R], body: dict[str, Any]) -> R | None:
+    """The first record whose fields equal every field of a create's body."""
+    for record in records:
+        if all(getattr(record, field, None) == value for field, value in body.items()):
+            return record
+    return None
 
 
 def _segment(value: str) -> str:

@@ -26,9 +26,15 @@ class FieldError:
 
 
 class ApiError(Exception):
-    """Base of every error the client raises. `status` is None when no response arrived."""
+    """Base of every error the client raises. `status` is None when no response arrived.
+
+    `outcome_unknown` is set on a failed create whose request may still have been carried out
+    (a timeout after sending, a dropped connection, a 5xx, an unreadable success): whoever
+    retries must first look whether the record exists, as servers need not honour
+    Idempotency-Key."""
 
     title = "API error"
+    outcome_unknown = False
 
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)

@@ -1,6 +1,8 @@
 """Create forms (project, alert) as modals: client checks, server field errors beside their
-fields, everything typed kept on failure, and one idempotency key per form until it succeeds,
-so a retry after a timeout never creates twice."""
+fields, everything typed kept on failure, and a retry that never creates twice: one
+idempotency key per form until it succeeds, and, after a failure that may have been carried out
+anyway (a timeout, a dropped connection, a 5xx), a look for the record before sending again, as
+a server need not honour the key."""
 
 from __future__ import annotations
 
@@ -68,6 +70,8 @@ class CreateForm(ModalScreen[Any]):
         super().__init__()
         self.idempotency_key = uuid.uuid4().hex
         self.submitting = False
+        # Once an attempt may have been carried out, every retry looks before it sends.
+        self.outcome_unknown = False
 
     @property
     def tui(self) -> TraceTuiApp:
@@ -109,7 +113,15 @@ class CreateForm(ModalScreen[Any]):
     def check(self, values: dict[str, str]) -> dict[str, str]:
         raise NotImplementedError
 
+    def fields(self, values: dict[str, str]) -> dict[str, Any]:
+        """The checked values as the API call takes them."""
+        raise NotImplementedError
+
     async def create(self, values: dict[str, str]) -> Any:
+        raise NotImplementedError
+
+    async def find_earlier(self, values: dict[str, str]) -> Any:
+        """The record an earlier attempt with these values created, or None."""
         raise NotImplementedError
 
     @on(Input.Submitted)
@@ -127,17 +139,26 @@ class CreateForm(ModalScreen[Any]):
         self.submitting = True
         self.query_one("#form-error", Static).update(Text("Creating…"))
         try:
-            created = await self.create(values)
+            earlier = await self.find_earlier(values) if self.outcome_unknown else None
+            created = earlier if earlier is not None else await self.create(values)
         except ValidationFailed as error:
             self.show_errors(error.field_messages(), error.message)
             return
         except ApiError as error:
-            # Nothing typed is lost; the same idempotency key makes a retry safe.
-            self.show_errors({}, f"{error.title}: {error.message} — press ctrl+s to retry.")
+            # Nothing typed is lost; a retry looks before it sends if this one may have worked.
+            self.outcome_unknown = self.outcome_unknown or error.outcome_unknown
+            retry = (
+                "It may have been created anyway: ctrl+s checks, and creates it only if not."
+                if self.outcome_unknown
+                else "Press ctrl+s to retry."
+            )
+            self.show_errors({}, f"{error.title}: {error.message} — {retry}")
             self.tui.report_error(error, quiet=True)
             return
         finally:
             self.submitting = False
+        if earlier is not None:
+            self.notify("The earlier attempt had created it; nothing was sent again.")
         self.dismiss(created)
 
     def action_cancel(self) -> None:
@@ -163,14 +184,21 @@ class ProjectForm(CreateForm):
             errors["retention_days"] = "A whole number of days from 1 to 365."
         return errors
 
-    async def create(self, values: dict[str, str]) -> Project:
+    def fields(self, values: dict[str, str]) -> dict[str, Any]:
         days = values["retention_days"].strip()
+        return {
+            "name": values["name"].strip(),
+            "description": values["description"].strip() or None,
+            "retention_days": int(days) if days else None,
+        }
+
+    async def create(self, values: dict[str, str]) -> Project:
         return await self.tui.client.create_project(
-            values["name"].strip(),
-            values["description"].strip() or None,
-            int(days) if days else None,
-            idempotency_key=self.idempotency_key,
+            **self.fields(values), idempotency_key=self.idempotency_key
         )
+
+    async def find_earlier(self, values: dict[str, str]) -> Project | None:
+        return await self.tui.client.find_project(**self.fields(values))
 
 
 class AlertForm(CreateForm):
@@ -221,13 +249,19 @@ class AlertForm(CreateForm):
             errors["webhook_url"] = "An http:// or https:// URL."
         return errors
 
+    def fields(self, values: dict[str, str]) -> dict[str, Any]:
+        return {
+            "name": values["name"].strip(),
+            "metric": values["metric"].strip(),
+            "condition": values["condition"].strip(),
+            "threshold": float(values["threshold"]),
+            "webhook_url": values["webhook_url"].strip(),
+        }
+
     async def create(self, values: dict[str, str]) -> Alert:
         return await self.tui.client.create_alert(
-            self.project_id,
-            name=values["name"].strip(),
-            metric=values["metric"].strip(),
-            condition=values["condition"].strip(),
-            threshold=float(values["threshold"]),
-            webhook_url=values["webhook_url"].strip(),
-            idempotency_key=self.idempotency_key,
+            self.project_id, **self.fields(values), idempotency_key=self.idempotency_key
         )
+
+    async def find_earlier(self, values: dict[str, str]) -> Alert | None:
+        return await self.tui.client.find_alert(self.project_id, **self.fields(values))
