@@ -96,13 +96,13 @@ FAULTS: dict[str, Fault] = {
 
 @asynccontextmanager
 async def app_with_faults(
-    service: RunningService, start: StartAt
+    service: RunningService, start: StartAt, key: str | None = None
 ) -> AsyncIterator[tuple[TraceTuiApp, Any, FaultyTransport]]:
     transport = FaultyTransport()
     sleeps = Sleeps()  # the client's own retries wait for nothing
     client = ApiClient(
         service.base_url,
-        SecretStr(service.keys.workspace),
+        SecretStr(key or service.keys.workspace),
         transport=transport,
         max_retries=2,
         max_rate_limit_retries=1,

@@ -66,6 +66,7 @@ def run_the_hostile_walk(service: RunningService) -> None:
             assert term.process.poll() is None, f"the app exited after {keys!r}: data ran an action"
         output = bytes(term.output)
     assert forbidden_in(output) == []
+    assert service.keys.workspace.encode() not in output  # the key, in the environment only
 
 
 def wait_until_shown(term: Terminal, shown: str, seconds: float = 15.0) -> None:

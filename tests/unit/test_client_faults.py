@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.helpers import BASE, Sleeps, json_response, mock_client
+from tests.helpers import BASE, KEY, Sleeps, json_response, mock_client
 from tui.api import (
     ApiClient,
     ApiError,
@@ -393,6 +393,22 @@ async def test_redirects_are_not_followed() -> None:
 def test_bad_base_urls_are_refused_before_any_request(url: str) -> None:
     with pytest.raises(ConfigError, match="base URL"):
         ApiClient(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"https://user:{KEY}@x.example.com/v1",
+        f"https://{KEY}@x.example.com/v1",
+        f"https://x.example.com/v1?api_key={KEY}",
+        f"https://x.example.com/v1#{KEY}",
+        f"x.example.com/v1?api_key={KEY}",
+    ],
+)
+def test_a_key_pasted_into_the_base_url_is_refused_and_never_echoed(url: str) -> None:
+    with pytest.raises(ConfigError, match="base URL") as caught:
+        ApiClient(url)
+    assert KEY not in str(caught.value) and "x.example.com" in str(caught.value)
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,13 @@ ECHO = f"invalid key {KEY} (Bearer {KEY}_b)"
 FAULTS: list[Any] = [
     json_response({"message": ECHO}, 401),
     json_response(
-        {"error": {"message": ECHO, "details": [{"field": "name", "message": ECHO}]}}, 422
+        {
+            "error": {
+                "message": ECHO,
+                "details": [{"field": "name", "message": ECHO}, {"field": ECHO}],
+            }
+        },
+        422,
     ),
     json_response({"detail": ECHO}, 403),
     json_response({"message": ECHO}, 404),

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mappi
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, TypeVar
-from urllib.parse import quote, urljoin, urlsplit
+from urllib.parse import SplitResult, quote, urljoin, urlsplit, urlunsplit
 
 import httpx
 from pydantic import SecretStr
@@ -50,18 +50,32 @@ def normalize_base_url(url: str) -> str:
     """The base URL without a trailing slash; it must be http(s) and end in /v1."""
     text = (url or "").strip()
     parts = urlsplit(text)
+    shown = _shown_url(parts)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(
-            f"The base URL must start with http:// or https:// and name a host: {text!r}"
+            f"The base URL must start with http:// or https:// and name a host: {shown}"
+        )
+    if parts.username is not None or parts.password is not None:
+        raise ConfigError(
+            f"The base URL must not hold a user name or password ({shown}): "
+            "give the key in TRACETUI_API_KEY or the config file instead."
         )
     if parts.query or parts.fragment:
-        raise ConfigError(f"The base URL must not have a query or fragment: {text!r}")
+        raise ConfigError(f"The base URL must not have a query or fragment: {shown}")
     path = parts.path.rstrip("/")
     if not path.endswith("/v1"):
         raise ConfigError(
-            f"The base URL must end in /v1 (for example https://traces.example.com/v1): {text!r}"
+            f"The base URL must end in /v1 (for example https://traces.example.com/v1): {shown}"
         )
     return f"{parts.scheme}://{parts.netloc}{path}"
+
+
+def _shown_url(parts: SplitResult) -> str:
+    """A URL as errors show it: never its user name, password, query or fragment (a key pasted
+    into the wrong place must not be echoed back)."""
+    host = parts.netloc.rpartition("@")[2]
+    path = parts.path.rpartition("@")[2]
+    return repr(urlunsplit((parts.scheme, host, path, "", "")))
 
 
 def iso(moment: datetime) -> str:

@@ -232,7 +232,7 @@ def error_for_response(
     reason = response.reason_phrase or httpx.codes.get_reason_phrase(status) or "error"
     summary = redact(_clip(message)) if message else reason
     full = f"{summary} (HTTP {status})"
-    fields_redacted = tuple(FieldError(f.field, redact(f.message)) for f in fields)
+    fields_redacted = tuple(FieldError(_clip(redact(f.field)), redact(f.message)) for f in fields)
     if status == 401:
         return Unauthorized(full, status)
     if status == 403:
