@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic_core import SchemaValidator, core_schema
 
-from tui.api.models import _NOT_FAST, Span, Trace, _fast_time, derive_span_fields, normal_status
+from tui.api.models import NOT_FAST, Span, Trace, derive_span_fields, fast_time, normal_status
 
 
 def _optional(schema: core_schema.CoreSchema) -> core_schema.ModelField:
@@ -96,12 +96,12 @@ def _finish(span: Span) -> bool:
     values = span.__dict__
     started, ended = values["started_at"], values["ended_at"]
     if started is not None:
-        started = values["started_at"] = _fast_time(started)
-        if started is _NOT_FAST:
+        started = values["started_at"] = fast_time(started)
+        if started is NOT_FAST:
             return False
     if ended is not None:
-        ended = values["ended_at"] = _fast_time(ended)
-        if ended is _NOT_FAST:
+        ended = values["ended_at"] = fast_time(ended)
+        if ended is NOT_FAST:
             return False
     status, kind = values["status"], values["kind"]
     if status is not None and status not in _PLAIN_STATUS:

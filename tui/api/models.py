@@ -337,19 +337,19 @@ _SPAN_INT = ("input_tokens", "output_tokens")
 _SPAN_FLOAT = ("duration_ms", "cost_usd")
 _SPAN_TIME = ("started_at", "ended_at")
 _SPAN_KEYS = frozenset((*_SPAN_STR, *_SPAN_INT, *_SPAN_FLOAT, *_SPAN_TIME, "attributes"))
-_NOT_FAST = object()
+NOT_FAST = object()
 
 
-def _fast_time(value: Any) -> Any:
-    """An ISO 8601 extended-form string as a UTC datetime; _NOT_FAST if it needs the slow path."""
+def fast_time(value: Any) -> Any:
+    """An ISO 8601 extended-form string as a UTC datetime; NOT_FAST if it needs the slow path."""
     if value is None:
         return None
     if type(value) is not str or len(value) < 19 or value[4] != "-" or value[10] not in "Tt ":
-        return _NOT_FAST
+        return NOT_FAST
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
-        return _NOT_FAST
+        return NOT_FAST
     if parsed.tzinfo is None:
         return parsed.replace(tzinfo=timezone.utc)
     return parsed.astimezone(timezone.utc)
@@ -377,8 +377,8 @@ def _fast_span(item: dict[str, Any]) -> Span | None:
             value = float(value)
         values[key] = value
     for key in _SPAN_TIME:
-        value = _fast_time(item.get(key))
-        if value is _NOT_FAST:
+        value = fast_time(item.get(key))
+        if value is NOT_FAST:
             return None
         values[key] = value
     values["attributes"] = item.get("attributes")
