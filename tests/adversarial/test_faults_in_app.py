@@ -149,3 +149,26 @@ async def test_the_app_survives_keeps_its_rows_and_recovers(
         )
         assert len(screen.traces) == len(rows)
         assert not app._notifications
+
+
+async def test_the_api_log_shows_hostile_headers_and_errors_literally(
+    service: RunningService,
+) -> None:
+    """The API log draws what servers send in headers and error bodies; none of it is markup."""
+    from tui.screens.api_log import ApiLogScreen
+
+    headers = {"x-ratelimit-remaining": "[@click=app.quit]Q[/]", **JSON}
+    async with app_with_faults(service, StartAt(project_id="proj_support")) as (app, pilot, net):
+        await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen) and app.screen.traces)
+        net.fault = answer(500, error_body(500), **headers)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: told(app))
+        await pilot.press("ctrl+o")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApiLogScreen))
+        picture = app.export_screenshot()
+        assert "[@click=app" in picture  # the header, as text
+        assert "[@click=app.bell]B[/]" in picture  # the error: first, so it is in sight
+        assert "\x1b" not in picture
+        for x in range(1, 99, 3):  # clicking across the row triggers nothing
+            await pilot.click(offset=(x, 1))
+        assert app.is_running and isinstance(app.screen, ApiLogScreen)

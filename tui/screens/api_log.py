@@ -38,14 +38,15 @@ class ApiLogScreen(Screen[None]):
         table = self.query_one(DataTable)
         table.clear()
         for entry in reversed(app.client.log):
-            detail = entry.url if entry.error is None else f"{entry.url} — {entry.error}"
+            # The error first: on an 80-column terminal the URL would push it out of sight.
+            detail = entry.url if entry.error is None else f"{entry.error} — {entry.url}"
             table.add_row(
                 time.strftime("%H:%M:%S", time.localtime(entry.at)),
                 entry.method,
                 str(entry.status) if entry.status is not None else "—",
                 f"{entry.elapsed_ms:.0f}",
                 str(entry.attempt),
-                entry.rate_limit.get("x-ratelimit-remaining", ""),
+                safe_text(entry.rate_limit.get("x-ratelimit-remaining", ""), 9),  # a server's
                 safe_text(detail, 200),
             )
 
