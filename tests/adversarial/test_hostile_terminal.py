@@ -64,9 +64,22 @@ def run_the_hostile_walk(service: RunningService) -> None:
             term.send(keys)
             wait_until_shown(term, shown)
             assert term.process.poll() is None, f"the app exited after {keys!r}: data ran an action"
+        click_across_the_hostile_row(term)
+        assert term.process.poll() is None, "the app exited after a click: data ran an action"
         output = bytes(term.output)
     assert forbidden_in(output) == []
     assert service.keys.workspace.encode() not in output  # the key, in the environment only
+
+
+def click_across_the_hostile_row(term: Terminal) -> None:
+    """Mouse clicks (SGR encoding) all along the projects list's hostile row: a name drawn as
+    markup would run its @click action."""
+    rows = term.screen().splitlines()
+    y = next(i for i, line in enumerate(rows) if "proj_hostile_" in line) + 1
+    for x in range(2, 120, 3):
+        term.send(f"\x1b[<0;{x};{y}M\x1b[<0;{x};{y}m")
+        term.drain(quiet=0.05)
+    term.drain(quiet=0.5)
 
 
 def wait_until_shown(term: Terminal, shown: str, seconds: float = 15.0) -> None:
