@@ -227,9 +227,13 @@ class TraceTuiApp(App[str | None]):
         """A worker that failed with anything but an API error is a bug: say so, never hide it."""
         if event.state == WorkerState.ERROR and not isinstance(event.worker.error, ApiError):
             error = event.worker.error
-            self.log.error(f"worker {event.worker.name} failed: {error!r}")
+            # A bug's message can hold anything, a key among it: redacted, cut, made visible.
+            message = self.client.redact(
+                f"Internal error in {event.worker.name}: {type(error).__name__}: {error}"
+            )[:NOTIFY_MAX_CHARS]
+            self.log.error(message)
             self.notify(
-                visible(f"Internal error in {event.worker.name}: {type(error).__name__}: {error}"),
+                visible(message),
                 title="tracetui bug",
                 severity="error",
                 timeout=15,

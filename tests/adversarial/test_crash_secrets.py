@@ -9,10 +9,11 @@ import httpx
 import pytest
 from pydantic import SecretStr
 from rich.console import Console
+from textual import work
 
 from tests.helpers import KEY
 from tui.api import ApiClient
-from tui.app import StartAt, TraceTuiApp
+from tui.app import NOTIFY_MAX_CHARS, StartAt, TraceTuiApp
 
 
 class CrashingApp(TraceTuiApp):
@@ -42,3 +43,25 @@ async def test_a_crash_report_never_shows_a_key() -> None:
     report = console.export_text()
     assert "RuntimeError" in report and "boom near a key" in report  # the crash is reported
     assert KEY not in report
+
+
+class AppWithABuggyWorker(TraceTuiApp):
+    @work(exit_on_error=False)
+    async def buggy(self) -> None:
+        raise RuntimeError(f"bad header Bearer {KEY} " + "x" * 1_000_000)
+
+
+async def test_a_failed_worker_is_reported_without_the_key_and_cut() -> None:
+    transport = httpx.MockTransport(lambda r: httpx.Response(200, json={"data": []}))
+    async with ApiClient("http://x.example/v1", SecretStr(KEY), transport=transport) as client:
+        app = AppWithABuggyWorker(client, StartAt())
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            app.buggy()
+            await pilot.pause(0.2)
+            notes = [(n.title, n.message) for n in app._notifications]
+            assert app.is_running
+    assert len(notes) == 1
+    title, message = notes[0]
+    assert title == "tracetui bug" and "RuntimeError: bad header Bearer [redacted]" in message
+    assert KEY not in message and len(message) <= NOTIFY_MAX_CHARS
