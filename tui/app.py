@@ -40,6 +40,8 @@ MIN_WIDTH, MIN_HEIGHT = 80, 24
 
 # A server's error message is shown up to this length: a toast wrapping a megabyte freezes the app.
 NOTIFY_MAX_CHARS = 500
+# Project names and ids in the palette are cut to this: it wraps a hit whole.
+PALETTE_NAME_CHARS = 80
 
 
 @dataclass(frozen=True)
@@ -72,9 +74,13 @@ class TraceTuiCommands(Provider):
         ]
         for project in app.projects:
             if project.id:
-                label = f"Switch project: {visible(project.name or project.id)}"
+                name = safe_text(project.name or project.id, PALETTE_NAME_CHARS).plain
                 commands.append(
-                    (label, partial(app.open_traces, project.id, project.name), project.id)
+                    (
+                        f"Switch project: {name}",
+                        partial(app.open_traces, project.id, project.name),
+                        safe_text(project.id, PALETTE_NAME_CHARS).plain,
+                    )
                 )
         for preset in PRESETS:
             commands.append(

@@ -51,7 +51,8 @@ def add_hostile_project(service: RunningService) -> dict[str, Any]:
     b = TraceBuilder(random.Random(5), f"hostile{suffix}")
     root = b.add(None, HOSTILE, "agent", t, 900, attributes={HOSTILE: HOSTILE})
     b.add(root, HOSTILE, HOSTILE, t + 10, 300, "gpt-4o", (10, 5), {"x": HOSTILE}, error=HOSTILE)
-    b.add(root, MEGABYTE, "tool", t + 20, 100, HOSTILE, (1, 1), {"big": MEGABYTE, MEGABYTE: 1})
+    b.add(root, MEGABYTE, "tool", t + 20, 100, MEGABYTE, (1, 1), {"big": MEGABYTE, MEGABYTE: 1})
+    b.add(root, "big error", MEGABYTE, t + 30, 10, HOSTILE, (1, 1), error=MEGABYTE)
     long_trace = TraceBuilder(random.Random(6), f"long{suffix}")
     long_trace.add(None, "long", "agent", t - 500, 10)
     with service.store.transaction() as db:
@@ -63,6 +64,18 @@ def add_hostile_project(service: RunningService) -> dict[str, Any]:
                 trace_row(long_trace, project_id, MEGABYTE, t - 500, 10, {}),
             ],
             [*b.rows, *long_trace.rows],
+        )
+        service.store.insert_project(  # a megabyte name: in lists and in the palette
+            db, MEGABYTE, MEGABYTE, 30, project_id=f"proj_hostile_mb_{suffix}"
+        )
+        service.store.insert_alert(
+            db,
+            project_id=project_id,
+            name=MEGABYTE,
+            metric="cost_usd_1h",
+            condition="gt",
+            threshold=1.0,
+            webhook_url="https://hooks.example.com/" + MEGABYTE,
         )
         service.store.insert_alert(
             db,

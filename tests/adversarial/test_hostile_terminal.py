@@ -46,6 +46,7 @@ VISITS = [
     ("\x1b", "sort: start"),
     ("\x1b", "[@click=app.quit]Q[/] [@click=app.bell]"),  # projects: a hostile name
     ("\x10", "Switch project: [@click=app.quit]Q[/]"),  # ctrl+p: the palette lists projects
+    ("MMM", "MMMMMMM…"),  # a search over a megabyte name, cut
     ("\x1b", "Projects"),
     ("\x0f", "method  status"),  # ctrl+o: the API log
     ("\x1b", "Projects"),
