@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from tests.adversarial.test_faults_in_app import (
     answer,
     app_with_faults,
 )
-from tests.conftest import RunningService
+from tests.conftest import RunningService, start_service
 from tests.functional.test_app import tree_shown, wait_for
 from tui.app import StartAt, TraceTuiApp
 from tui.screens.alerts import AlertsScreen
@@ -85,6 +85,14 @@ class Sweep:
         self.count += 1
         self.app.save_screenshot(f"{self.count:02d}-{where}.svg", path=str(self.folder))
         self.notes += [f"{n.title} {n.message}" for n in self.app._notifications]
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[RunningService]:
+    """A service of its own: the sweep adds keys, which other tests count."""
+    running = start_service(tmp_path / "sweep.sqlite3")
+    yield running
+    running.service.stop()
 
 
 async def test_no_screen_error_or_log_ever_shows_a_key(
