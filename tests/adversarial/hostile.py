@@ -43,8 +43,9 @@ def forbidden_in(output: bytes) -> list[bytes]:
 
 def add_hostile_project(service: RunningService) -> dict[str, Any]:
     """A project whose every shown string is hostile: its name and description, a trace and
-    its spans (names, kinds, models, error messages, attribute keys and values, a 1 MB name and
-    value), and an alert. Returns the ids."""
+    its spans (names, kinds, models, error messages, attribute keys and values, 1 MB of each),
+    a 1 MB trace name and two alerts (one 1 MB); and a project with a 1 MB name. Returns the
+    ids."""
     suffix = uuid.uuid4().hex[:8]
     project_id = f"proj_hostile_{suffix}"
     t = now_ms() - 1000
@@ -68,22 +69,14 @@ def add_hostile_project(service: RunningService) -> dict[str, Any]:
         service.store.insert_project(  # a megabyte name: in lists and in the palette
             db, MEGABYTE, MEGABYTE, 30, project_id=f"proj_hostile_mb_{suffix}"
         )
-        service.store.insert_alert(
-            db,
-            project_id=project_id,
-            name=MEGABYTE,
-            metric="cost_usd_1h",
-            condition="gt",
-            threshold=1.0,
-            webhook_url="https://hooks.example.com/" + MEGABYTE,
-        )
-        service.store.insert_alert(
-            db,
-            project_id=project_id,
-            name=HOSTILE,
-            metric="latency_p95_5m",
-            condition="gt",
-            threshold=1.0,
-            webhook_url="https://hooks.example.com/" + HOSTILE,
-        )
+        for name in (MEGABYTE, HOSTILE):
+            service.store.insert_alert(
+                db,
+                project_id=project_id,
+                name=name,
+                metric="latency_p95_5m",
+                condition="gt",
+                threshold=1.0,
+                webhook_url="https://hooks.example.com/" + name,
+            )
     return {"project_id": project_id, "trace_id": b.trace_id}

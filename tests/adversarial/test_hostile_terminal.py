@@ -61,14 +61,18 @@ def run_the_hostile_walk(service: RunningService) -> None:
     with Terminal(argv, app_environment(service), cols=120, rows=40) as term:
         term.wait_for(b"Live")  # the trace list's footer
         term.drain(quiet=1.0)
+        screens = []
         for keys, shown in VISITS:
             term.send(keys)
             wait_until_shown(term, shown)
             assert term.process.poll() is None, f"the app exited after {keys!r}: data ran an action"
+            screens.append(term.screen())
         click_across_the_hostile_row(term)
         assert term.process.poll() is None, "the app exited after a click: data ran an action"
         output = bytes(term.output)
     assert forbidden_in(output) == []
+    seen = "\n".join(screens)  # bidi and zero-width made visible; wide characters drawn
+    assert "<U+202E>evil" in seen and "zero<U+200B>width" in seen and "漢字テスト" in seen
     assert service.keys.workspace.encode() not in output  # the key, in the environment only
 
 

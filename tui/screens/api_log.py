@@ -46,7 +46,7 @@ class ApiLogScreen(Screen[None]):
                 str(entry.status) if entry.status is not None else "—",
                 f"{entry.elapsed_ms:.0f}",
                 str(entry.attempt),
-                safe_text(entry.rate_limit.get("x-ratelimit-remaining", ""), 9),  # a server's
+                safe_text(entry.rate_limit.get("x-ratelimit-remaining", ""), 9),  # a header
                 safe_text(detail, 200),
             )
 
