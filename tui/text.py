@@ -27,10 +27,14 @@ _VISIBLE = {
     0x2029: "<U+2029>",
     # C1 controls (0x80-0x9F) include CSI (0x9B) and OSC (0x9D) on some terminals.
     **{code: f"<U+{code:04X}>" for code in range(0x80, 0xA0)},
+    # Halves of UTF-16 pairs: JSON can escape one alone ("\ud800"); it cannot be encoded.
+    **{code: f"<U+{code:04X}>" for code in range(0xD800, 0xE000)},
 }
 _TABLE = str.maketrans(_VISIBLE)
 _MULTILINE_TABLE = str.maketrans({k: v for k, v in _VISIBLE.items() if k not in (0x0A, 0x09)})
-_NEEDS_WORK = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
+_NEEDS_WORK = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff\ud800-\udfff]"
+)
 
 
 def visible(value: object, multiline: bool = False) -> str:

@@ -25,10 +25,24 @@ from tui.screens.traces import TracesScreen
 EXAMPLES = 20  # about 2 s each on the 2-core machine, most of it Pilot starting and pressing keys
 
 # Characters that must never reach the screen as they are (they are shown as ␛, <U+202E>...).
-RAW = ["\x1b", "\x00", "\x07", "\x08", "\x85", "\x9b", "\u202e", "\u2066", "\u200b", "\ufeff"]
+RAW = [
+    "\x1b",
+    "\x00",
+    "\x07",
+    "\x08",
+    "\x85",
+    "\x9b",
+    "\u202e",
+    "\u2066",
+    "\u200b",
+    "\ufeff",
+    "\ud800",
+]
 
 text = (
-    st.sampled_from([HOSTILE, "[@click=app.quit]q[/]", "\x1b]52;c;eA==\x07", "\u202eevil", ""])
+    st.sampled_from(
+        [HOSTILE, "[@click=app.quit]q[/]", "\x1b]52;c;eA==\x07", "\u202eevil", "half \ud800", ""]
+    )
     | st.text(max_size=30)
     | st.text(st.sampled_from("[]@=/\x1b\x00\x9b\u202e漢🙂 a"), max_size=30)
 )
@@ -38,7 +52,9 @@ scalars = (
     | st.booleans()
     | st.integers(min_value=-(2**70), max_value=2**70)
     | st.floats(allow_nan=True, allow_infinity=True)
-    | st.sampled_from(["2026-11-21T09:00:00Z", "0001-01-01T00:00:00Z", "1e20", "-5"])
+    | st.sampled_from(
+        ["2026-11-21T09:00:00Z", "0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "1e20", "-5"]
+    )
 )
 values = st.recursive(
     scalars,

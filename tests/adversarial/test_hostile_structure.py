@@ -5,15 +5,19 @@ Nothing hangs, nothing recurses without bound, nothing crashes, and the oddities
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from pydantic import SecretStr
 
 from tests.adversarial.hostile import HOSTILE, MEGABYTE
 from tests.functional.test_app import rendered_text, tree_lines, tree_shown, wait_for
 from tui.api import ApiClient
 from tui.app import StartAt, TraceTuiApp
+from tui.widgets.json_view import JsonView
 from tui.widgets.span_tree import SpanTreeView
 
 DEEP = "[" * 10_000 + '"bottom"' + "]" * 10_000
@@ -49,15 +53,19 @@ def body() -> bytes:
     return text.encode()
 
 
-async def test_a_trace_of_hostile_structure_opens_and_every_span_shows() -> None:
-    payload = body()
+def answering(trace: bytes) -> Callable[[httpx.Request], httpx.Response]:
+    """A server with no projects, answering `trace` for any trace."""
 
     def handler(request: httpx.Request) -> httpx.Response:
         if request.url.path.endswith("/projects"):
             return httpx.Response(200, json={"data": []})
-        return httpx.Response(200, content=payload, headers={"content-type": "application/json"})
+        return httpx.Response(200, content=trace, headers={"content-type": "application/json"})
 
-    transport = httpx.MockTransport(handler)
+    return handler
+
+
+async def test_a_trace_of_hostile_structure_opens_and_every_span_shows() -> None:
+    transport = httpx.MockTransport(answering(body()))
     async with ApiClient("http://hostile.example/v1", SecretStr("k"), transport=transport) as c:
         app = TraceTuiApp(c, StartAt(trace_id="hostile-structure"))
         async with app.run_test(size=(120, 40)) as pilot:
@@ -86,3 +94,34 @@ async def test_a_trace_of_hostile_structure_opens_and_every_span_shows() -> None
                 deep = deep[0]
             assert "nested deeper than 200 levels" in deep
             assert app.is_running
+
+
+async def test_lone_surrogates_are_shown_copied_and_exported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """JSON may escape half a UTF-16 pair ("\\ud800"): Python reads it into a str that cannot
+    be encoded. It is shown visibly, and copying or exporting the span does not crash."""
+    spans = [span("root", name="lone \ud800 half", attributes={"\udfff key": "v\ud83d"})]
+    payload = json.dumps({"id": "surrogates", "name": "t\udc00", "spans": spans}).encode()
+    assert b"\\ud800" in payload  # as a server would send it: valid JSON, ASCII only
+    transport = httpx.MockTransport(answering(payload))
+    monkeypatch.chdir(tmp_path)
+    async with ApiClient("http://hostile.example/v1", SecretStr("k"), transport=transport) as c:
+        app = TraceTuiApp(c, StartAt(trace_id="surrogates"))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for(pilot, lambda: tree_shown(app))
+            assert "lone <U+D800" in tree_lines(app)[0]
+            keys = [str(node.label) for node in app.screen.query_one(JsonView).root.children]
+            assert any("<U+DFFF> key" in key for key in keys)
+            await pilot.press("y", "e")
+            await pilot.pause()
+            assert app.is_running
+            assert not [n for n in app._notifications if n.severity == "error"]
+            assert json.loads(app.clipboard)["name"] == "lone \ud800 half"
+    assert read_export(tmp_path)["spans"][0]["name"] == "lone \ud800 half"
+
+
+def read_export(folder: Path) -> Any:
+    """The one exported trace in `folder`: valid UTF-8 JSON, with the halves escaped."""
+    (exported,) = folder.glob("trace-surrogates-*.json")
+    return json.loads(exported.read_text(encoding="utf-8"))

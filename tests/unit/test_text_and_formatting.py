@@ -20,6 +20,7 @@ from tui.text import safe_text, visible
         ("nul\x00", "nul␀"),
         ("c1\x9b31m", "c1<U+009B>31m"),
         ("rtl\u202eevil", "rtl<U+202E>evil"),
+        ("half \ud800 pair \udfff", "half <U+D800> pair <U+DFFF>"),  # lone UTF-16 halves
         ("zero\u200bwidth", "zero<U+200B>width"),
         ("line\nbreak\ttab", "line␊break␉tab"),
         ("plain 漢字 🙂", "plain 漢字 🙂"),

@@ -8,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -66,6 +67,20 @@ def summary_text(trace: Trace, tree: TraceTree, now: datetime) -> Text:
 
 # From this size on, an open trace is held out of garbage collections (see tui/api/gcpause.py).
 HOLD_OUT_SPANS = 2000
+
+
+def json_text(record: BaseModel) -> str:
+    """A record as readable JSON (Unicode kept as it is) that can always be encoded: a lone half
+    of a UTF-16 pair, which a server's JSON may carry, is written as its \\uXXXX escape, as
+    JSON allows. (Pydantic's own JSON mode refuses such a string.)"""
+    text = json.dumps(record.model_dump(), indent=2, ensure_ascii=False, default=_json_default)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat().replace("+00:00", "Z")
+    return str(value)
 
 
 class TraceDetailScreen(Screen[None]):
@@ -230,17 +245,10 @@ class TraceDetailScreen(Screen[None]):
         else:
             view.go_to(found)
 
-    def _span_json(self) -> dict[str, Any] | None:
+    def action_copy(self) -> None:
         for view in self.query(SpanTreeView):
             if view.position is not None:
-                return view.trace_tree.spans[view.position].model_dump(mode="json")
-        return None
-
-    def action_copy(self) -> None:
-        data = self._span_json()
-        if data is None:
-            return
-        self.tui.copy_text(json.dumps(data, indent=2, ensure_ascii=False), "span")
+                self.tui.copy_text(json_text(view.trace_tree.spans[view.position]), "span")
 
     def action_export(self) -> None:
         if self.trace is None:
@@ -248,9 +256,7 @@ class TraceDetailScreen(Screen[None]):
         safe_id = "".join(c if c.isalnum() or c in "-_" else "_" for c in self.trace_id)[:80]
         path = Path.cwd() / f"trace-{safe_id}-{int(time.time())}.json"
         try:
-            path.write_text(
-                json.dumps(self.trace.model_dump(mode="json"), indent=2, ensure_ascii=False)
-            )
+            path.write_text(json_text(self.trace), encoding="utf-8")
         except OSError as exc:
             self.notify(f"Could not write {path}: {exc.strerror}", severity="error", markup=False)
             return
