@@ -27,11 +27,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
 from tui.api.errors import ConfigError
+from tui.api.urls import split_url
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -184,8 +184,8 @@ def load_settings(
 
     warnings = []
     if isinstance(url, str):
-        parts = urlsplit(url)
-        if parts.scheme == "http" and parts.hostname and not is_loopback(parts.hostname):
+        parts = split_url(url)  # None: the client refuses it, with the reason
+        if parts and parts.scheme == "http" and parts.hostname and not is_loopback(parts.hostname):
             warnings.append(
                 f"{parts.hostname} is reached over plain http://: the API key travels in clear"
             )

@@ -81,6 +81,12 @@ def test_plain_http_to_another_host_warns(config: Path) -> None:
     assert load_settings(profile="local", env={}, path=config).warnings == ()
 
 
+def test_an_unreadable_base_url_is_left_to_the_client_to_refuse(config: Path) -> None:
+    env = {"PROJ_B_KEY": "b"}
+    settings = load_settings(base_url="http://[oops/v1", env=env, path=config)  # no ValueError
+    assert settings.base_url == "http://[oops/v1" and settings.warnings == ()
+
+
 def test_missing_sources_and_profiles_say_what_to_do(config: Path) -> None:
     with pytest.raises(ConfigError, match=r"\$STAGING_KEY"):
         load_settings(profile="staging", env={}, path=config)

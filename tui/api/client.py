@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mappi
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, TypeVar
-from urllib.parse import SplitResult, quote, urljoin, urlsplit, urlunsplit
+from urllib.parse import SplitResult, quote, urlsplit, urlunsplit
 
 import httpx
 from pydantic import SecretStr
@@ -39,6 +39,7 @@ from tui.api.gcpause import gc_paused
 from tui.api.models import Alert, Project, Record, Span, Trace, parse_records
 from tui.api.pagination import NextPage, cursor_from_url, extract_items, extract_next
 from tui.api.ratelimit import Pacer, RateBudget, budget_from_headers
+from tui.api.urls import join_url, split_url
 
 log = logging.getLogger("tracetui.api")
 R = TypeVar("R", bound=Record)
@@ -49,7 +50,9 @@ MAX_PAGES = 10_000  # a hard stop for any paging loop, whatever the server says
 def normalize_base_url(url: str) -> str:
     """The base URL without a trailing slash; it must be http(s) and end in /v1."""
     text = (url or "").strip()
-    parts = urlsplit(text)
+    parts = split_url(text)
+    if parts is None:
+        raise ConfigError("The base URL cannot be read (a stray [ or ], or a bad port?)")
     shown = _shown_url(parts)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(
@@ -142,7 +145,7 @@ class ApiClient:
         log_size: int = 500,
     ) -> None:
         self.base_url = normalize_base_url(base_url)
-        self.host = urlsplit(self.base_url).netloc
+        self._scheme, self.host = urlsplit(self.base_url)[:2]
         self._default_key = api_key
         self._project_keys: dict[str, SecretStr] = dict(project_keys or {})
         self.max_retries = max_retries
@@ -161,7 +164,7 @@ class ApiClient:
             follow_redirects=False,  # a redirect could carry the key to another host
             # Plain HTTP needs no TLS context, and building one (CA bundle) costs 30 ms of
             # start-up. Only base_url's scheme and host are ever requested (see _page_request).
-            verify=urlsplit(self.base_url).scheme != "http",
+            verify=self._scheme != "http",
             headers={"Accept": "application/json", "User-Agent": "tracetui"},
         )
 
@@ -315,7 +318,8 @@ class ApiClient:
 
     def _error_for(self, response: httpx.Response) -> ApiError:
         if 300 <= response.status_code < 400:
-            target = urlsplit(response.headers.get("location", "")).netloc or "elsewhere"
+            parts = split_url(response.headers.get("location", ""))
+            target = (parts.netloc if parts else "") or "elsewhere"
             return BadResponse(
                 self.redact(
                     f"The server redirected to {target}; not followed (HTTP {response.status_code})"
@@ -367,11 +371,9 @@ class ApiClient:
         if page.cursor is not None:
             return url, {**params, "cursor": page.cursor}
         assert page.url is not None
-        absolute = urljoin(self.base_url + "/", page.url)
-        if (
-            urlsplit(absolute).netloc == self.host
-            and urlsplit(absolute).scheme == urlsplit(self.base_url).scheme
-        ):
+        absolute = join_url(self.base_url + "/", page.url) or ""
+        parts = split_url(absolute)
+        if parts is not None and (parts.scheme, parts.netloc) == (self._scheme, self.host):
             return absolute, {}
         cursor = cursor_from_url(page.url)
         if cursor is not None:  # another host: take its cursor, never send our key there

@@ -12,7 +12,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
+
+from tui.api.urls import split_url
 
 ITEM_KEYS = ("data", "items", "results", "records", "rows", "entries", "observations")
 CURSOR_KEYS = (
@@ -124,7 +126,10 @@ def extract_next(body: Any, headers: Mapping[str, str]) -> NextPage | None:
 
 def cursor_from_url(url: str) -> str | None:
     """The `cursor` (or similar) query parameter of a next-page URL, if it has one."""
-    query = parse_qs(urlsplit(url).query)
+    parts = split_url(url)
+    if parts is None:
+        return None
+    query = parse_qs(parts.query)
     for key in ("cursor", "page_token", "pageToken", "after", "next"):
         if query.get(key):
             return query[key][0]

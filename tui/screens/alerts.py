@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
 from rich.text import Text
 from textual import work
@@ -13,6 +12,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from tui.api import Alert, ApiError, split_metric
+from tui.api.urls import host_of
 from tui.text import safe_text, visible
 from tui.widgets.status_bar import StatusBar
 
@@ -95,9 +95,7 @@ class AlertsScreen(Screen[None]):
                 metric_text(alert.metric),
                 safe_text(f"{CONDITION_SYMBOLS.get(condition, '')} {condition}".strip(), 8),
                 threshold_text(alert.threshold),
-                safe_text(
-                    urlsplit(alert.webhook_url or "").hostname or alert.webhook_url or "–", 30
-                ),
+                safe_text(host_of(alert.webhook_url or "") or alert.webhook_url or "–", 30),
             )
         self.header()
 

@@ -10,7 +10,6 @@ import math
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from rich.text import Text
 from textual import on, work
@@ -21,6 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
 from tui.api import Alert, ApiError, Project, ValidationFailed
+from tui.api.urls import split_url
 from tui.text import safe_text
 
 if TYPE_CHECKING:
@@ -244,8 +244,8 @@ class AlertForm(CreateForm):
                 raise ValueError
         except ValueError:
             errors["threshold"] = "A number, e.g. 2500 or 0.05."
-        url = urlsplit(values["webhook_url"].strip())
-        if url.scheme not in ("http", "https") or not url.hostname:
+        url = split_url(values["webhook_url"].strip())
+        if url is None or url.scheme not in ("http", "https") or not url.hostname:
             errors["webhook_url"] = "An http:// or https:// URL."
         return errors
 
