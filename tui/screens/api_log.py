@@ -28,7 +28,7 @@ class ApiLogScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        for column in ("time", "method", "status", "ms", "try", "rate left", "url / error"):
+        for column in ("time", "method", "status", "ms", "try", "rate left", "error / url"):
             table.add_column(column)
         self.action_refresh()
         table.focus()
