@@ -94,6 +94,11 @@ class Terminal:
         fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
+    def hang_up(self) -> None:
+        """The terminal goes away, as when an SSH connection drops or a tmux pane is killed."""
+        os.close(self.master)
+        self.master = -1
+
     def close(self) -> None:
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)
@@ -102,7 +107,8 @@ class Terminal:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
-        os.close(self.master)
+        if self.master >= 0:
+            os.close(self.master)
 
     def __enter__(self) -> Terminal:
         return self

@@ -31,6 +31,7 @@ from tui.api import (
     TimedOut,
     Unauthorized,
 )
+from tui.hangup import watch_for_hangup
 from tui.text import safe_text, visible
 from tui.timerange import PRESETS, TimeRange
 from tui.widgets.status_bar import StatusBar
@@ -162,6 +163,7 @@ class TraceTuiApp(App[str | None]):
         if self.start.trace_id:
             self.open_trace(self.start.trace_id, self.start.project_id)
         self.check_size()
+        watch_for_hangup(self)
 
     def on_resize(self) -> None:
         self.check_size()
