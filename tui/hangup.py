@@ -3,7 +3,7 @@
 When an SSH connection drops or a tmux pane is killed, the terminal hangs up. The app does not
 always get a SIGHUP (it may not lead the terminal's session, for example under `make`). Textual's
 input thread then reads end-of-file without end and keeps one core at 100 % for ever. So the
-app checks every few seconds whether its terminal still answers. If it does not, the app sends
+app checks every second whether its terminal still answers. If it does not, the app sends
 itself the SIGHUP it should have got. (There is nothing left to show anything on.)
 """
 
