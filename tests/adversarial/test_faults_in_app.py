@@ -16,12 +16,11 @@ from pydantic import SecretStr
 
 from tests.adversarial.hostile import HOSTILE
 from tests.conftest import RunningService
-from tests.functional.test_app import wait_for
+from tests.functional.test_app import loaded_traces, wait_for
 from tests.helpers import Sleeps
 from tui.api import ApiClient
 from tui.api.ratelimit import Pacer
 from tui.app import StartAt, TraceTuiApp
-from tui.screens.traces import TracesScreen
 
 Fault = Callable[[httpx.Request], Awaitable[httpx.Response]]
 
@@ -125,9 +124,7 @@ async def test_the_app_survives_keeps_its_rows_and_recovers(
     service: RunningService, name: str
 ) -> None:
     async with app_with_faults(service, StartAt(project_id="proj_support")) as (app, pilot, net):
-        await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen) and app.screen.traces)
-        screen = app.screen
-        assert isinstance(screen, TracesScreen)
+        screen = await loaded_traces(app, pilot)
         rows = list(screen.traces)
         net.fault = FAULTS[name]
         await pilot.press("r")
@@ -159,7 +156,7 @@ async def test_the_api_log_shows_hostile_headers_and_errors_literally(
 
     headers = {"x-ratelimit-remaining": "[@click=app.quit]Q[/]", **JSON}
     async with app_with_faults(service, StartAt(project_id="proj_support")) as (app, pilot, net):
-        await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen) and app.screen.traces)
+        await loaded_traces(app, pilot)
         net.fault = answer(500, error_body(500), **headers)
         await pilot.press("r")
         await wait_for(pilot, lambda: told(app))

@@ -23,7 +23,7 @@ from tests.adversarial.test_faults_in_app import (
     app_with_faults,
 )
 from tests.conftest import RunningService, start_service
-from tests.functional.test_app import tree_shown, wait_for
+from tests.functional.test_app import loaded_traces, tree_shown, wait_for
 from tui.app import StartAt, TraceTuiApp
 from tui.screens.alerts import AlertsScreen
 from tui.screens.forms import AlertForm
@@ -132,7 +132,7 @@ def where_keys_are(folder: Path, texts: dict[str, str]) -> list[str]:
 async def walk_every_screen(
     app: TraceTuiApp, pilot: Any, net: FaultyTransport, sweep: Sweep, project: str
 ) -> None:
-    await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen) and app.screen.traces)
+    await loaded_traces(app, pilot)
     sweep.shot("traces")
     await pilot.press("enter")
     await wait_for(pilot, lambda: tree_shown(app))

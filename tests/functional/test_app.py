@@ -61,9 +61,16 @@ async def wait_for(pilot: Any, condition: Callable[[], bool], seconds: float = 1
     raise AssertionError("condition not met in time")
 
 
+async def loaded_traces(app: TraceTuiApp, pilot: Any) -> TracesScreen:
+    """Wait until a project's trace list shows rows; that screen."""
+    await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen) and bool(app.screen.traces))
+    assert isinstance(app.screen, TracesScreen)
+    return app.screen
+
+
 async def open_first_trace(app: TraceTuiApp, pilot: Any) -> TraceDetailScreen:
     """From a project's traces, open the newest and wait for its tree."""
-    await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen) and bool(app.screen.traces))
+    await loaded_traces(app, pilot)
     await pilot.press("enter")
     await wait_for(
         pilot,
@@ -97,11 +104,7 @@ async def test_project_to_traces_to_a_trace_with_the_keyboard(service: RunningSe
             pilot, lambda: isinstance(app.screen, ProjectsScreen) and bool(app.screen.projects)
         )
         await pilot.press("enter")
-        await wait_for(
-            pilot, lambda: isinstance(app.screen, TracesScreen) and bool(app.screen.traces)
-        )
-        traces_screen = app.screen
-        assert isinstance(traces_screen, TracesScreen)
+        traces_screen = await loaded_traces(app, pilot)
         first = traces_screen.query_one(TraceTable).selected
         assert first is not None
         await pilot.press("enter")
@@ -144,11 +147,7 @@ async def test_paging_past_500_traces(service: RunningService) -> None:
 
 async def test_filter_and_sort_keep_loaded_rows(service: RunningService) -> None:
     async with running_app(service, StartAt(project_id="proj_agent")) as (app, pilot):
-        await wait_for(
-            pilot, lambda: isinstance(app.screen, TracesScreen) and bool(app.screen.traces)
-        )
-        screen = app.screen
-        assert isinstance(screen, TracesScreen)
+        screen = await loaded_traces(app, pilot)
         loaded = len(screen.traces)
         await pilot.press("slash", *"zzz-no-such")
         table = screen.query_one(TraceTable)
@@ -325,11 +324,7 @@ async def test_network_down_keeps_data_and_recovers(service: RunningService) -> 
         app,
         pilot,
     ):
-        await wait_for(
-            pilot, lambda: isinstance(app.screen, TracesScreen) and bool(app.screen.traces)
-        )
-        screen = app.screen
-        assert isinstance(screen, TracesScreen)
+        screen = await loaded_traces(app, pilot)
         loaded = len(screen.traces)
         down["now"] = True
         await pilot.press("r")

@@ -15,7 +15,7 @@ from pydantic import SecretStr
 from textual.command import CommandList
 
 from tests.conftest import RunningService
-from tests.functional.test_app import open_first_trace, running_app, wait_for
+from tests.functional.test_app import loaded_traces, open_first_trace, running_app, wait_for
 from tui.api import ApiClient
 from tui.app import StartAt, TooSmallScreen, TraceTuiApp
 from tui.config import load_settings
@@ -44,9 +44,7 @@ async def test_a_403_asks_for_the_projects_key_and_saves_it_0600(
             await pilot.press(*service.keys.projects["proj_support"])
             await pilot.click("#save")
             await pilot.press("enter")
-            await wait_for(
-                pilot, lambda: isinstance(app.screen, TracesScreen) and bool(app.screen.traces)
-            )
+            await loaded_traces(app, pilot)
     assert stat.S_IMODE(os.stat(config).st_mode) == 0o600
     settings = load_settings(profile="default", env={}, path=config)
     assert (
@@ -89,9 +87,7 @@ async def test_429_counts_down_in_the_status_line_and_retries_by_itself(
 
 async def test_the_api_log_shows_requests_and_never_the_key(service: RunningService) -> None:
     async with running_app(service, StartAt(project_id="proj_rag")) as (app, pilot):
-        await wait_for(
-            pilot, lambda: isinstance(app.screen, TracesScreen) and bool(app.screen.traces)
-        )
+        await loaded_traces(app, pilot)
         await pilot.press("ctrl+o")
         assert isinstance(app.screen, ApiLogScreen)
         table = app.screen.query_one("DataTable")
@@ -189,11 +185,7 @@ def test_custom_ranges() -> None:
 
 async def test_time_range_picker(service: RunningService) -> None:
     async with running_app(service, StartAt(project_id="proj_support")) as (app, pilot):
-        await wait_for(
-            pilot, lambda: isinstance(app.screen, TracesScreen) and bool(app.screen.traces)
-        )
-        screen = app.screen
-        assert isinstance(screen, TracesScreen)
+        screen = await loaded_traces(app, pilot)
         day = len(screen.traces)
         await pilot.press("t")
         await pilot.pause(0.2)
