@@ -1,4 +1,5 @@
-"""The Textual app: global keys, the palette, and the one place API errors become what users see."""
+"""The Textual app: global keys, navigation between screens, the status line, and the one place
+API errors become what users see."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -14,14 +14,13 @@ from rich.segment import Segments
 from rich.text import Text
 from textual.app import App
 from textual.binding import Binding
-from textual.command import DiscoveryHit, Hit, Hits, Provider
-from textual.markup import escape
+from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen
 from textual.timer import Timer
-from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from tui.api import (
+    Alert,
     ApiClient,
     ApiError,
     ConnectionFailed,
@@ -32,17 +31,15 @@ from tui.api import (
     Unauthorized,
 )
 from tui.hangup import watch_for_hangup
-from tui.text import safe_text, visible
-from tui.timerange import PRESETS, TimeRange
-from tui.widgets.status_bar import StatusBar
+from tui.messages import ProjectsLoaded
+from tui.palette import TraceTuiCommands
+from tui.screens.too_small import MIN_HEIGHT, MIN_WIDTH, TooSmallScreen
+from tui.text import NOTICE_MAX_CHARS, notice, safe_text
+from tui.timerange import TimeRange
+from tui.widgets.status_bar import Status, StatusBar
 
-MIN_WIDTH, MIN_HEIGHT = 80, 24
-
-
-# A server's error message is shown up to this length: a toast wrapping a megabyte freezes the app.
-NOTIFY_MAX_CHARS = 500
-# Project names and ids in the palette are cut to this: it wraps a hit whole.
-PALETTE_NAME_CHARS = 80
+# A screen's own title is cut to this many characters of a server string.
+TITLE_MAX_CHARS = 60
 
 
 @dataclass(frozen=True)
@@ -51,66 +48,6 @@ class StartAt:
 
     project_id: str | None = None
     trace_id: str | None = None
-
-
-class TooSmallScreen(ModalScreen[None]):
-    DEFAULT_CSS = "TooSmallScreen { align: center middle; } TooSmallScreen Static { width: auto; }"
-
-    def compose(self) -> Any:
-        yield Static(Text(f"Terminal too small: tracetui needs at least {MIN_WIDTH}x{MIN_HEIGHT}."))
-
-    def on_resize(self) -> None:
-        if self.app.size.width >= MIN_WIDTH and self.app.size.height >= MIN_HEIGHT:
-            self.dismiss(None)
-
-
-class TraceTuiCommands(Provider):
-    """Palette entries: open a trace, switch project, set the time range, the API log."""
-
-    def _commands(self) -> list[tuple[str, Callable[[], Any], str]]:
-        app: TraceTuiApp = self.app  # type: ignore[assignment]
-        commands: list[tuple[str, Callable[[], Any], str]] = [
-            ("Open trace by id…", app.action_open_trace, "Jump straight to one trace"),
-            ("API log", app.action_api_log, "Requests, statuses, timings, rate-limit headers"),
-        ]
-        for project in app.projects:
-            if project.id:
-                name = safe_text(project.name or project.id, PALETTE_NAME_CHARS).plain
-                commands.append(
-                    (
-                        f"Switch project: {name}",
-                        partial(app.open_traces, project.id, project.name),
-                        safe_text(project.id, PALETTE_NAME_CHARS).plain,
-                    )
-                )
-        for preset in PRESETS:
-            commands.append(
-                (f"Time range: last {preset}", partial(app.set_time_range, TimeRange(preset)), "")
-            )
-        for profile in app.profiles:
-            commands.append(
-                (
-                    f"Switch profile: {profile}",
-                    partial(app.switch_profile, profile),
-                    "Restarts on that profile",
-                )
-            )
-        return commands
-
-    async def discover(self) -> Hits:
-        for name, run, help_text in self._commands():
-            # Textual parses a str prompt and the help as markup: both can hold server strings.
-            yield DiscoveryHit(Text(name), run, text=name, help=escape(visible(help_text)))
-
-    async def search(self, query: str) -> Hits:
-        matcher = self.matcher(query)
-        for name, run, help_text in self._commands():
-            score = matcher.match(name)
-            if score > 0:
-                # highlight() parses its argument as markup: names come from servers.
-                yield Hit(
-                    score, matcher.highlight(escape(name)), run, help=escape(visible(help_text))
-                )
 
 
 class TraceTuiApp(App[str | None]):
@@ -155,6 +92,8 @@ class TraceTuiApp(App[str | None]):
     def on_mount(self) -> None:
         if self.keymap:
             self.set_keymap(self.keymap)
+            # Checked once the first screen is up: it imports every screen to know their ids.
+            self.call_after_refresh(self._check_keymap)
         from tui.screens.projects import ProjectsScreen
 
         self.push_screen(ProjectsScreen())
@@ -165,6 +104,19 @@ class TraceTuiApp(App[str | None]):
         self.check_size()
         watch_for_hangup(self)
 
+    def _check_keymap(self) -> None:
+        from tui.keymap import unknown_ids
+
+        unknown = unknown_ids(self.keymap)
+        if unknown:
+            self.notify(
+                f"The config's [keymap] names binding ids that do not exist: {', '.join(unknown)}."
+                " Those entries are ignored (ids look like traces.filter or app.quit).",
+                title="Unknown key binding ids",
+                severity="warning",
+                timeout=12,
+            )
+
     def on_resize(self) -> None:
         self.check_size()
 
@@ -173,7 +125,10 @@ class TraceTuiApp(App[str | None]):
         if small and not isinstance(self.screen, TooSmallScreen):
             self.push_screen(TooSmallScreen())
 
-    # -- navigation ------------------------------------------------------------------------------
+    def on_projects_loaded(self, message: ProjectsLoaded) -> None:
+        self.projects = message.projects
+
+    # -- navigation: screens never open each other, they ask the app --------------------------
 
     def open_traces(self, project_id: str, name: str | None) -> None:
         from tui.screens.traces import TracesScreen
@@ -184,6 +139,30 @@ class TraceTuiApp(App[str | None]):
         from tui.screens.trace_detail import TraceDetailScreen
 
         self.push_screen(TraceDetailScreen(trace_id, project_id))
+
+    def open_alerts(self, project_id: str, name: str | None) -> None:
+        from tui.screens.alerts import AlertsScreen
+
+        self.push_screen(AlertsScreen(project_id, name or project_id))
+
+    def new_project(self, created: Callable[[Project | None], None]) -> None:
+        from tui.screens.forms import ProjectForm
+
+        self.push_screen(ProjectForm(), created)
+
+    def new_alert(
+        self, project_id: str, project_name: str, created: Callable[[Alert | None], None]
+    ) -> None:
+        from tui.screens.forms import AlertForm
+
+        self.push_screen(AlertForm(project_id, project_name), created)
+
+    def pick_time_range(
+        self, current: TimeRange, chosen: Callable[[TimeRange | None], None]
+    ) -> None:
+        from tui.screens.time_range import TimeRangeScreen
+
+        self.push_screen(TimeRangeScreen(current), chosen)
 
     def action_open_trace(self) -> None:
         from tui.screens.prompts import TraceIdPrompt
@@ -216,7 +195,26 @@ class TraceTuiApp(App[str | None]):
 
         self.push_screen(ApiLogScreen())
 
-    # -- errors, the one place ----------------------------------------------------------------
+    # -- what users see: toasts, the status line, errors (the one place) ----------------------
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Every toast of the app: its text is never markup, made visible and cut (server
+        strings reach toasts, and a toast wrapping a megabyte froze the app)."""
+        super().notify(
+            notice(message),
+            title=notice(title, TITLE_MAX_CHARS),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
 
     def _fatal_error(self) -> None:
         """Textual's crash report, without local variables: its default prints every frame's
@@ -238,15 +236,9 @@ class TraceTuiApp(App[str | None]):
             # A bug's message can hold anything, a key among it: redacted, cut, made visible.
             message = self.client.redact(
                 f"Internal error in {event.worker.name}: {type(error).__name__}: {error}"
-            )[:NOTIFY_MAX_CHARS]
+            )[:NOTICE_MAX_CHARS]
             self.log.error(message)
-            self.notify(
-                visible(message),
-                title="tracetui bug",
-                severity="error",
-                timeout=15,
-                markup=False,
-            )
+            self.notify(message, title="tracetui bug", severity="error", timeout=15)
 
     def report_error(
         self,
@@ -265,13 +257,7 @@ class TraceTuiApp(App[str | None]):
         elif isinstance(error, (Unauthorized, Forbidden)) and project_id and not quiet:
             self.ask_for_key(project_id, error)
         elif not quiet:
-            self.notify(
-                visible(error.message[:NOTIFY_MAX_CHARS]),
-                title=error.title,
-                severity="error",
-                timeout=8,
-                markup=False,
-            )
+            self.notify(error.message, title=error.title, severity="error", timeout=8)
         self.refresh_status()
 
     def problem_text(self) -> Text | None:
@@ -307,9 +293,25 @@ class TraceTuiApp(App[str | None]):
         self.problem = None
         self.refresh_status()
 
+    def status(self) -> Status:
+        """What the status line says now."""
+        budget = self.client.latest_budget
+        return Status(
+            server=self.server_label,
+            profile=self.profile,
+            rate_remaining=budget.remaining if budget is not None else None,
+            rate_limit=budget.limit if budget is not None else None,
+            refreshed_at=self.last_refresh,
+            problem=self.problem_text(),
+        )
+
     def refresh_status(self) -> None:
-        for bar in self.screen.query(StatusBar):
-            bar.update_status()
+        """Feed the status line of the screen in view."""
+        bars = self.screen.query(StatusBar)
+        if bars:
+            status = self.status()
+            for bar in bars:
+                bar.show(status)
 
     def ask_for_key(self, project_id: str, error: ApiError) -> None:
         if self.prompting_key_for == project_id:
@@ -325,17 +327,13 @@ class TraceTuiApp(App[str | None]):
                 return
             self.client.set_project_key(project_id, answer.key)
             if answer.save and self.config_path is not None:
-                from tui.config import save_project_key
+                from tui.config import ConfigError, save_project_key
 
                 try:
                     save_project_key(self.config_path, self.profile, project_id, answer.key)
-                    self.notify(f"Key saved to {self.config_path} (mode 0600).", markup=False)
-                except (OSError, ApiError) as exc:
-                    self.notify(
-                        f"Could not save the key: {type(exc).__name__}",
-                        severity="error",
-                        markup=False,
-                    )
+                    self.notify(f"Key saved to {self.config_path} (mode 0600).")
+                except (OSError, ConfigError) as exc:
+                    self.notify(f"Could not save the key: {type(exc).__name__}", severity="error")
             if retry is not None:
                 retry()
 
@@ -353,5 +351,4 @@ class TraceTuiApp(App[str | None]):
             f"Copied the {what} as JSON ({len(text):,} characters) via OSC 52. If nothing arrived, "
             "your terminal blocks OSC 52: press e to export the trace to a file instead.",
             timeout=6,
-            markup=False,
         )

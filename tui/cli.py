@@ -60,8 +60,8 @@ def run_app(profile: str | None, base_url: str | None, mouse: bool, start: Start
     """The app against the configured server; configuration problems end with a clear message."""
     import asyncio
 
-    from tui.api import ApiClient, ConfigError
-    from tui.config import load_settings
+    from tui.api import ApiClient, InvalidBaseUrl
+    from tui.config import ConfigError, load_settings
 
     try:
         settings = load_settings(profile=profile, base_url=base_url)
@@ -71,7 +71,7 @@ def run_app(profile: str | None, base_url: str | None, mouse: bool, start: Start
                 f"to {settings.config_path}. To try tracetui without a server: tracetui demo"
             )
         client = ApiClient(settings.base_url, settings.api_key, settings.project_keys)
-    except ConfigError as error:
+    except (ConfigError, InvalidBaseUrl) as error:
         print(f"tracetui: {error.message}", file=sys.stderr)
         return 2
     for warning in settings.warnings:

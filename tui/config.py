@@ -30,8 +30,7 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from tui.api.errors import ConfigError
-from tui.api.urls import split_url
+from tui.urls import split_url
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -40,6 +39,15 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 DEFAULT_PROFILE = "default"
 COMMAND_TIMEOUT = 15.0
+
+
+class ConfigError(Exception):
+    """A problem with the config file, a profile, a key source or the base URL, found before any
+    request is made. Its message never quotes a key."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from tui.api.gcpause import gc_paused
 from tui.api.models import Span
+from tui.gcpause import gc_paused
 
 ORPHAN = "orphan"  # names a parent that is not in the trace
 CYCLE = "cycle"  # its parent chain loops; cut here

@@ -58,3 +58,15 @@ def safe_text(
     if max_length is not None and len(text) > max_length:
         text = text[: max(0, max_length - 1)] + ELLIPSIS
     return Text(text, style=style, no_wrap=not multiline, end="")
+
+
+# A toast or a title shows at most this much of an untrusted value: a toast wrapping a megabyte
+# froze the app.
+NOTICE_MAX_CHARS = 500
+
+
+def notice(value: object, max_length: int = NOTICE_MAX_CHARS) -> str:
+    """An untrusted value for a toast or a title: plain text, made visible, cut with an ellipsis.
+
+    Show it with markup off (the app's `notify` does): the characters are kept as they are."""
+    return safe_text(value, max_length).plain

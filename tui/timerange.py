@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from tui.api.models import to_datetime
+from tui.lenient import to_datetime
 
 PRESETS = {
     "15m": timedelta(minutes=15),

@@ -13,7 +13,8 @@ from textual import work
 
 from tests.helpers import KEY
 from tui.api import ApiClient
-from tui.app import NOTIFY_MAX_CHARS, StartAt, TraceTuiApp
+from tui.app import StartAt, TraceTuiApp
+from tui.text import NOTICE_MAX_CHARS
 
 
 class CrashingApp(TraceTuiApp):
@@ -64,4 +65,4 @@ async def test_a_failed_worker_is_reported_without_the_key_and_cut() -> None:
     assert len(notes) == 1
     title, message = notes[0]
     assert title == "tracetui bug" and "RuntimeError: bad header Bearer [redacted]" in message
-    assert KEY not in message and len(message) <= NOTIFY_MAX_CHARS
+    assert KEY not in message and len(message) <= NOTICE_MAX_CHARS

@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import RunningService
 from tests.functional.test_app import rendered_text, running_app, wait_for
 from tests.helpers import json_response, mock_client
-from tui.api import ApiClient, ApiError, BadResponse, ConfigError
+from tui.api import ApiClient, ApiError, BadResponse, InvalidBaseUrl
 from tui.app import StartAt
 from tui.screens.alerts import AlertsScreen
 from tui.screens.forms import AlertForm
@@ -42,7 +42,7 @@ async def test_a_malformed_next_page_link_ends_the_listing(link: str) -> None:
 
 @pytest.mark.parametrize("url", [u + "v1" for u in MALFORMED])
 def test_a_malformed_base_url_is_a_config_error(url: str) -> None:
-    with pytest.raises(ConfigError, match="base URL"):
+    with pytest.raises(InvalidBaseUrl, match="base URL"):
         ApiClient(url)
 
 

@@ -9,6 +9,7 @@ import pytest
 from pydantic import SecretStr
 
 from tests.conftest import RunningService
+from tui.alert_rules import AlertDraft
 from tui.api import ApiClient, Forbidden, NotFound, Unauthorized, ValidationFailed
 from tui.server.demo import add_bulk_traces
 from tui.server.store import now_ms
@@ -74,11 +75,13 @@ async def test_alerts(service: RunningService) -> None:
         assert alerts and alerts[0].metric and alerts[0].threshold is not None
         created = await client.create_alert(
             "proj_support",
-            name="From the client",
-            metric="cost_usd_1h",
-            condition="gte",
-            threshold=1.5,
-            webhook_url="https://hooks.example.com/c",
+            AlertDraft(
+                name="From the client",
+                metric="cost_usd_1h",
+                condition="gte",
+                threshold=1.5,
+                webhook_url="https://hooks.example.com/c",
+            ),
         )
         assert created.threshold == 1.5 and created.id in {
             a.id for a in await client.list_alerts("proj_support")
@@ -86,11 +89,9 @@ async def test_alerts(service: RunningService) -> None:
         with pytest.raises(ValidationFailed) as caught:
             await client.create_alert(
                 "proj_support",
-                name="",
-                metric="nope",
-                condition="eq",
-                threshold=1,
-                webhook_url="ftp://x",
+                AlertDraft(
+                    name="", metric="nope", condition="eq", threshold=1, webhook_url="ftp://x"
+                ),
             )
     assert set(caught.value.field_messages()) == {"name", "metric", "condition", "webhook_url"}
 
@@ -99,16 +100,15 @@ async def test_a_retried_create_with_the_same_key_creates_once(service: RunningS
     before = service.store.count("alerts")
     key = uuid.uuid4().hex
     async with client_for(service) as client:
-        fields = dict(
+        draft = AlertDraft(
             name="Once",
             metric="latency_ms_5m",
             condition="gt",
             threshold=1.0,
             webhook_url="https://hooks.example.com/once",
-            idempotency_key=key,
         )
-        first = await client.create_alert("proj_rag", **fields)  # type: ignore[arg-type]
-        second = await client.create_alert("proj_rag", **fields)  # type: ignore[arg-type]
+        first = await client.create_alert("proj_rag", draft, idempotency_key=key)
+        second = await client.create_alert("proj_rag", draft, idempotency_key=key)
     assert first.id == second.id and service.store.count("alerts") == before + 1
 
 

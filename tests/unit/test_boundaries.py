@@ -1,4 +1,6 @@
-"""Architecture rules: tui.api imports no Textual; tui.api and tui.server share no code."""
+"""Architecture rules, checked on the source: tui.api imports no Textual; tui.api and tui.server
+share no code; widgets never reach for the app; screens never import each other (they navigate
+through the app), only their common base."""
 
 from __future__ import annotations
 
@@ -10,14 +12,23 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "tui"
 
 
+def imports_of(path: Path) -> set[str]:
+    """Every module `path` imports, at run time or for type checking alone."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            # `from tui.screens import traces` imports the module tui.screens.traces
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
 def imported_modules(folder: Path) -> set[str]:
     names: set[str] = set()
     for path in folder.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                names.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                names.add(node.module)
+        names |= imports_of(path)
     return names
 
 
@@ -37,3 +48,30 @@ def test_api_and_server_never_import_each_other() -> None:
     server = imported_modules(PACKAGE / "server")
     assert not {m for m in api if m.startswith(("tui.server", "textual"))}
     assert not {m for m in server if m.startswith("tui.api")}
+
+
+def test_widgets_never_import_the_app_or_screens() -> None:
+    for path in (PACKAGE / "widgets").rglob("*.py"):
+        bad = {m for m in imports_of(path) if m.startswith(("tui.app", "tui.screens"))}
+        assert not bad, f"{path.name} imports {sorted(bad)}: widgets render what they are given"
+
+
+def test_screens_never_import_each_other() -> None:
+    screens = {p.stem for p in (PACKAGE / "screens").glob("*.py")} - {"__init__"}
+    for path in (PACKAGE / "screens").glob("*.py"):
+        others = {
+            m
+            for m in imports_of(path)
+            if m.startswith("tui.screens.") and m.split(".")[2] in screens - {"base", path.stem}
+        }
+        assert not others, f"{path.name} imports {sorted(others)}: navigate through the app"
+
+
+def test_the_rules_above_would_notice_a_breach(tmp_path: Path) -> None:
+    breach = tmp_path / "breach.py"
+    breach.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from tui.app import TraceTuiApp\n"
+        "def f():\n    from tui.screens import traces\n"
+    )
+    assert {"tui.app", "tui.screens.traces"} <= imports_of(breach)

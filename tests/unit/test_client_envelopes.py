@@ -9,8 +9,9 @@ import httpx
 import pytest
 
 from tests.helpers import BASE, json_response, mock_client
+from tui.alert_rules import split_metric
 from tui.api import BadResponse, Span, Trace
-from tui.api.models import split_metric, to_datetime
+from tui.lenient import to_datetime
 
 ONE = {"id": "t1", "started_at": "2026-11-21T09:00:00.000Z", "duration_ms": 5}
 TWO = {"id": "t2", "started_at": "2026-11-21T08:00:00.000Z", "duration_ms": 7}

@@ -16,9 +16,10 @@ from tui.api import (
     ApiClient,
     ApiError,
     BadResponse,
-    ConfigError,
+    Conflict,
     ConnectionFailed,
     Forbidden,
+    InvalidBaseUrl,
     NotFound,
     RateLimited,
     ServerError,
@@ -26,7 +27,7 @@ from tui.api import (
     Unauthorized,
     ValidationFailed,
 )
-from tui.api.deep_json import CUT, loads_with_depth_cut
+from tui.api.deep_json import cut_note, loads_with_depth_cut
 from tui.api.ratelimit import Pacer, RateBudget, parse_retry_after
 
 
@@ -37,7 +38,7 @@ from tui.api.ratelimit import Pacer, RateBudget, parse_retry_after
         (401, Unauthorized),
         (403, Forbidden),
         (404, NotFound),
-        (409, ValidationFailed),
+        (409, Conflict),
         (422, ValidationFailed),
         (500, ServerError),
         (418, ApiError),
@@ -342,7 +343,7 @@ async def test_the_pacer_waits_for_the_reset_when_the_budget_is_nearly_spent() -
         now[0] += delay
 
     pacer = Pacer(clock=lambda: now[0], wall=lambda: now[0], sleep=sleep, reserve=5)
-    pacer.observe("k", RateBudget(limit=1000, remaining=3, reset_at=1012.0, seen_at=1000.0))
+    pacer.observe("k", RateBudget(limit=1000, remaining=3, reset_at=1012.0))
     await pacer.acquire("k")
     assert sleeps == [pytest.approx(12.0)]
     await pacer.acquire("k")
@@ -391,7 +392,7 @@ async def test_redirects_are_not_followed() -> None:
     ],
 )
 def test_bad_base_urls_are_refused_before_any_request(url: str) -> None:
-    with pytest.raises(ConfigError, match="base URL"):
+    with pytest.raises(InvalidBaseUrl, match="base URL"):
         ApiClient(url)
 
 
@@ -406,7 +407,7 @@ def test_bad_base_urls_are_refused_before_any_request(url: str) -> None:
     ],
 )
 def test_a_key_pasted_into_the_base_url_is_refused_and_never_echoed(url: str) -> None:
-    with pytest.raises(ConfigError, match="base URL") as caught:
+    with pytest.raises(InvalidBaseUrl, match="base URL") as caught:
         ApiClient(url)
     assert KEY not in str(caught.value) and "x.example.com" in str(caught.value)
 
@@ -490,9 +491,18 @@ async def test_json_nested_too_deep_loses_only_the_depths() -> None:
     level, depth = kept["deep"], 1
     while isinstance(level, list):
         level, depth = level[0], depth + 1
-    assert level == CUT and 150 < depth < 200  # cut 200 levels below the top of the body
+    assert level == cut_note() and 150 < depth < 200  # cut 200 levels below the top of the body
 
 
 def test_the_depth_cut_skips_brackets_inside_strings() -> None:
     text = r'{"a": "[[[{{{", "b": [[["x"]]], "c": "\"]"}'
-    assert loads_with_depth_cut(text, max_depth=2) == {"a": "[[[{{{", "b": [CUT], "c": '"]'}
+    assert loads_with_depth_cut(text, max_depth=2) == {"a": "[[[{{{", "b": [cut_note(2)], "c": '"]'}
+
+
+async def test_the_api_log_counts_a_request_after_a_429_as_the_second_try() -> None:
+    answers = iter([httpx.Response(429, headers={"retry-after": "1"}), json_response({"data": []})])
+    sleeps = Sleeps()
+    async with mock_client(lambda request: next(answers), sleeps) as client:
+        assert await client.list_projects() == []
+    assert [(entry.status, entry.attempt) for entry in client.log] == [(429, 1), (200, 2)]
+    assert sleeps.delays == [1.0]

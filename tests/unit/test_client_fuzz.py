@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import mock_client
+from tui.alert_rules import AlertDraft
 from tui.api import ApiError
 
 json_values = st.recursive(
@@ -92,14 +93,7 @@ def test_any_response_is_a_result_or_a_typed_error(
                 elif call == "alerts":
                     await client.list_alerts("p")
                 else:
-                    await client.create_alert(
-                        "p",
-                        name="n",
-                        metric="m",
-                        condition="gt",
-                        threshold=1,
-                        webhook_url="https://h",
-                    )
+                    await client.create_alert("p", AlertDraft("n", "m", "gt", 1, "https://h"))
             except ApiError as error:
                 assert error.message and (
                     error.status is None or str(error.status) in error.message

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from tui.api import ConfigError
-from tui.config import config_path, load_settings, read_config, save_project_key
+from tui.config import ConfigError, config_path, load_settings, read_config, save_project_key
 
 CONFIG = """
 default_profile = "prod"

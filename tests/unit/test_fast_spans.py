@@ -12,8 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tui.api import Span, Trace
-from tui.api.fast_trace import read_trace_fast
-from tui.api.models import _fast_span, read_span
+from tui.api.readers import fast_span, read_span, read_trace, read_trace_fast
 
 moments = st.datetimes(
     min_value=datetime(1980, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(timezone.utc)
@@ -96,18 +95,18 @@ def test_the_spec_spelling_takes_the_fast_path() -> None:
         "cost_usd": 0.5,
         "status": "ERROR",
     }
-    fast = _fast_span(item)
+    fast = fast_span(item)
     assert fast is not None and fast.status == "error" and fast.ended_at is not None
-    assert _fast_span({**item, "parentSpanId": "p"}) is None
-    assert _fast_span({**item, "input_tokens": "3"}) is None
-    assert _fast_span({**item, "started_at": 1795251600000}) is None
+    assert fast_span({**item, "parentSpanId": "p"}) is None
+    assert fast_span({**item, "input_tokens": "3"}) is None
+    assert fast_span({**item, "started_at": 1795251600000}) is None
 
 
-# -- the whole-trace fast path (tui/api/fast_trace.py) -------------------------------------------
+# -- the whole-trace fast path -------------------------------------------
 
 
 def tolerant_trace(body: dict[str, Any]) -> Trace:
-    return Trace.model_validate(body)
+    return read_trace(body)
 
 
 @settings(max_examples=150, deadline=None)

@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from tui.api.gcpause import gc_paused, hold_out_of_collections, return_to_collections
+from tui.gcpause import gc_paused, hold_out_of_collections, return_to_collections
 
 
 def test_the_pause_nests_and_restores_the_collector_even_on_error() -> None:

@@ -7,10 +7,11 @@ from tui.api.client import ApiClient, LogEntry, Page, normalize_base_url
 from tui.api.errors import (
     ApiError,
     BadResponse,
-    ConfigError,
+    Conflict,
     ConnectionFailed,
     FieldError,
     Forbidden,
+    InvalidBaseUrl,
     NotFound,
     RateLimited,
     ServerError,
@@ -18,7 +19,7 @@ from tui.api.errors import (
     Unauthorized,
     ValidationFailed,
 )
-from tui.api.models import Alert, Project, Span, Trace, split_metric
+from tui.api.models import Alert, Project, Span, Trace
 from tui.api.pagination import NextPage
 
 __all__ = [
@@ -26,10 +27,11 @@ __all__ = [
     "ApiClient",
     "ApiError",
     "BadResponse",
-    "ConfigError",
+    "Conflict",
     "ConnectionFailed",
     "FieldError",
     "Forbidden",
+    "InvalidBaseUrl",
     "LogEntry",
     "NextPage",
     "NotFound",
@@ -43,5 +45,4 @@ __all__ = [
     "Unauthorized",
     "ValidationFailed",
     "normalize_base_url",
-    "split_metric",
 ]

@@ -24,22 +24,23 @@ from urllib.parse import SplitResult, quote, urlsplit, urlunsplit
 import httpx
 from pydantic import SecretStr
 
+from tui.alert_rules import AlertDraft
 from tui.api.deep_json import loads_with_depth_cut
 from tui.api.errors import (
     ApiError,
     BadResponse,
-    ConfigError,
     ConnectionFailed,
+    InvalidBaseUrl,
     RateLimited,
     TimedOut,
     error_for_response,
 )
-from tui.api.fast_trace import read_trace_fast
-from tui.api.gcpause import gc_paused
-from tui.api.models import Alert, Project, Record, Span, Trace, parse_records
+from tui.api.models import Alert, Project, Record, Span, Trace
 from tui.api.pagination import NextPage, cursor_from_url, extract_items, extract_next
 from tui.api.ratelimit import Pacer, RateBudget, budget_from_headers
-from tui.api.urls import join_url, split_url
+from tui.api.readers import has_spans, read_records, read_trace, read_trace_fast
+from tui.gcpause import gc_paused
+from tui.urls import join_url, split_url
 
 log = logging.getLogger("tracetui.api")
 R = TypeVar("R", bound=Record)
@@ -52,22 +53,22 @@ def normalize_base_url(url: str) -> str:
     text = (url or "").strip()
     parts = split_url(text)
     if parts is None:
-        raise ConfigError("The base URL cannot be read (a stray [ or ], or a bad port?)")
+        raise InvalidBaseUrl("The base URL cannot be read (a stray [ or ], or a bad port?)")
     shown = _shown_url(parts)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(
+        raise InvalidBaseUrl(
             f"The base URL must start with http:// or https:// and name a host: {shown}"
         )
     if parts.username is not None or parts.password is not None:
-        raise ConfigError(
+        raise InvalidBaseUrl(
             f"The base URL must not hold a user name or password ({shown}): "
             "give the key in TRACETUI_API_KEY or the config file instead."
         )
     if parts.query or parts.fragment:
-        raise ConfigError(f"The base URL must not have a query or fragment: {shown}")
+        raise InvalidBaseUrl(f"The base URL must not have a query or fragment: {shown}")
     path = parts.path.rstrip("/")
     if not path.endswith("/v1"):
-        raise ConfigError(
+        raise InvalidBaseUrl(
             f"The base URL must end in /v1 (for example https://traces.example.com/v1): {shown}"
         )
     return f"{parts.scheme}://{parts.netloc}{path}"
@@ -103,7 +104,8 @@ class LogEntry:
 
 @dataclass
 class Page:
-    """One page of a list: its records, where the next page is, how many items were dropped."""
+    """One page of a list: its records, where the next page is, and how many of the server's
+    items were not records at all (not JSON objects) and were left out: the screens say so."""
 
     items: list[Any]
     next_page: NextPage | None
@@ -186,9 +188,6 @@ class ApiClient:
     def set_project_key(self, project_id: str, key: SecretStr) -> None:
         self._project_keys[project_id] = key
 
-    def has_key_for(self, project_id: str | None) -> bool:
-        return project_id in self._project_keys or self._default_key is not None
-
     def _key_name(self, project_id: str | None) -> str:
         return project_id if project_id in self._project_keys else DEFAULT_KEY
 
@@ -260,9 +259,11 @@ class ApiClient:
         auth = _BearerAuth(self._key(project_id))
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
         deadline = time.monotonic() + self.retry_budget
-        attempt = rate_limited = 0
+        # `tries` counts every request sent (the API log shows it); `failures` only the failed
+        # attempts that count against max_retries: waiting out a 429 is not one of them.
+        tries = failures = rate_limited = 0
         while True:
-            attempt += 1
+            tries += 1
             await self.pacer.acquire(key_name)
             started = time.monotonic()
             response: httpx.Response | None = None
@@ -278,45 +279,47 @@ class ApiClient:
                 )
                 retryable = True
             except httpx.TimeoutException as exc:
-                error = TimedOut(f"{self.host} did not answer in time ({type(exc).__name__})")
-                error.outcome_unknown = not is_get and not isinstance(exc, httpx.PoolTimeout)
+                error = TimedOut(
+                    f"{self.host} did not answer in time ({type(exc).__name__})",
+                    outcome_unknown=not is_get and not isinstance(exc, httpx.PoolTimeout),
+                )
                 retryable = is_get
             except httpx.TransportError as exc:
                 error = ConnectionFailed(
-                    f"The connection to {self.host} failed mid-request ({type(exc).__name__})"
+                    f"The connection to {self.host} failed mid-request ({type(exc).__name__})",
+                    outcome_unknown=not is_get,
                 )
-                error.outcome_unknown = not is_get
                 retryable = is_get
             else:
                 self._observe(key_name, response)
                 if response.status_code < 300:
-                    self._record(method, str(response.request.url), started, attempt, response)
+                    self._record(method, str(response.request.url), started, tries, response)
                     return response
-                error = self._error_for(response)
-                error.outcome_unknown = not is_get and response.status_code >= 500
+                error = self._error_for(response, outcome_unknown=not is_get)
                 retryable = is_get and response.status_code in (502, 503, 504)
                 if isinstance(error, RateLimited):
                     rate_limited += 1
                     retryable = is_get and rate_limited <= self.max_rate_limit_retries
                     delay = error.retry_after
-                    attempt -= 1  # waiting out a 429 is not a failed attempt
             self._record(
                 method,
                 str(response.request.url) if response else url,
                 started,
-                attempt,
+                tries,
                 response,
                 error,
             )
-            if not retryable or attempt > self.max_retries:
+            if delay is None:
+                failures += 1
+            if not retryable or failures > self.max_retries:
                 raise error
             if delay is None:  # transient failures share one time budget; 429 waits are capped
-                delay = self._backoff(attempt)
+                delay = self._backoff(failures)
                 if time.monotonic() + delay > deadline:
                     raise error
             await self._sleep(delay)
 
-    def _error_for(self, response: httpx.Response) -> ApiError:
+    def _error_for(self, response: httpx.Response, outcome_unknown: bool) -> ApiError:
         if 300 <= response.status_code < 400:
             parts = split_url(response.headers.get("location", ""))
             target = (parts.netloc if parts else "") or "elsewhere"
@@ -326,7 +329,9 @@ class ApiClient:
                 ),
                 response.status_code,
             )
-        return error_for_response(response, self.redact, self.retry_after_cap)
+        return error_for_response(
+            response, self.redact, self.retry_after_cap, outcome_unknown=outcome_unknown
+        )
 
     def _observe(self, key_name: str, response: httpx.Response) -> None:
         budget = budget_from_headers(response.headers)
@@ -405,7 +410,7 @@ class ApiClient:
                 f"The server's answer holds no list of {resource} (HTTP {response.status_code})",
                 response.status_code,
             )
-        records, dropped = parse_records(model, items)
+        records, dropped = read_records(model, items)
         return Page(records, extract_next(body, response.headers), dropped)
 
     async def _pages(
@@ -500,7 +505,7 @@ class ApiClient:
     async def get_trace(self, trace_id: str, project_id: str | None = None) -> Trace:
         """One trace with its spans (fetched from /spans if the server left them out)."""
         response = await self._request("GET", f"traces/{_segment(trace_id)}", project_id=project_id)
-        with gc_paused():  # a big trace is a million small objects: see tui/api/gcpause.py
+        with gc_paused():  # a big trace is a million small objects: see tui/gcpause.py
             trace = read_trace_fast(response.content)
             if trace is not None:
                 return trace
@@ -511,8 +516,8 @@ class ApiClient:
                 raise BadResponse(
                     f"The server's answer is not a trace (HTTP {response.status_code})"
                 )
-            trace = Trace.model_validate(body)
-        if not any(k in body for k in ("spans", "observations")):
+            trace = read_trace(body)
+        if not has_spans(body):
             trace.spans = await self.list_spans(trace_id, project_id)
         return trace
 
@@ -525,33 +530,14 @@ class ApiClient:
         )
 
     async def create_alert(
-        self,
-        project_id: str,
-        *,
-        name: str,
-        metric: str,
-        condition: str,
-        threshold: float,
-        webhook_url: str,
-        idempotency_key: str | None = None,
+        self, project_id: str, draft: AlertDraft, idempotency_key: str | None = None
     ) -> Alert:
-        body = _alert_body(name, metric, condition, threshold, webhook_url)
         url = f"projects/{_segment(project_id)}/alerts"
-        return await self._create(Alert, url, body, project_id, idempotency_key)
+        return await self._create(Alert, url, draft.body(), project_id, idempotency_key)
 
-    async def find_alert(
-        self,
-        project_id: str,
-        *,
-        name: str,
-        metric: str,
-        condition: str,
-        threshold: float,
-        webhook_url: str,
-    ) -> Alert | None:
+    async def find_alert(self, project_id: str, draft: AlertDraft) -> Alert | None:
         """An alert of the project with exactly these fields, if one exists (see find_project)."""
-        body = _alert_body(name, metric, condition, threshold, webhook_url)
-        return _first_like(await self.list_alerts(project_id), body)
+        return _first_like(await self.list_alerts(project_id), draft.body())
 
     async def _create(
         self,
@@ -570,15 +556,16 @@ class ApiClient:
         )
         try:
             data = self._json(response)
-            if isinstance(data, dict) and isinstance(data.get("data"), dict) and "id" not in data:
-                data = data["data"]
-            if not isinstance(data, dict):
-                raise BadResponse(
-                    f"The server's answer is not a record (HTTP {response.status_code})"
-                )
-        except BadResponse as error:
-            error.outcome_unknown = True  # the server said yes, but not what it made
-            raise
+        except BadResponse as error:  # the server said yes, but not what it made
+            raise BadResponse(error.message, error.status, outcome_unknown=True) from None
+        if isinstance(data, dict) and isinstance(data.get("data"), dict) and "id" not in data:
+            data = data["data"]
+        if not isinstance(data, dict):
+            raise BadResponse(
+                f"The server's answer is not a record (HTTP {response.status_code})",
+                response.status_code,
+                outcome_unknown=True,
+            )
         return model.model_validate(data)
 
 
@@ -589,18 +576,6 @@ def _project_body(name: str, description: str | None, retention_days: int | None
     if retention_days is not None:
         body["retention_days"] = retention_days
     return body
-
-
-def _alert_body(
-    name: str, metric: str, condition: str, threshold: float, webhook_url: str
-) -> dict[str, Any]:
-    return {
-        "name": name,
-        "metric": metric,
-        "condition": condition,
-        "threshold": threshold,
-        "webhook_url": webhook_url,
-    }
 
 
 def _first_like(records: list[R], body: dict[str, Any]) -> R | None:

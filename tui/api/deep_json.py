@@ -13,13 +13,19 @@ import re
 from typing import Any
 
 MAX_DEPTH = 200
-CUT = "… nested deeper than 200 levels (not shown)"
+
+
+def cut_note(max_depth: int = MAX_DEPTH) -> str:
+    """What stands in for a value nested deeper than `max_depth` levels."""
+    return f"… nested deeper than {max_depth} levels (not shown)"
+
+
 # A string (escapes included) or one bracket: everything else cannot change the depth.
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 
 
 def loads_with_depth_cut(text: str, max_depth: int = MAX_DEPTH) -> Any:
-    """json.loads(text), with every value deeper than `max_depth` replaced by CUT."""
+    """json.loads(text), with every value deeper than `max_depth` replaced by `cut_note`."""
     pieces: list[str] = []
     depth, kept_until, cut_from = 0, 0, -1
     for match in _TOKEN.finditer(text):
@@ -30,7 +36,7 @@ def loads_with_depth_cut(text: str, max_depth: int = MAX_DEPTH) -> Any:
                 cut_from = match.start()
         elif part in "]}":
             if depth == max_depth + 1 and cut_from >= 0:
-                pieces += [text[kept_until:cut_from], json.dumps(CUT)]
+                pieces += [text[kept_until:cut_from], json.dumps(cut_note(max_depth))]
                 kept_until, cut_from = match.end(), -1
             depth -= 1
     pieces.append(text[kept_until:])

@@ -26,20 +26,22 @@ class FieldError:
 
 
 class ApiError(Exception):
-    """Base of every error the client raises. `status` is None when no response arrived.
+    """Base of every error a request raises. `status` is None when no response arrived.
 
-    `outcome_unknown` is set on a failed create whose request may still have been carried out
+    `outcome_unknown` is true for a failed create whose request may still have been carried out
     (a timeout after sending, a dropped connection, a 5xx, an unreadable success): whoever
     retries must first look whether the record exists, as servers need not honour
     Idempotency-Key."""
 
     title = "API error"
-    outcome_unknown = False
 
-    def __init__(self, message: str, status: int | None = None) -> None:
+    def __init__(
+        self, message: str, status: int | None = None, *, outcome_unknown: bool = False
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
+        self.outcome_unknown = outcome_unknown
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(status={self.status!r}, message={self.message!r})"
@@ -82,6 +84,13 @@ class ValidationFailed(ApiError):
         return messages
 
 
+class Conflict(ApiError):
+    """409: the request clashes with the server's state (for example an Idempotency-Key that
+    was already used with another body)."""
+
+    title = "Conflict (409)"
+
+
 class RateLimited(ApiError):
     title = "Rate limited (429)"
 
@@ -98,10 +107,12 @@ class BadResponse(ApiError):
     title = "Unreadable response"
 
 
-class ConfigError(ApiError):
-    """A problem with the base URL, profile or key configuration, found before any request."""
+class InvalidBaseUrl(ValueError):
+    """The base URL given to the client cannot be used; raised before any request is made."""
 
-    title = "Configuration problem"
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 Redact = Callable[[str], str]
@@ -216,9 +227,16 @@ def retry_after_of(response: httpx.Response, cap: float) -> float:
 
 
 def error_for_response(
-    response: httpx.Response, redact: Redact, retry_after_cap: float = 60.0
+    response: httpx.Response,
+    redact: Redact,
+    retry_after_cap: float = 60.0,
+    *,
+    outcome_unknown: bool = False,
 ) -> ApiError:
-    """The typed error for a non-2xx response, its message read from any common error body."""
+    """The typed error for a non-2xx response, its message read from any common error body.
+
+    `outcome_unknown`: the request was a create, and a 5xx may have come after the record was
+    made."""
     status = response.status_code
     text = response.text if response.content else ""
     try:
@@ -239,10 +257,12 @@ def error_for_response(
         return Forbidden(full, status)
     if status == 404:
         return NotFound(full, status)
-    if status in (400, 409, 422):
+    if status == 409:
+        return Conflict(full, status)
+    if status in (400, 422):
         return ValidationFailed(full, status, fields_redacted)
     if status == 429:
         return RateLimited(full, status, retry_after_of(response, retry_after_cap))
     if status >= 500:
-        return ServerError(full, status)
+        return ServerError(full, status, outcome_unknown=outcome_unknown)
     return ApiError(full, status)

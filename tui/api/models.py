@@ -9,9 +9,7 @@ be read becomes None instead of failing the record, and unknown fields are kept 
 from __future__ import annotations
 
 import contextlib
-import math
-import re
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 from pydantic import (
@@ -25,107 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_ISO = re.compile(
-    r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})(?:[Tt ](\d{1,2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?"
-    r"\s*(Z|z|UTC|[+-]\d{2}(?::?\d{2})?)?\s*$"
-)
-
-
-# -- lenient scalar readers ----------------------------------------------------------------------
-
-
-def _finite(value: Any) -> float | None:
-    """A finite float from a number or numeric string; bools, NaN and junk give None."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, (int, float)):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
-            number = float(value.strip().replace("_", ""))
-        except ValueError:
-            return None
-    else:
-        return None
-    return number if math.isfinite(number) else None
-
-
-def to_float(value: Any) -> float | None:
-    return _finite(value)
-
-
-def to_int(value: Any) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    number = _finite(value)
-    if number is None or abs(number) > 2**63:
-        return None
-    return int(number)
-
-
-def to_str(value: Any) -> str | None:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(value)
-    return None
-
-
-def _from_epoch(number: float) -> datetime | None:
-    """Epoch seconds, ms, µs or ns, told apart by magnitude (any date from 1973 to 5138)."""
-    magnitude = abs(number)
-    if magnitude < 1e11:
-        seconds = number
-    elif magnitude < 1e14:
-        seconds = number / 1e3
-    elif magnitude < 1e17:
-        seconds = number / 1e6
-    else:
-        seconds = number / 1e9
-    try:
-        return _EPOCH + timedelta(seconds=seconds)
-    except OverflowError:
-        return None
-
-
-def _from_iso(text: str) -> datetime | None:
-    match = _ISO.match(text)
-    if match is None:
-        return None
-    year, month, day, hour, minute, second, fraction, zone = match.groups()
-    micros = int((fraction or "0")[:6].ljust(6, "0"))
-    tz = timezone.utc
-    if zone and zone not in ("Z", "z", "UTC"):
-        sign = -1 if zone[0] == "-" else 1
-        digits = zone[1:].replace(":", "")
-        tz = timezone(sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:4] or 0)))
-    try:
-        return datetime(
-            int(year),
-            int(month),
-            int(day),
-            int(hour or 0),
-            int(minute or 0),
-            int(second or 0),
-            micros,
-            tzinfo=tz,
-        ).astimezone(timezone.utc)
-    except (ValueError, OverflowError):
-        return None
-
-
-def to_datetime(value: Any) -> datetime | None:
-    """A UTC datetime from ISO 8601 text or an epoch number in s/ms/µs/ns; None if unreadable."""
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-    number = _finite(value)
-    if number is not None:
-        return _from_epoch(number)
-    if isinstance(value, str):
-        return _from_iso(value)
-    return None
-
+from tui.lenient import finite_number, to_datetime, to_float, to_int, to_str
 
 LStr = Annotated[str | None, BeforeValidator(to_str)]
 LInt = Annotated[int | None, BeforeValidator(to_int)]
@@ -213,7 +111,7 @@ def _duration_from_units(data: dict[str, Any]) -> dict[str, Any]:
         ("duration_s", 1e3),
         ("latency", 1e3),
     ):
-        number = _finite(data.get(key))
+        number = finite_number(data.get(key))
         if number is not None:
             data["duration_ms"] = number * scale
             break
@@ -317,89 +215,8 @@ def derive_span_fields(values: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def _records(model: type[Record], value: Any) -> list[Any]:
-    """Each dict of a list parsed on its own; anything else in the list is dropped."""
-    if not isinstance(value, list):
-        return []
-    if model is Span:
-        return [read_span(item) for item in value if isinstance(item, dict)]
-    return [model.model_validate(item) for item in value if isinstance(item, dict)]
-
-
-# -- the fast path for spans ---------------------------------------------------------------------
-# A trace can hold 50,000 spans, and the tolerant validation costs about 20 µs a span (pydantic's
-# model_construct is no cheaper: it walks every alias). Spans written exactly in the spec's
-# spelling, with plain types, are read here directly; anything else takes the tolerant path.
-# A property test checks that both paths give the same span.
-
-_SPAN_STR = ("id", "trace_id", "parent_id", "name", "kind", "model", "status", "error_message")
-_SPAN_INT = ("input_tokens", "output_tokens")
-_SPAN_FLOAT = ("duration_ms", "cost_usd")
-_SPAN_TIME = ("started_at", "ended_at")
-_SPAN_KEYS = frozenset((*_SPAN_STR, *_SPAN_INT, *_SPAN_FLOAT, *_SPAN_TIME, "attributes"))
-NOT_FAST = object()
-
-
-def fast_time(value: Any) -> Any:
-    """An ISO 8601 extended-form string as a UTC datetime; NOT_FAST if it needs the slow path."""
-    if value is None:
-        return None
-    if type(value) is not str or len(value) < 19 or value[4] != "-" or value[10] not in "Tt ":
-        return NOT_FAST
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return NOT_FAST
-    if parsed.tzinfo is None:
-        return parsed.replace(tzinfo=timezone.utc)
-    return parsed.astimezone(timezone.utc)
-
-
-def _fast_span(item: dict[str, Any]) -> Span | None:
-    if not _SPAN_KEYS.issuperset(item):
-        return None
-    values: dict[str, Any] = dict.fromkeys(_SPAN_FIELDS)
-    for key in _SPAN_STR:
-        value = item.get(key)
-        if value is not None and type(value) is not str:
-            return None
-        values[key] = value
-    for key in _SPAN_INT:
-        value = item.get(key)
-        if value is not None and type(value) is not int:
-            return None
-        values[key] = value
-    for key in _SPAN_FLOAT:
-        value = item.get(key)
-        if value is not None:
-            if type(value) not in (int, float) or not math.isfinite(value):
-                return None
-            value = float(value)
-        values[key] = value
-    for key in _SPAN_TIME:
-        value = fast_time(item.get(key))
-        if value is NOT_FAST:
-            return None
-        values[key] = value
-    values["attributes"] = item.get("attributes")
-    if values["status"] is not None:
-        values["status"] = normal_status(values["status"])
-    derive_span_fields(values)
-    span = Span.__new__(Span)
-    # What BaseModel.model_construct sets, without its walk over every field's aliases.
-    object.__setattr__(span, "__dict__", values)
-    object.__setattr__(span, "__pydantic_fields_set__", set(item))
-    object.__setattr__(span, "__pydantic_extra__", {})
-    object.__setattr__(span, "__pydantic_private__", None)
-    return span
-
-
-_SPAN_FIELDS = tuple(Span.model_fields)  # read once: the class property is not free
-
-
-def read_span(item: dict[str, Any]) -> Span:
-    """One span from a dict: directly when it is in the spec's spelling, else tolerantly."""
-    return _fast_span(item) or Span.model_validate(item)
+# Where a trace's body may hold its spans (Langfuse calls them observations).
+SPAN_LIST_KEYS = ("spans", "observations")
 
 
 class Trace(Record):
@@ -427,7 +244,7 @@ class Trace(Record):
         "cost",
     )
     attributes: Any = aliases("attributes", "attrs", "metadata", "tags")
-    # Built span by span in _normalise (read_span); there is nothing left to check.
+    # Set by tui/api/readers.py, which reads spans the fast way where it can; never validated.
     spans: SkipValidation[list[Span]] = Field(default_factory=list)
 
     @model_validator(mode="before")
@@ -436,7 +253,8 @@ class Trace(Record):
         if not isinstance(data, dict):
             return data
         data = _status_and_error(dict(data))
-        data["spans"] = _records(Span, data.get("spans", data.get("observations")))
+        for key in SPAN_LIST_KEYS:  # the spans are read by readers.read_trace, not here
+            data.pop(key, None)
         return _duration_from_units(data)
 
     @model_validator(mode="after")
@@ -466,24 +284,6 @@ class Project(Record):
     created_at: LTime = aliases("created_at", "createdAt", "created")
 
 
-METRIC_FORM = re.compile(r"^(?P<measure>.+?)_(?P<unit>[a-z]+)_(?P<period>[0-9]*[a-z]+)$")
-MEASURES = ("latency", "error_rate", "cost", "prompt_drift")
-
-
-def split_metric(metric: str | None) -> tuple[str, str, str] | None:
-    """`<measure>_<unit>_<period>` as its three parts, or None if it is not of that form."""
-    if not metric:
-        return None
-    for measure in MEASURES:  # measures may contain underscores themselves
-        if metric.startswith(measure + "_"):
-            rest = metric[len(measure) + 1 :].split("_")
-            if len(rest) == 2 and all(rest):
-                return measure, rest[0], rest[1]
-            return None
-    match = METRIC_FORM.match(metric)
-    return (match["measure"], match["unit"], match["period"]) if match else None
-
-
 class Alert(Record):
     id: LStr = aliases("id", "alert_id", "alertId", "uuid")
     project_id: LStr = aliases("project_id", "projectId")
@@ -494,9 +294,3 @@ class Alert(Record):
     webhook_url: LStr = aliases("webhook_url", "webhookUrl", "webhook", "url")
     created_at: LTime = aliases("created_at", "createdAt", "created")
     enabled: Any = aliases("enabled", "active", "is_enabled")
-
-
-def parse_records(model: type[Record], items: list[Any]) -> tuple[list[Any], int]:
-    """(parsed records, how many items were not objects and were dropped)."""
-    records = _records(model, items)
-    return records, len(items) - len(records)

@@ -22,7 +22,6 @@ class RateBudget:
     limit: int | None
     remaining: int | None
     reset_at: float | None  # unix seconds
-    seen_at: float  # unix seconds, when the response arrived
 
     def seconds_to_reset(self, now: float | None = None) -> float | None:
         if self.reset_at is None:
@@ -55,7 +54,6 @@ def budget_from_headers(headers: Mapping[str, str], now: float | None = None) ->
         limit=int(limit) if limit is not None else None,
         remaining=int(remaining) if remaining is not None else None,
         reset_at=reset,
-        seen_at=now,
     )
 
 

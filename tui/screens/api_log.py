@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer
 
+from tui.screens.base import AppScreen
 from tui.text import safe_text
 
-if TYPE_CHECKING:
-    from tui.app import TraceTuiApp
 
-
-class ApiLogScreen(Screen[None]):
+class ApiLogScreen(AppScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="log.back"),
         Binding("r", "refresh", "Refresh", id="log.refresh"),
@@ -34,10 +30,9 @@ class ApiLogScreen(Screen[None]):
         table.focus()
 
     def action_refresh(self) -> None:
-        app: TraceTuiApp = self.app  # type: ignore[assignment]
         table = self.query_one(DataTable)
         table.clear()
-        for entry in reversed(app.client.log):
+        for entry in reversed(self.tui.client.log):
             # The error first: on an 80-column terminal the URL would push it out of sight.
             detail = entry.url if entry.error is None else f"{entry.error} — {entry.url}"
             table.add_row(

@@ -9,30 +9,23 @@ from __future__ import annotations
 import math
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
-from tui.api import Alert, ApiError, Project, ValidationFailed
-from tui.api.urls import split_url
-from tui.text import safe_text
+from tui.alert_rules import CONDITIONS, METRIC_EXAMPLES, AlertDraft, metric_problem
+from tui.api import Alert, ApiClient, ApiError, Project, ValidationFailed
+from tui.screens.base import AppModal
+from tui.text import notice, safe_text
+from tui.urls import split_url
 
-if TYPE_CHECKING:
-    from tui.app import TraceTuiApp
-
-METRIC_SUGGESTIONS = (
-    "latency_ms_5m",
-    "error_rate_pct_15m",
-    "cost_usd_1h",
-    "prompt_drift_score_24h",
-)
-CONDITIONS = ("gt", "gte", "lt", "lte")
+# A form's title is cut to this (it may hold a project's name, which a server sent).
+TITLE_MAX_CHARS = 68
 
 
 @dataclass(frozen=True)
@@ -43,7 +36,7 @@ class FieldSpec:
     value: str = ""
 
 
-class CreateForm(ModalScreen[Any]):
+class CreateForm(AppModal[Any]):
     """A form of text fields; subclasses check the values and call the API."""
 
     TITLE_TEXT = "Create"
@@ -68,18 +61,18 @@ class CreateForm(ModalScreen[Any]):
 
     def __init__(self) -> None:
         super().__init__()
+        # One key per values sent: a retry of the same values carries the same key, so a
+        # server that honours it never creates twice; changed values are another create (the
+        # old key with a new body would be refused as a conflict).
         self.idempotency_key = uuid.uuid4().hex
+        self._sent_values: dict[str, str] | None = None
         self.submitting = False
         # Once an attempt may have been carried out, every retry looks before it sends.
         self.outcome_unknown = False
 
-    @property
-    def tui(self) -> TraceTuiApp:
-        return self.app  # type: ignore[return-value]
-
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield Label(safe_text(self.TITLE_TEXT), classes="title")
+            yield Label(safe_text(self.TITLE_TEXT, TITLE_MAX_CHARS), classes="title")
             for spec in self.FIELDS:
                 yield Label(spec.label)
                 yield Input(spec.value, placeholder=spec.placeholder, id=f"field-{spec.name}")
@@ -113,14 +106,10 @@ class CreateForm(ModalScreen[Any]):
     def check(self, values: dict[str, str]) -> dict[str, str]:
         raise NotImplementedError
 
-    def fields(self, values: dict[str, str]) -> dict[str, Any]:
-        """The checked values as the API call takes them."""
+    async def create(self, client: ApiClient, values: dict[str, str]) -> Any:
         raise NotImplementedError
 
-    async def create(self, values: dict[str, str]) -> Any:
-        raise NotImplementedError
-
-    async def find_earlier(self, values: dict[str, str]) -> Any:
+    async def find_earlier(self, client: ApiClient, values: dict[str, str]) -> Any:
         """The record an earlier attempt with these values created, or None."""
         raise NotImplementedError
 
@@ -134,32 +123,43 @@ class CreateForm(ModalScreen[Any]):
         if not errors:
             self.submit(values)
 
-    @work(exclusive=True, group="form", exit_on_error=False)
-    async def submit(self, values: dict[str, str]) -> None:
+    def submit(self, values: dict[str, str]) -> None:
         self.submitting = True
+        if self._sent_values is not None and values != self._sent_values:
+            self.idempotency_key = uuid.uuid4().hex
+        self._sent_values = values
         self.query_one("#form-error", Static).update(Text("Creating…"))
-        try:
-            earlier = await self.find_earlier(values) if self.outcome_unknown else None
-            created = earlier if earlier is not None else await self.create(values)
-        except ValidationFailed as error:
-            self.show_errors(error.field_messages(), error.message)
-            return
-        except ApiError as error:
-            # Nothing typed is lost; a retry looks before it sends if this one may have worked.
-            self.outcome_unknown = self.outcome_unknown or error.outcome_unknown
-            retry = (
-                "It may have been created anyway: ctrl+s checks, and creates it only if not."
-                if self.outcome_unknown
-                else "Press ctrl+s to retry."
-            )
-            self.show_errors({}, f"{error.title}: {error.message} — {retry}")
-            self.tui.report_error(error, quiet=True)
-            return
-        finally:
-            self.submitting = False
-        if earlier is not None:
+        look_first = self.outcome_unknown
+
+        async def send(client: ApiClient) -> tuple[Any, bool]:
+            earlier = await self.find_earlier(client, values) if look_first else None
+            if earlier is not None:
+                return earlier, True
+            return await self.create(client, values), False
+
+        self.call_api(send, self._created, group="form", failed=self._failed, quiet=True)
+
+    def _created(self, outcome: tuple[Any, bool]) -> None:
+        self.submitting = False
+        created, was_earlier = outcome
+        if was_earlier:
             self.notify("The earlier attempt had created it; nothing was sent again.")
         self.dismiss(created)
+
+    def _failed(self, error: ApiError) -> bool:
+        self.submitting = False
+        if isinstance(error, ValidationFailed):
+            self.show_errors(error.field_messages(), error.message)
+            return True  # beside its fields: there is nothing else to say
+        # Nothing typed is lost; a retry looks before it sends if this one may have worked.
+        self.outcome_unknown = self.outcome_unknown or error.outcome_unknown
+        retry = (
+            "It may have been created anyway: ctrl+s checks, and creates it only if not."
+            if self.outcome_unknown
+            else "Press ctrl+s to retry."
+        )
+        self.show_errors({}, f"{error.title}: {error.message} — {retry}")
+        return False  # the app still learns of it: a rate limit, a connection down
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -192,13 +192,13 @@ class ProjectForm(CreateForm):
             "retention_days": int(days) if days else None,
         }
 
-    async def create(self, values: dict[str, str]) -> Project:
-        return await self.tui.client.create_project(
+    async def create(self, client: ApiClient, values: dict[str, str]) -> Project:
+        return await client.create_project(
             **self.fields(values), idempotency_key=self.idempotency_key
         )
 
-    async def find_earlier(self, values: dict[str, str]) -> Project | None:
-        return await self.tui.client.find_project(**self.fields(values))
+    async def find_earlier(self, client: ApiClient, values: dict[str, str]) -> Project | None:
+        return await client.find_project(**self.fields(values))
 
 
 class AlertForm(CreateForm):
@@ -206,7 +206,7 @@ class AlertForm(CreateForm):
     FIELDS = (
         FieldSpec("name", "Name (required)", "e.g. Slow replies"),
         FieldSpec(
-            "metric", "Metric: <measure>_<unit>_<period>", "e.g. " + ", ".join(METRIC_SUGGESTIONS)
+            "metric", "Metric: <measure>_<unit>_<period>", "e.g. " + ", ".join(METRIC_EXAMPLES)
         ),
         FieldSpec("condition", "Condition: gt, gte, lt or lte", "gt", "gt"),
         FieldSpec("threshold", "Threshold (a number)", "e.g. 2500"),
@@ -218,26 +218,24 @@ class AlertForm(CreateForm):
     def __init__(self, project_id: str, project_name: str) -> None:
         super().__init__()
         self.project_id = project_id
-        self.TITLE_TEXT = f"New alert for {project_name}"
+        self.TITLE_TEXT = f"New alert for {notice(project_name)}"
 
     def on_mount(self) -> None:
         super().on_mount()
         from textual.suggester import SuggestFromList
 
-        self.query_one("#field-metric", Input).suggester = SuggestFromList(METRIC_SUGGESTIONS)
-        self.query_one("#field-condition", Input).suggester = SuggestFromList(CONDITIONS)
+        self.query_one("#field-metric", Input).suggester = SuggestFromList(METRIC_EXAMPLES)
+        self.query_one("#field-condition", Input).suggester = SuggestFromList(list(CONDITIONS))
 
     def check(self, values: dict[str, str]) -> dict[str, str]:
         errors = {}
         if not values["name"].strip():
             errors["name"] = "A name is required."
-        metric = values["metric"].strip()
-        if not metric:
-            errors["metric"] = "A metric is required, e.g. " + ", ".join(METRIC_SUGGESTIONS)
-        elif metric.count("_") < 2:
-            errors["metric"] = "The form is <measure>_<unit>_<period>, e.g. latency_ms_5m."
+        problem = metric_problem(values["metric"].strip())
+        if problem is not None:
+            errors["metric"] = problem
         if values["condition"].strip() not in CONDITIONS:
-            errors["condition"] = "One of gt, gte, lt, lte."
+            errors["condition"] = "One of " + ", ".join(CONDITIONS) + "."
         try:
             threshold = float(values["threshold"].strip())
             if not math.isfinite(threshold):
@@ -249,19 +247,20 @@ class AlertForm(CreateForm):
             errors["webhook_url"] = "An http:// or https:// URL."
         return errors
 
-    def fields(self, values: dict[str, str]) -> dict[str, Any]:
-        return {
-            "name": values["name"].strip(),
-            "metric": values["metric"].strip(),
-            "condition": values["condition"].strip(),
-            "threshold": float(values["threshold"]),
-            "webhook_url": values["webhook_url"].strip(),
-        }
-
-    async def create(self, values: dict[str, str]) -> Alert:
-        return await self.tui.client.create_alert(
-            self.project_id, **self.fields(values), idempotency_key=self.idempotency_key
+    def draft(self, values: dict[str, str]) -> AlertDraft:
+        """The checked values as the alert to create."""
+        return AlertDraft(
+            name=values["name"].strip(),
+            metric=values["metric"].strip(),
+            condition=values["condition"].strip(),
+            threshold=float(values["threshold"]),
+            webhook_url=values["webhook_url"].strip(),
         )
 
-    async def find_earlier(self, values: dict[str, str]) -> Alert | None:
-        return await self.tui.client.find_alert(self.project_id, **self.fields(values))
+    async def create(self, client: ApiClient, values: dict[str, str]) -> Alert:
+        return await client.create_alert(
+            self.project_id, self.draft(values), idempotency_key=self.idempotency_key
+        )
+
+    async def find_earlier(self, client: ApiClient, values: dict[str, str]) -> Alert | None:
+        return await client.find_alert(self.project_id, self.draft(values))

@@ -7,8 +7,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.widgets import Static
+
+from tui.screens.base import AppModal
 
 
 def keys_table(screen: Screen[object]) -> Table:
@@ -28,7 +30,7 @@ def keys_table(screen: Screen[object]) -> Table:
     return table
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(AppModal[None]):
     BINDINGS = [Binding("escape,question_mark,q", "close", "Close", id="help.close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }

@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from tui.api import ApiError, Project
-from tui.text import safe_text, visible
+from tui.messages import ProjectsLoaded
+from tui.screens.base import AppScreen
+from tui.text import safe_text
 from tui.widgets.status_bar import StatusBar
 
-if TYPE_CHECKING:
-    from tui.app import TraceTuiApp
 
-
-class ProjectsScreen(Screen[None]):
+class ProjectsScreen(AppScreen):
     BINDINGS = [
         Binding("enter", "open", "Traces", id="projects.open"),
         Binding("a", "alerts", "Alerts", id="projects.alerts"),
@@ -34,10 +29,6 @@ class ProjectsScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self.projects: list[Project] = []
-
-    @property
-    def tui(self) -> TraceTuiApp:
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Projects", style="bold"), id="header")
@@ -54,21 +45,27 @@ class ProjectsScreen(Screen[None]):
         table.focus()
         self.action_refresh()
 
-    @work(exclusive=True, group="projects", exit_on_error=False)
-    async def action_refresh(self) -> None:
-        header = self.query_one("#header", Static)
-        header.update(Text("Projects · loading…", style="bold"))
-        try:
-            projects = await self.tui.client.list_projects()
-        except ApiError as error:
-            header.update(safe_text(f"Projects · {error.title}", style="bold red"))
-            self.tui.report_error(error, retry=self.action_refresh)
-            return
+    def action_refresh(self) -> None:
+        self._header(Text("Projects · loading…", style="bold"))
+        self.call_api(
+            lambda client: client.list_projects(),
+            self._loaded,
+            group="projects",
+            failed=self._failed,
+            retry=self.action_refresh,
+        )
+
+    def _header(self, text: Text) -> None:
+        self.query_one("#header", Static).update(text)
+
+    def _failed(self, error: ApiError) -> None:
+        self._header(safe_text(f"Projects · {error.title}", style="bold red"))
+
+    def _loaded(self, projects: list[Project]) -> None:
         self.projects = [p for p in projects if p.id]
-        self.tui.projects = self.projects
-        self.tui.mark_refreshed()
+        self.post_message(ProjectsLoaded(self.projects))
         self.fill()
-        header.update(Text(f"Projects · {len(self.projects)}", style="bold"))
+        self._header(Text(f"Projects · {len(self.projects)}", style="bold"))
 
     def fill(self) -> None:
         table = self.query_one(DataTable)
@@ -97,19 +94,15 @@ class ProjectsScreen(Screen[None]):
     def action_alerts(self) -> None:
         project = self.selected()
         if project is not None and project.id:
-            from tui.screens.alerts import AlertsScreen
-
-            self.app.push_screen(AlertsScreen(project.id, project.name or project.id))
+            self.tui.open_alerts(project.id, project.name)
 
     def action_new(self) -> None:
-        from tui.screens.forms import ProjectForm
-
         def created(project: Project | None) -> None:
             if project is not None:
-                self.notify(visible(f"Project {project.name} created."), markup=False)
+                self.notify(f"Project {project.name} created.")
                 self.action_refresh()
 
-        self.app.push_screen(ProjectForm(), created)
+        self.tui.new_project(created)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_open()

@@ -9,9 +9,9 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Checkbox, Input, Label, Static
 
+from tui.screens.base import AppModal
 from tui.text import safe_text
 
 
@@ -21,7 +21,7 @@ class KeyAnswer:
     save: bool
 
 
-class PromptBase(ModalScreen[object]):
+class PromptBase(AppModal[object]):
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="prompt.cancel")]
     DEFAULT_CSS = """
     PromptBase { align: center middle; }

@@ -7,14 +7,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.events import Key
-from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from tui.screens.base import AppModal
 from tui.timerange import PRESETS, TimeRange, parse_custom
 
 
-class TimeRangeScreen(ModalScreen[TimeRange | None]):
+class TimeRangeScreen(AppModal[TimeRange | None]):
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="range.cancel")]
     DEFAULT_CSS = """
     TimeRangeScreen { align: center middle; }

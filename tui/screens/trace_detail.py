@@ -6,28 +6,25 @@ import json
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, Vertical
-from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from tui import formatting as fmt
-from tui.api import ApiError, NotFound, Trace
-from tui.api.gcpause import gc_paused, hold_out_of_collections, return_to_collections
+from tui.api import ApiClient, ApiError, NotFound, Trace
+from tui.gcpause import gc_paused, hold_out_of_collections, return_to_collections
+from tui.screens.base import AppScreen, error_line
 from tui.spans import TraceTree, build_tree, find_next, search_flags
 from tui.text import safe_text
 from tui.widgets.span_detail import SpanDetail
 from tui.widgets.span_tree import SpanTreeView, header_line
 from tui.widgets.status_bar import StatusBar
-
-if TYPE_CHECKING:
-    from tui.app import TraceTuiApp
 
 
 def summary_text(trace: Trace, tree: TraceTree, now: datetime) -> Text:
@@ -83,7 +80,7 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
-class TraceDetailScreen(Screen[None]):
+class TraceDetailScreen(AppScreen):
     """One trace. Opened from the trace list, the palette, or `tracetui trace ID`."""
 
     BINDINGS = [
@@ -129,10 +126,6 @@ class TraceDetailScreen(Screen[None]):
         self.trace: Trace | None = None
         self.trace_tree: TraceTree | None = None
 
-    @property
-    def tui(self) -> TraceTuiApp:
-        return self.app  # type: ignore[return-value]
-
     def compose(self) -> ComposeResult:
         yield Static(id="summary")
         with Container(id="panes"):
@@ -163,26 +156,35 @@ class TraceDetailScreen(Screen[None]):
             return view.content_width
         return self.query_one("#tree-pane").size.width or self.size.width
 
-    @work(exclusive=True, group="trace", exit_on_error=False)
-    async def load(self) -> None:
+    def load(self) -> None:
+        self.call_api(
+            self._read,
+            self._loaded,
+            group="trace",
+            failed=self._failed,
+            retry=self.load,
+        )
+
+    async def _read(self, client: ApiClient) -> tuple[Trace, TraceTree]:
+        # The collector stays out from the read until a big trace is held out of it: see
+        # tui/gcpause.py (a collection in between walks a million fresh objects).
+        with gc_paused():
+            trace = await client.get_trace(self.trace_id, self.project_id)
+            tree = build_tree(trace.spans)
+            if tree.size >= HOLD_OUT_SPANS:
+                hold_out_of_collections()
+        return trace, tree
+
+    def _failed(self, error: ApiError) -> bool:
         message = self.query_one("#message", Static)
-        try:
-            # The collector stays out from the read until a big trace is held out of it: see
-            # tui/api/gcpause.py (a collection in between walks a million fresh objects).
-            with gc_paused():
-                trace = await self.tui.client.get_trace(self.trace_id, self.project_id)
-                tree = build_tree(trace.spans)
-                if tree.size >= HOLD_OUT_SPANS:
-                    hold_out_of_collections()
-        except NotFound:
+        if isinstance(error, NotFound):
             message.update(safe_text(f"Trace {self.trace_id} was not found on this server."))
-            return
-        except ApiError as error:
-            message.update(safe_text(f"{error.title}: {error.message}"))
-            self.tui.report_error(error, retry=self.load)
-            return
-        self.trace, self.trace_tree = trace, tree
-        self.tui.mark_refreshed()
+            return True  # said in place; there is nothing to retry
+        message.update(safe_text(error_line(error)))
+        return False
+
+    async def _loaded(self, loaded: tuple[Trace, TraceTree]) -> None:
+        self.trace, self.trace_tree = loaded
         await self._show()
 
     async def _show(self) -> None:

@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
-from tui.api import ApiError, NextPage, Trace
+from tui.api import ApiError, NextPage, Page, Trace
+from tui.screens.base import AppScreen, error_line
 from tui.text import safe_text
 from tui.timerange import TimeRange
 from tui.widgets.status_bar import StatusBar
 from tui.widgets.trace_table import TraceTable, header_line
 from tui.widgets.virtual_rows import VirtualRows
-
-if TYPE_CHECKING:
-    from tui.app import TraceTuiApp
 
 PAGE_SIZE = 500
 PREFETCH_ROWS = 60  # the next page starts loading this many rows before the end
@@ -34,7 +29,7 @@ def haystack(trace: Trace) -> str:
     ).casefold()
 
 
-class TracesScreen(Screen[None]):
+class TracesScreen(AppScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="traces.back"),
         Binding("enter", "open", "Open", id="traces.open", priority=False),
@@ -69,10 +64,7 @@ class TracesScreen(Screen[None]):
         self.sort = "start"
         self.live_timer: Timer | None = None
         self.load_error: str | None = None
-
-    @property
-    def tui(self) -> TraceTuiApp:
-        return self.app  # type: ignore[return-value]
+        self.dropped = 0  # list items that were not records at all (see Page.dropped)
 
     def compose(self) -> ComposeResult:
         yield Static(id="header")
@@ -99,36 +91,39 @@ class TracesScreen(Screen[None]):
         """Reload from the first page; what is shown stays until the new page arrives."""
         self.load_page(first=True)
 
-    @work(exclusive=True, group="traces", exit_on_error=False)
-    async def load_page(self, first: bool = False) -> None:
+    def load_page(self, first: bool = False) -> None:
+        """The first page (replacing what is loaded once it arrives) or the next one."""
         self.fetching = True
         self.update_header()
         start, end = self.range.bounds(self.tui.now())
-        try:
-            page = await self.tui.client.list_traces(
-                self.project_id,
-                start=start,
-                end=end,
-                limit=PAGE_SIZE,
-                after=None if first else self.next_page,
-            )
-        except ApiError as error:
-            # What was loaded stays; the header says what failed and `r` retries.
-            self.load_error = f"{error.title}: {error.message}"
-            self.tui.report_error(
-                error, retry=lambda: self.load_page(first=first), project_id=self.project_id
-            )
-            return
-        finally:
+        after = None if first else self.next_page
+
+        def loaded(page: Page) -> None:
             self.fetching = False
-        self.load_error = None
-        if first:
-            self.traces, self._haystacks, self._ids = [], [], set()
-        self.next_page = page.next_page
-        self.ended = page.next_page is None or not page.items
-        self._add(page.items, at_top=False)
-        self.tui.mark_refreshed()
-        self.update_header()
+            self.load_error = None
+            if first:
+                self.traces, self._haystacks, self._ids, self.dropped = [], [], set(), 0
+            self.next_page = page.next_page
+            self.ended = page.next_page is None or not page.items
+            self.dropped += page.dropped
+            self._add(page.items, at_top=False)
+
+        def failed(error: ApiError) -> None:
+            # What was loaded stays; the header says what failed and `r` retries.
+            self.fetching = False
+            self.load_error = error_line(error)
+            self.update_header()
+
+        self.call_api(
+            lambda client: client.list_traces(
+                self.project_id, start=start, end=end, limit=PAGE_SIZE, after=after
+            ),
+            loaded,
+            group="traces",
+            failed=failed,
+            retry=lambda: self.load_page(first=first),
+            project_id=self.project_id,
+        )
 
     def _add(self, traces: list[Trace], at_top: bool) -> None:
         fresh = [t for t in traces if (t.id or "") not in self._ids or not t.id]
@@ -191,6 +186,8 @@ class TracesScreen(Screen[None]):
             text.append_text(safe_text(self.filter_text, 30, style="italic"))
             text.append(f" ({len(self.query_one(TraceTable).rows)} match)")
         text.append(f" · {len(self.traces):,} loaded")
+        if self.dropped:
+            text.append(f" · {self.dropped:,} unreadable skipped", style="dim")
         if self.live_timer is not None:
             text.append(" · ● live", style="bold green")
         if self.fetching:
@@ -218,9 +215,7 @@ class TracesScreen(Screen[None]):
     def action_open(self) -> None:
         trace = self.query_one(TraceTable).selected
         if trace is not None and trace.id:
-            from tui.screens.trace_detail import TraceDetailScreen
-
-            self.app.push_screen(TraceDetailScreen(trace.id, self.project_id))
+            self.tui.open_trace(trace.id, self.project_id)
 
     def action_filter(self) -> None:
         field = self.query_one("#filter", Input)
@@ -241,22 +236,18 @@ class TracesScreen(Screen[None]):
         self.apply_view(keep=self.query_one(TraceTable).selected)
 
     def action_time_range(self) -> None:
-        from tui.screens.time_range import TimeRangeScreen
-
         def chosen(value: TimeRange | None) -> None:
             if value is not None:
                 self.set_range(value)
 
-        self.app.push_screen(TimeRangeScreen(self.range), chosen)
+        self.tui.pick_time_range(self.range, chosen)
 
     def set_range(self, value: TimeRange) -> None:
         self.range = value
         self.action_refresh()
 
     def action_alerts(self) -> None:
-        from tui.screens.alerts import AlertsScreen
-
-        self.app.push_screen(AlertsScreen(self.project_id, self.project_name))
+        self.tui.open_alerts(self.project_id, self.project_name)
 
     def action_live(self) -> None:
         if self.live_timer is not None:
@@ -269,18 +260,21 @@ class TracesScreen(Screen[None]):
             self.poll_new()
         self.update_header()
 
-    @work(exclusive=True, group="live", exit_on_error=False)
-    async def poll_new(self) -> None:
+    def poll_new(self) -> None:
+        """Live mode: the traces that started since the newest one loaded."""
         newest = max((t.started_at for t in self.traces if t.started_at), default=None)
         start, end = self.range.bounds(self.tui.now())
-        try:
-            page = await self.tui.client.list_traces(
+
+        def arrived(page: Page) -> None:
+            new = [t for t in page.items if t.id not in self._ids]
+            if new:
+                self._add(new, at_top=True)
+
+        self.call_api(
+            lambda client: client.list_traces(
                 self.project_id, start=newest or start, end=end, limit=PAGE_SIZE
-            )
-        except ApiError as error:
-            self.tui.report_error(error, project_id=self.project_id)
-            return
-        new = [t for t in page.items if t.id not in self._ids]
-        if new:
-            self._add(new, at_top=True)
-        self.tui.mark_refreshed()
+            ),
+            arrived,
+            group="live",
+            project_id=self.project_id,
+        )

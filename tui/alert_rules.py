@@ -1,0 +1,140 @@
+"""The alert vocabulary on the app's side, in one place: the fields of an alert, the metric
+grammar `<measure>_<unit>_<period>`, and the conditions, with how each reads on screen.
+
+The spec names the form of a metric and the four kinds of alert but not their exact spelling;
+this is the grammar the local service validates (tui/server keeps its own copy: the two share no
+code), so the form refuses exactly what that service would refuse. Metrics of another server
+that do not fit are still shown, as they came.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from datetime import timedelta
+from typing import Any
+
+# Each measure with the units it may be given in; the first is the usual one.
+MEASURE_UNITS: dict[str, tuple[str, ...]] = {
+    "latency": ("ms", "s"),
+    "error_rate": ("pct", "ratio"),
+    "cost": ("usd",),
+    "prompt_drift": ("score", "pct"),
+}
+NAMED_PERIODS = {
+    "minute": timedelta(minutes=1),
+    "hour": timedelta(hours=1),
+    "day": timedelta(days=1),
+    "week": timedelta(weeks=1),
+}
+_PERIOD_UNITS = {"m": "minutes", "h": "hours", "d": "days"}
+_PERIOD = re.compile(r"^(?P<count>[1-9][0-9]{0,2})(?P<unit>[mhd])$")
+# Any `<measure>_<unit>_<period>`, for showing the metrics of servers with another vocabulary.
+_ANY_METRIC = re.compile(r"^(?P<measure>.+?)_(?P<unit>[a-z]+)_(?P<period>[0-9]*[a-z]+)$")
+METRIC_EXAMPLES = ("latency_ms_5m", "error_rate_pct_15m", "cost_usd_1h", "prompt_drift_score_24h")
+PERIOD_HELP = "1 to 999 followed by m, h or d (5m, 1h, 7d), or minute, hour, day, week"
+
+# Condition -> the symbol it reads as.
+CONDITIONS: dict[str, str] = {"gt": ">", "gte": "≥", "lt": "<", "lte": "≤"}
+
+
+@dataclass(frozen=True)
+class AlertDraft:
+    """The fields an alert is created with: every one of them is required."""
+
+    name: str
+    metric: str
+    condition: str
+    threshold: float
+    webhook_url: str
+
+    def body(self) -> dict[str, Any]:
+        """The JSON body of the create request."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A metric read by the grammar: what it measures, in which unit, over which window."""
+
+    measure: str
+    unit: str
+    period: str
+    window: timedelta
+
+
+def period_window(period: str) -> timedelta | None:
+    """`5m` -> 5 minutes, `day` -> 1 day; None when it is not a period of the grammar."""
+    if period in NAMED_PERIODS:
+        return NAMED_PERIODS[period]
+    match = _PERIOD.match(period)
+    if match is None:
+        return None
+    return timedelta(**{_PERIOD_UNITS[match["unit"]]: int(match["count"])})
+
+
+def _split(text: str) -> tuple[str, str, str] | None:
+    for measure in MEASURE_UNITS:  # measures contain underscores themselves
+        if text.startswith(measure + "_"):
+            unit, _, period = text[len(measure) + 1 :].partition("_")
+            return measure, unit, period
+    return None
+
+
+def metric_problem(text: str) -> str | None:
+    """What is wrong with a metric as typed, in words; None when the grammar accepts it."""
+    if not text:
+        return "A metric is required, e.g. " + ", ".join(METRIC_EXAMPLES)
+    parts = _split(text)
+    if parts is None:
+        return (
+            "The form is <measure>_<unit>_<period>; the measure is one of "
+            + ", ".join(MEASURE_UNITS)
+            + " (e.g. latency_ms_5m)."
+        )
+    measure, unit, period = parts
+    if unit not in MEASURE_UNITS[measure]:
+        return f"The unit of {measure} is one of: {', '.join(MEASURE_UNITS[measure])}."
+    if period_window(period) is None:
+        return f"The period is {PERIOD_HELP}."
+    return None
+
+
+def parse_metric(text: str | None) -> Metric | None:
+    """The metric if the grammar accepts it, else None."""
+    if not text or metric_problem(text) is not None:
+        return None
+    parts = _split(text)
+    assert parts is not None
+    window = period_window(parts[2])
+    assert window is not None
+    return Metric(*parts, window=window)
+
+
+def split_metric(text: str | None) -> tuple[str, str, str] | None:
+    """Any `<measure>_<unit>_<period>` as its three parts (known measures first, as they hold
+    underscores), whether or not this grammar accepts it; None if it is not of that form."""
+    if not text:
+        return None
+    parts = _split(text)
+    if parts is not None:
+        return parts if all(parts) and "_" not in parts[2] else None
+    match = _ANY_METRIC.match(text)
+    return (match["measure"], match["unit"], match["period"]) if match else None
+
+
+def metric_label(text: str | None) -> str:
+    """How a metric reads in a table: `latency · ms · per 5m`, or as it came."""
+    parts = split_metric(text)
+    if parts is None:
+        return text or "–"
+    measure, unit, period = parts
+    return f"{measure.replace('_', ' ')} · {unit} · per {period}"
+
+
+def condition_label(condition: str | None) -> str:
+    """`gt` -> `> gt`; an unknown condition as it came."""
+    if not condition:
+        return "–"
+    symbol = CONDITIONS.get(condition)
+    return f"{symbol} {condition}" if symbol else condition

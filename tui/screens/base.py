@@ -1,0 +1,94 @@
+"""The base of every screen: typed access to the app, and the one way to call the API.
+
+`call_api` runs a call in an exclusive worker of the screen, sends any API error through the
+app's one error mapping (`TraceTuiApp.report_error`), marks the refresh on success, and hands the
+result to the screen, unless the screen has gone in the meantime: a late answer is dropped,
+never shown on a screen the user has left.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from textual.screen import ModalScreen, Screen
+from textual.worker import Worker
+
+from tui.api import ApiClient, ApiError
+
+if TYPE_CHECKING:
+    from tui.app import TraceTuiApp
+
+T = TypeVar("T")
+
+
+class ApiCalls:
+    """What every screen shares; mixed into Screen and ModalScreen below."""
+
+    @property
+    def _screen(self) -> Screen[Any]:
+        return cast("Screen[Any]", self)
+
+    @property
+    def tui(self) -> TraceTuiApp:
+        """The app, typed."""
+        return cast("TraceTuiApp", self._screen.app)
+
+    def call_api(
+        self,
+        call: Callable[[ApiClient], Awaitable[T]],
+        done: Callable[[T], object],
+        *,
+        group: str,
+        failed: Callable[[ApiError], bool | None] | None = None,
+        retry: Callable[[], object] | None = None,
+        project_id: str | None = None,
+        quiet: bool = False,
+    ) -> Worker[None]:
+        """Run `call(client)` in the worker group `group` (a new call replaces a running one).
+
+        On success: the refresh is marked and `done(result)` runs (awaited if it is async). On
+        an API error: `failed` runs (for what the screen shows in place: a header, a form), then
+        the app reports it as its kind calls for, keeping `retry` for ctrl+r, unless `failed`
+        returned True (it said all there is to say); `quiet` leaves toasts and key prompts out
+        (the screen shows the error itself). Anything else is a bug, which the app reports.
+        """
+
+        async def run() -> None:
+            try:
+                result = await call(self.tui.client)
+            except ApiError as error:
+                if not self._screen.is_attached:
+                    return
+                if failed is not None and failed(error):
+                    return
+                self.tui.report_error(error, retry=retry, project_id=project_id, quiet=quiet)
+                return
+            if not self._screen.is_attached:
+                return
+            self.tui.mark_refreshed()
+            outcome = done(result)
+            if inspect.isawaitable(outcome):
+                await outcome
+
+        return self._screen.run_worker(
+            run(), name=group, group=group, exclusive=True, exit_on_error=False
+        )
+
+    def on_screen_resume(self) -> None:
+        # What the status line shows may have changed while another screen was on top.
+        self.tui.refresh_status()
+
+
+def error_line(error: ApiError) -> str:
+    """An API error in one line, for a screen's header or a form: `title: message`."""
+    return f"{error.title}: {error.message}"
+
+
+class AppScreen(ApiCalls, Screen[None]):
+    """A full screen of the app."""
+
+
+class AppModal(ApiCalls, ModalScreen[T]):
+    """A dialog of the app, dismissed with a result of type T."""
