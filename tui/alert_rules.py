@@ -132,9 +132,8 @@ def metric_label(text: str | None) -> str:
     return f"{measure.replace('_', ' ')} · {unit} · per {period}"
 
 
-def condition_label(condition: str | None) -> str:
-    """`gt` -> `> gt`; an unknown condition as it came."""
+def condition_symbol(condition: str | None) -> str:
+    """`gt` -> `>`; an unknown condition as it came."""
     if not condition:
         return "–"
-    symbol = CONDITIONS.get(condition)
-    return f"{symbol} {condition}" if symbol else condition
+    return CONDITIONS.get(condition, condition)

@@ -12,8 +12,10 @@ from typing import Any
 
 from rich.segment import Segments
 from rich.text import Text
+from textual import events
 from textual.app import App
 from textual.binding import Binding
+from textual.geometry import Size
 from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen
 from textual.timer import Timer
@@ -29,6 +31,7 @@ from tui.api import (
     RateLimited,
     TimedOut,
     Unauthorized,
+    Waiting,
 )
 from tui.hangup import watch_for_hangup
 from tui.messages import ProjectsLoaded
@@ -38,8 +41,10 @@ from tui.text import NOTICE_MAX_CHARS, notice, safe_text
 from tui.timerange import TimeRange
 from tui.widgets.status_bar import Status, StatusBar
 
-# A screen's own title is cut to this many characters of a server string.
+# A toast's title is cut to this many characters of a server string.
 TITLE_MAX_CHARS = 60
+# The same toast again within this many seconds is not shown again.
+SAME_TOAST_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -82,12 +87,17 @@ class TraceTuiApp(App[str | None]):
         self.last_refresh: float | None = None
         self.problem: str | None = None
         self.rate_limited_until: float | None = None
+        # A wait inside the client (a retry's backoff, a 429, pacing), counted down on screen.
+        self.waiting: Waiting | None = None
+        self.waiting_until: float | None = None
+        self._recent_toasts: dict[tuple[str, str], float] = {}
         self._retry: Callable[[], Any] | None = None
         self._ticker: Timer | None = None
         self.prompting_key_for: str | None = None
         # Tests and screenshots fix these; the app itself uses the real clock and host.
         self.now: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
         self.server_label = client.host
+        client.on_wait = self.client_waiting
 
     def on_mount(self) -> None:
         if self.keymap:
@@ -117,11 +127,13 @@ class TraceTuiApp(App[str | None]):
                 timeout=12,
             )
 
-    def on_resize(self) -> None:
-        self.check_size()
+    def on_resize(self, event: events.Resize) -> None:
+        # The event's size: this runs before App's own handler stores it in self.size.
+        self.check_size(event.size)
 
-    def check_size(self) -> None:
-        small = self.size.width < MIN_WIDTH or self.size.height < MIN_HEIGHT
+    def check_size(self, size: Size | None = None) -> None:
+        size = size or self.size
+        small = size.width < MIN_WIDTH or size.height < MIN_HEIGHT
         if small and not isinstance(self.screen, TooSmallScreen):
             self.push_screen(TooSmallScreen())
 
@@ -139,6 +151,15 @@ class TraceTuiApp(App[str | None]):
         from tui.screens.trace_detail import TraceDetailScreen
 
         self.push_screen(TraceDetailScreen(trace_id, project_id))
+
+    def close_trace(self, project_id: str | None) -> None:
+        """Leave a trace. Opened by its id (a link in an alert), it has no trace list beneath:
+        going back lands on its project's traces rather than the list of projects."""
+        from tui.screens.projects import ProjectsScreen
+
+        self.pop_screen()
+        if project_id and isinstance(self.screen, ProjectsScreen):
+            self.open_traces(project_id, None)
 
     def open_alerts(self, project_id: str, name: str | None) -> None:
         from tui.screens.alerts import AlertsScreen
@@ -207,14 +228,17 @@ class TraceTuiApp(App[str | None]):
         markup: bool = False,
     ) -> None:
         """Every toast of the app: its text is never markup, made visible and cut (server
-        strings reach toasts, and a toast wrapping a megabyte froze the app)."""
-        super().notify(
-            notice(message),
-            title=notice(title, TITLE_MAX_CHARS),
-            severity=severity,
-            timeout=timeout,
-            markup=False,
-        )
+        strings reach toasts, and a toast wrapping a megabyte froze the app). The same toast
+        twice within a few seconds (two screens failing on one bad key) shows once."""
+        message, title = notice(message), notice(title, TITLE_MAX_CHARS)
+        now = time.monotonic()
+        self._recent_toasts = {
+            k: at for k, at in self._recent_toasts.items() if now - at < SAME_TOAST_SECONDS
+        }
+        if (title, message) in self._recent_toasts:
+            return
+        self._recent_toasts[(title, message)] = now
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     def _fatal_error(self) -> None:
         """Textual's crash report, without local variables: its default prints every frame's
@@ -249,21 +273,47 @@ class TraceTuiApp(App[str | None]):
     ) -> None:
         """Show an API error the way its kind calls for; keep `retry` for ctrl+r or the timer."""
         self._retry = retry
+        self.waiting = self.waiting_until = None  # the client has given up waiting
         if isinstance(error, RateLimited):
             self.rate_limited_until = time.time() + error.retry_after
             self._start_ticker()
         elif isinstance(error, (ConnectionFailed, TimedOut)):
-            self.problem = f"⚠ {error.title} — ctrl+r retries; what is on screen stays"
+            self.problem = f"⚠ {error.title} · ctrl+r retries · rows kept"
         elif isinstance(error, (Unauthorized, Forbidden)) and project_id and not quiet:
             self.ask_for_key(project_id, error)
+        elif isinstance(error, Unauthorized) and not quiet:
+            self.notify(
+                f"{error.message}. {self.where_the_key_comes_from()}",
+                title=error.title,
+                severity="error",
+                timeout=15,
+            )
         elif not quiet:
             self.notify(error.message, title=error.title, severity="error", timeout=8)
+        self.refresh_status()
+
+    def where_the_key_comes_from(self) -> str:
+        """Where the workspace key is set, for a 401 that no project key can answer."""
+        where = str(self.config_path) if self.config_path is not None else "the config file"
+        return (
+            "The key comes from TRACETUI_API_KEY, or from api_key, api_key_env or "
+            f"api_key_command in profile “{self.profile}” of {where}"
+        )
+
+    def client_waiting(self, waiting: Waiting) -> None:
+        """The client waits before a request: count it down in the status line."""
+        self.waiting = waiting
+        self.waiting_until = time.time() + waiting.seconds
+        self._start_ticker()
         self.refresh_status()
 
     def problem_text(self) -> Text | None:
         if self.rate_limited_until is not None:
             left = max(0, round(self.rate_limited_until - time.time()))
             return Text(f"⏳ rate limited: retrying in {left}s", style="bold")
+        if self.waiting is not None and self.waiting_until is not None:
+            left = max(0, round(self.waiting_until - time.time()))
+            return Text(waiting_text(self.waiting, left), style="bold")
         if self.problem is not None:
             return safe_text(self.problem, style="bold")
         return None
@@ -273,12 +323,15 @@ class TraceTuiApp(App[str | None]):
             self._ticker = self.set_interval(1.0, self._tick)
 
     def _tick(self) -> None:
-        if self.rate_limited_until is not None and time.time() >= self.rate_limited_until:
+        now = time.time()
+        if self.waiting_until is not None and now >= self.waiting_until:
+            self.waiting = self.waiting_until = None
+        if self.rate_limited_until is not None and now >= self.rate_limited_until:
             self.rate_limited_until = None
-            if self._ticker is not None:
-                self._ticker.stop()
-                self._ticker = None
             self.action_retry()
+        if self.rate_limited_until is None and self.waiting_until is None and self._ticker:
+            self._ticker.stop()
+            self._ticker = None
         self.refresh_status()
 
     def action_retry(self) -> None:
@@ -291,6 +344,7 @@ class TraceTuiApp(App[str | None]):
     def mark_refreshed(self) -> None:
         self.last_refresh = self.now().timestamp()
         self.problem = None
+        self.waiting = self.waiting_until = None
         self.refresh_status()
 
     def status(self) -> Status:
@@ -326,7 +380,14 @@ class TraceTuiApp(App[str | None]):
             if not isinstance(answer, KeyAnswer):
                 return
             self.client.set_project_key(project_id, answer.key)
-            if answer.save and self.config_path is not None:
+            if self.config_path is None:
+                self.notify("The key is used until tracetui quits (no config file to save it in).")
+            elif not answer.save:
+                self.notify(
+                    "The key is used until tracetui quits; it was not saved "
+                    "(tick “Save it” next time to keep it)."
+                )
+            else:
                 from tui.config import ConfigError, save_project_key
 
                 try:
@@ -352,3 +413,13 @@ class TraceTuiApp(App[str | None]):
             "your terminal blocks OSC 52: press e to export the trace to a file instead.",
             timeout=6,
         )
+
+
+def waiting_text(waiting: Waiting, left: int) -> str:
+    """A wait inside the client, as the status line counts it down."""
+    if waiting.reason == "pacing":
+        return f"⏳ server budget nearly spent: next request in {left}s"
+    if waiting.reason == "rate_limit":
+        return f"⏳ rate limited: retrying in {left}s"
+    title = waiting.error.title if waiting.error is not None else "Request failed"
+    return f"⟳ {title}: retrying in {left}s (try {waiting.next_try})"

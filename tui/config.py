@@ -16,7 +16,6 @@ no --api-key flag: a key on the command line shows in `ps` and in shell history.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import shlex
 import stat
@@ -30,7 +29,7 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from tui.urls import split_url
+from tui.urls import is_loopback, split_url
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -139,15 +138,6 @@ def _key_from(source: Any, what: str, env: Mapping[str, str]) -> SecretStr | Non
     if source is None:
         return None
     raise ConfigError(f"{what} must be a string, {{ env = ... }} or {{ command = ... }}")
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def load_settings(

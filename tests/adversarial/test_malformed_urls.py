@@ -88,5 +88,5 @@ async def test_the_alert_form_says_a_malformed_webhook_is_not_a_url(
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert app.is_running and app.screen is form
-        assert "An http:// or https:// URL." in rendered_text(form.query_one("#error-webhook_url"))
+        assert "This URL cannot be read" in rendered_text(form.query_one("#error-webhook_url"))
         assert form.values()["webhook_url"] == "http://[oops"

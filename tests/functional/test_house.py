@@ -12,6 +12,7 @@ import pkgutil
 import httpx
 import pytest
 from pydantic import SecretStr
+from textual.screen import Screen
 
 import tui.screens
 from tests.adversarial.test_faults_in_app import app_with_faults
@@ -30,7 +31,7 @@ def test_every_screen_stands_on_the_one_base() -> None:
     for info in pkgutil.iter_modules(tui.screens.__path__):
         module = importlib.import_module(f"tui.screens.{info.name}")
         for _, cls in inspect.getmembers(module, inspect.isclass):
-            if cls.__module__ == module.__name__ and hasattr(cls, "compose"):
+            if cls.__module__ == module.__name__ and issubclass(cls, Screen):
                 screens.append(cls)
     assert len(screens) >= 10
     off_base = [c.__name__ for c in screens if not issubclass(c, (AppScreen, AppModal))]

@@ -3,7 +3,7 @@
 This package never imports Textual (a test enforces it) and shares no code with `tui.server`.
 """
 
-from tui.api.client import ApiClient, LogEntry, Page, normalize_base_url
+from tui.api.client import ApiClient, LogEntry, Page, Waiting, normalize_base_url
 from tui.api.errors import (
     ApiError,
     BadResponse,
@@ -44,5 +44,6 @@ __all__ = [
     "Trace",
     "Unauthorized",
     "ValidationFailed",
+    "Waiting",
     "normalize_base_url",
 ]

@@ -40,12 +40,13 @@ from tui.api.pagination import NextPage, cursor_from_url, extract_items, extract
 from tui.api.ratelimit import Pacer, RateBudget, budget_from_headers
 from tui.api.readers import has_spans, read_records, read_trace, read_trace_fast
 from tui.gcpause import gc_paused
-from tui.urls import join_url, split_url
+from tui.urls import is_loopback, join_url, split_url
 
 log = logging.getLogger("tracetui.api")
 R = TypeVar("R", bound=Record)
 DEFAULT_KEY = "(default)"
 MAX_PAGES = 10_000  # a hard stop for any paging loop, whatever the server says
+MIN_PACING_SHOWN = 0.5  # the token bucket's short waits are not worth telling anyone about
 
 
 def normalize_base_url(url: str) -> str:
@@ -102,6 +103,18 @@ class LogEntry:
     error: str | None = None
 
 
+@dataclass(frozen=True)
+class Waiting:
+    """The client is about to wait before sending a request again, or at all: `reason` is
+    "retry" (after `error`, with backoff), "rate_limit" (a 429's Retry-After) or "pacing" (the
+    server's budget is nearly spent). A screen can count the wait down instead of hanging."""
+
+    reason: str
+    seconds: float
+    error: ApiError | None = None
+    next_try: int = 1
+
+
 @dataclass
 class Page:
     """One page of a list: its records, where the next page is, and how many of the server's
@@ -145,9 +158,11 @@ class ApiClient:
         pacer: Pacer | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         log_size: int = 500,
+        on_wait: Callable[[Waiting], None] | None = None,
     ) -> None:
         self.base_url = normalize_base_url(base_url)
         self._scheme, self.host = urlsplit(self.base_url)[:2]
+        self._on_loopback = is_loopback(urlsplit(self.base_url).hostname or "")
         self._default_key = api_key
         self._project_keys: dict[str, SecretStr] = dict(project_keys or {})
         self.max_retries = max_retries
@@ -156,6 +171,8 @@ class ApiClient:
         self.retry_after_cap = retry_after_cap
         self.pacer = pacer or Pacer()
         self._sleep = sleep
+        # Told of every wait longer than a moment (the app counts it down on screen).
+        self.on_wait = on_wait
         self.log: deque[LogEntry] = deque(maxlen=log_size)
         self.budgets: dict[str, RateBudget] = {}
         self.latest_budget: RateBudget | None = None
@@ -264,7 +281,7 @@ class ApiClient:
         tries = failures = rate_limited = 0
         while True:
             tries += 1
-            await self.pacer.acquire(key_name)
+            await self.pacer.acquire(key_name, self._pacing_wait)
             started = time.monotonic()
             response: httpx.Response | None = None
             delay: float | None = None
@@ -311,13 +328,26 @@ class ApiClient:
             )
             if delay is None:
                 failures += 1
+            if isinstance(error, ConnectionFailed) and self._on_loopback and failures > 1:
+                # Nothing listens on this machine's port: no point in trying for long.
+                retryable = False
             if not retryable or failures > self.max_retries:
                 raise error
+            reason = "rate_limit" if delay is not None else "retry"
             if delay is None:  # transient failures share one time budget; 429 waits are capped
                 delay = self._backoff(failures)
                 if time.monotonic() + delay > deadline:
                     raise error
+            self._waiting(Waiting(reason, delay, error, tries + 1))
             await self._sleep(delay)
+
+    def _pacing_wait(self, seconds: float) -> None:
+        if seconds >= MIN_PACING_SHOWN:
+            self._waiting(Waiting("pacing", seconds))
+
+    def _waiting(self, waiting: Waiting) -> None:
+        if self.on_wait is not None:
+            self.on_wait(waiting)
 
     def _error_for(self, response: httpx.Response, outcome_unknown: bool) -> ApiError:
         if 300 <= response.status_code < 400:

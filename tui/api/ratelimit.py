@@ -52,7 +52,8 @@ def budget_from_headers(headers: Mapping[str, str], now: float | None = None) ->
         reset = now + reset
     return RateBudget(
         limit=int(limit) if limit is not None else None,
-        remaining=int(remaining) if remaining is not None else None,
+        # Some servers count past zero (-1 once the limit is hit): nothing is left either way.
+        remaining=max(0, int(remaining)) if remaining is not None else None,
         reset_at=reset,
     )
 
@@ -121,11 +122,14 @@ class Pacer:
                 wait = max(wait, min(to_reset, self.max_hold))
         return wait
 
-    async def acquire(self, key: str) -> None:
+    async def acquire(self, key: str, on_wait: Callable[[float], None] | None = None) -> None:
+        """Take a token for `key`, first waiting as long as needed (`on_wait` is told how long)."""
         lock = self._locks.setdefault(key, asyncio.Lock())
         async with lock:
             wait = self.wait_needed(key)
             if wait > 0:
+                if on_wait is not None:
+                    on_wait(wait)
                 await self.sleep(wait)
                 budget = self._budgets.get(key)
                 if (

@@ -4,14 +4,23 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import Footer, Static
 
-from tui.alert_rules import condition_label, metric_label
+from tui.alert_rules import condition_symbol, metric_label
 from tui.api import Alert
 from tui.screens.base import AppScreen
 from tui.text import safe_text
 from tui.urls import host_of
 from tui.widgets.status_bar import StatusBar
+from tui.widgets.table import Column, Table
+
+COLUMNS = (
+    Column("Name", least=10, most=40, share=3),
+    Column("Metric", least=12, most=40, share=2),
+    # Where the page goes matters most at 3 a.m.: the host keeps its width, names give way.
+    Column("Fires", least=6, most=20),
+    Column("Webhook host", least=10, most=32),
+)
 
 
 def threshold_text(value: float | None) -> str:
@@ -28,7 +37,7 @@ class AlertsScreen(AppScreen):
     ]
     DEFAULT_CSS = """
     AlertsScreen #header { height: 1; background: $boost; padding: 0 1; }
-    AlertsScreen DataTable { height: 1fr; }
+    AlertsScreen Table { height: 1fr; }
     """
 
     def __init__(self, project_id: str, project_name: str) -> None:
@@ -39,15 +48,12 @@ class AlertsScreen(AppScreen):
 
     def compose(self) -> ComposeResult:
         yield Static(id="header")
-        yield DataTable(cursor_type="row", zebra_stripes=True)
+        yield Table(COLUMNS)
         yield StatusBar()
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for column in ("Name", "Metric", "Condition", "Threshold", "Webhook host"):
-            table.add_column(column, key=column)
-        table.focus()
+        self.query_one(Table).focus()
         self.action_refresh()
 
     def header(self, note: str = "") -> None:
@@ -68,16 +74,20 @@ class AlertsScreen(AppScreen):
 
     def _loaded(self, alerts: list[Alert]) -> None:
         self.alerts = alerts
-        table = self.query_one(DataTable)
-        table.clear()
-        for alert in alerts:
-            table.add_row(
-                safe_text(alert.name or "(no name)", 28),
-                safe_text(metric_label(alert.metric), 30),
-                safe_text(condition_label(alert.condition), 8),
-                threshold_text(alert.threshold),
-                safe_text(host_of(alert.webhook_url or "") or alert.webhook_url or "–", 30),
-            )
+        self.query_one(Table).set_rows(
+            [
+                (
+                    (
+                        alert.name or "(no name)",
+                        metric_label(alert.metric),
+                        f"{condition_symbol(alert.condition)} {threshold_text(alert.threshold)}",
+                        host_of(alert.webhook_url or "") or alert.webhook_url or "–",
+                    ),
+                    None,
+                )
+                for alert in alerts
+            ]
+        )
         self.header()
 
     def action_back(self) -> None:

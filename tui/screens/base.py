@@ -55,6 +55,13 @@ class ApiCalls:
         (the screen shows the error itself). Anything else is a bug, which the app reports.
         """
 
+        screen = self._screen
+
+        def retry_if_still_here() -> None:
+            # ctrl+r or the rate-limit timer may come after the user has left this screen.
+            if retry is not None and screen.is_attached:
+                retry()
+
         async def run() -> None:
             try:
                 result = await call(self.tui.client)
@@ -63,7 +70,12 @@ class ApiCalls:
                     return
                 if failed is not None and failed(error):
                     return
-                self.tui.report_error(error, retry=retry, project_id=project_id, quiet=quiet)
+                self.tui.report_error(
+                    error,
+                    retry=retry_if_still_here if retry is not None else None,
+                    project_id=project_id,
+                    quiet=quiet,
+                )
                 return
             if not self._screen.is_attached:
                 return

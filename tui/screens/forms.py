@@ -18,12 +18,23 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Input, Label, Static
 
-from tui.alert_rules import CONDITIONS, METRIC_EXAMPLES, AlertDraft, metric_problem
+from tui.alert_rules import (
+    CONDITIONS,
+    MEASURE_UNITS,
+    METRIC_EXAMPLES,
+    AlertDraft,
+    metric_problem,
+)
 from tui.api import Alert, ApiClient, ApiError, Project, ValidationFailed
 from tui.screens.base import AppModal
 from tui.text import notice, safe_text
 from tui.urls import split_url
 
+# Under the metric field: every measure with its units, and what a period looks like.
+METRIC_HINT = (
+    " · ".join(f"{measure}_{'|'.join(units)}" for measure, units in MEASURE_UNITS.items())
+    + "; then a period: 5m, 1h, 24h, 7d"
+)
 # A form's title is cut to this (it may hold a project's name, which a server sent).
 TITLE_MAX_CHARS = 68
 
@@ -34,6 +45,19 @@ class FieldSpec:
     label: str
     placeholder: str = ""
     value: str = ""
+    hint: str = ""  # a line under the field, for what the label cannot say
+
+
+def url_problem(text: str) -> str | None:
+    """What is wrong with a webhook URL as typed, in words; None when it will do."""
+    url = split_url(text)
+    if url is None:
+        return "This URL cannot be read (a stray [ or ], or a bad port?)."
+    if url.scheme not in ("http", "https"):
+        return "Start with http:// or https://, e.g. https://hooks.example.com/alerts."
+    if not url.hostname:
+        return f"Add the host after {url.scheme}://, e.g. {url.scheme}://hooks.example.com/alerts."
+    return None
 
 
 class CreateForm(AppModal[Any]):
@@ -51,7 +75,9 @@ class CreateForm(AppModal[Any]):
     CreateForm Label.title { text-style: bold; margin-bottom: 1; }
     CreateForm .field-error { color: $text-error; height: auto; }
     CreateForm #form-error { color: $text-error; height: auto; }
-    CreateForm Input { border: none; height: 1; padding: 0 1; background: $boost; }
+    CreateForm Input { border: none; height: 1; padding: 0 1; background: $boost; color: $text; }
+    CreateForm Input > .input--placeholder { color: $text-disabled; text-style: italic; }
+    CreateForm .field-hint { color: $text-muted; height: auto; }
     CreateForm Input:focus { border: none; background: $primary 30%; }
     CreateForm Input.-field-error { background: $error 30%; }
     CreateForm #hint { color: $text-muted; margin-top: 1; }
@@ -71,11 +97,14 @@ class CreateForm(AppModal[Any]):
         self.outcome_unknown = False
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll():
+        # The frame is not a Tab stop: Tab goes from field to field only.
+        with VerticalScroll(can_focus=False):
             yield Label(safe_text(self.TITLE_TEXT, TITLE_MAX_CHARS), classes="title")
             for spec in self.FIELDS:
                 yield Label(spec.label)
                 yield Input(spec.value, placeholder=spec.placeholder, id=f"field-{spec.name}")
+                if spec.hint:
+                    yield Static(Text(spec.hint), classes="field-hint")
                 error = Static("", classes="field-error", id=f"error-{spec.name}")
                 error.display = False
                 yield error
@@ -206,7 +235,10 @@ class AlertForm(CreateForm):
     FIELDS = (
         FieldSpec("name", "Name (required)", "e.g. Slow replies"),
         FieldSpec(
-            "metric", "Metric: <measure>_<unit>_<period>", "e.g. " + ", ".join(METRIC_EXAMPLES)
+            "metric",
+            "Metric: <measure>_<unit>_<period>",
+            "e.g. " + METRIC_EXAMPLES[0],
+            hint=METRIC_HINT,
         ),
         FieldSpec("condition", "Condition: gt, gte, lt or lte", "gt", "gt"),
         FieldSpec("threshold", "Threshold (a number)", "e.g. 2500"),
@@ -242,9 +274,9 @@ class AlertForm(CreateForm):
                 raise ValueError
         except ValueError:
             errors["threshold"] = "A number, e.g. 2500 or 0.05."
-        url = split_url(values["webhook_url"].strip())
-        if url is None or url.scheme not in ("http", "https") or not url.hostname:
-            errors["webhook_url"] = "An http:// or https:// URL."
+        problem = url_problem(values["webhook_url"].strip())
+        if problem is not None:
+            errors["webhook_url"] = problem
         return errors
 
     def draft(self, values: dict[str, str]) -> AlertDraft:

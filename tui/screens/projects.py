@@ -5,13 +5,21 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import Footer, Static
 
 from tui.api import ApiError, Project
 from tui.messages import ProjectsLoaded
 from tui.screens.base import AppScreen
 from tui.text import safe_text
 from tui.widgets.status_bar import StatusBar
+from tui.widgets.table import Column, Table
+
+COLUMNS = (
+    Column("Name", least=12, most=60, share=3),
+    Column("ID", least=10, most=40, share=1),
+    Column("Description", least=12, most=200, share=4),
+    Column("Retention", least=9),
+)
 
 
 class ProjectsScreen(AppScreen):
@@ -23,7 +31,7 @@ class ProjectsScreen(AppScreen):
     ]
     DEFAULT_CSS = """
     ProjectsScreen #header { height: 1; background: $boost; padding: 0 1; }
-    ProjectsScreen DataTable { height: 1fr; }
+    ProjectsScreen Table { height: 1fr; }
     """
 
     def __init__(self) -> None:
@@ -32,17 +40,12 @@ class ProjectsScreen(AppScreen):
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Projects", style="bold"), id="header")
-        yield DataTable(cursor_type="row", zebra_stripes=True)
+        yield Table(COLUMNS)
         yield StatusBar()
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_column("Name", key="name")
-        table.add_column("ID", key="id")
-        table.add_column("Description", key="description")
-        table.add_column("Retention", key="retention")
-        table.focus()
+        self.query_one(Table).focus()
         self.action_refresh()
 
     def action_refresh(self) -> None:
@@ -68,20 +71,25 @@ class ProjectsScreen(AppScreen):
         self._header(Text(f"Projects · {len(self.projects)}", style="bold"))
 
     def fill(self) -> None:
-        table = self.query_one(DataTable)
-        wide = self.size.width >= 120
-        table.clear()
-        for project in self.projects:
-            table.add_row(
-                safe_text(project.name or "(no name)", 40 if wide else 24),
-                safe_text(project.id, 36 if wide else 16),
-                safe_text(project.description or "", 60 if wide else 24),
-                f"{project.retention_days} d" if project.retention_days is not None else "–",
-                key=project.id,
-            )
+        self.query_one(Table).set_rows(
+            [
+                (
+                    (
+                        project.name or "(no name)",
+                        project.id or "",
+                        project.description or "",
+                        f"{project.retention_days} d"
+                        if project.retention_days is not None
+                        else "–",
+                    ),
+                    None,  # rows are found by position: ids need not be unique
+                )
+                for project in self.projects
+            ]
+        )
 
     def selected(self) -> Project | None:
-        table = self.query_one(DataTable)
+        table = self.query_one(Table)
         if not self.projects or table.cursor_row >= len(self.projects):
             return None
         return self.projects[table.cursor_row]
@@ -104,5 +112,5 @@ class ProjectsScreen(AppScreen):
 
         self.tui.new_project(created)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: Table.RowSelected) -> None:
         self.action_open()

@@ -15,6 +15,17 @@ from tui.screens.base import AppModal
 from tui.text import safe_text
 
 
+class Tick(Checkbox):
+    """A checkbox whose mark says its state without colour: ✓ when ticked, blank when not
+    (Textual's draws the same X both ways, told apart by colour alone)."""
+
+    BUTTON_INNER = " "
+
+    def watch_value(self) -> None:
+        self.BUTTON_INNER = "✓" if self.value else " "
+        super().watch_value()
+
+
 @dataclass(frozen=True)
 class KeyAnswer:
     key: SecretStr
@@ -49,7 +60,7 @@ class KeyPrompt(PromptBase):
             yield Static(safe_text(self.reason, style="bold", multiline=True))
             yield Label(safe_text(f"API key for project {self.project_id} (hidden as you type):"))
             yield Input(password=True, id="key")
-            yield Checkbox(f"Save it to {self.config_path} (mode 0600)", id="save")
+            yield Tick(f"Save it to {self.config_path} (mode 0600)", id="save")
 
     def on_mount(self) -> None:
         self.query_one("#key", Input).focus()
@@ -57,7 +68,7 @@ class KeyPrompt(PromptBase):
     def action_submit(self) -> None:
         value = self.query_one("#key", Input).value.strip()
         if value:
-            self.dismiss(KeyAnswer(SecretStr(value), self.query_one(Checkbox).value))
+            self.dismiss(KeyAnswer(SecretStr(value), self.query_one(Tick).value))
 
 
 class TraceIdPrompt(PromptBase):

@@ -103,7 +103,7 @@ class TraceDetailScreen(AppScreen):
             "e", "export", "Export", id="detail.export", tooltip="Export the whole trace as JSON"
         ),
         Binding("tab", "app.focus_next", "Panel", show=False, id="detail.focus_next"),
-        Binding("r", "reload", "Reload", id="detail.reload"),
+        Binding("r", "reload", "Reload", show=False, id="detail.reload"),
     ]
     DEFAULT_CSS = """
     TraceDetailScreen #summary { height: auto; padding: 0 1; background: $boost; }
@@ -137,7 +137,7 @@ class TraceDetailScreen(AppScreen):
             placeholder="search spans: name, kind, model, id, error — Enter for next", id="search"
         )
         yield StatusBar()
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.load()
@@ -220,7 +220,8 @@ class TraceDetailScreen(AppScreen):
             search.remove_class("-open")
             self._focus_tree()
         else:
-            self.dismiss()
+            project_id = self.trace.project_id if self.trace is not None else None
+            self.tui.close_trace(project_id or self.project_id)
 
     def _focus_tree(self) -> None:
         for view in self.query(SpanTreeView):

@@ -72,7 +72,7 @@ class TracesScreen(AppScreen):
         yield TraceTable()
         yield Input(placeholder="filter loaded traces by name, id or status", id="filter")
         yield StatusBar()
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.query_one(TraceTable).focus()

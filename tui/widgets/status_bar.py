@@ -26,28 +26,58 @@ class Status:
     problem: Text | None = None
 
 
+SEPARATOR = " │ "
+
+
 class StatusBar(Static):
-    """One line; `show` replaces what it says."""
+    """One line; `show` replaces what it says. When the line is too narrow for everything, the
+    problem stays whole first, then the server, the rate budget, the refresh time, the profile."""
 
     DEFAULT_CSS = """
     StatusBar { height: 1; background: $panel; color: $text-muted; padding: 0 1; }
     StatusBar.-problem { background: $error 40%; color: $text; }
     """
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.status: Status | None = None
+
     def show(self, status: Status) -> None:
-        text = Text()
+        self.status = status
         self.set_class(status.problem is not None, "-problem")
-        if status.problem is not None:
-            text.append_text(status.problem)
-            text.append(" │ ")
-        text.append_text(safe_text(status.server, 30))
-        text.append(" │ ")
-        text.append_text(safe_text(status.profile, 30))
-        if status.rate_remaining is not None:
-            limit = status.rate_limit if status.rate_limit is not None else "?"
-            text.append(f" │ rate {status.rate_remaining}/{limit}")
-        if status.refreshed_at is not None:
-            text.append(
-                " │ refreshed " + time.strftime("%H:%M:%S", time.localtime(status.refreshed_at))
-            )
-        self.update(text)
+        self._draw()
+
+    def on_resize(self) -> None:
+        self._draw()
+
+    def _draw(self) -> None:
+        if self.status is None:
+            return
+        width = self.content_region.width or self.app.size.width
+        self.update(status_line(self.status, width))
+
+
+def status_line(status: Status, width: int) -> Text:
+    """The parts of `status` that fit in `width` cells, most important first, in their order."""
+    parts: list[tuple[int, Text]] = []  # (place on the line, text), in order of importance
+    if status.problem is not None:
+        parts.append((0, status.problem))
+    parts.append((1, safe_text(status.server, 30)))
+    if status.rate_remaining is not None:
+        limit = status.rate_limit if status.rate_limit is not None else "?"
+        parts.append((3, Text(f"rate {status.rate_remaining}/{limit}")))
+    if status.refreshed_at is not None:
+        moment = time.strftime("%H:%M:%S", time.localtime(status.refreshed_at))
+        parts.append((4, Text(f"refreshed {moment}")))
+    parts.append((2, safe_text(status.profile, 30)))
+    kept: list[tuple[int, Text]] = []
+    used = 0
+    for place, text in parts:
+        need = text.cell_len + (len(SEPARATOR) if kept else 0)
+        if used + need > width and kept:
+            continue
+        kept.append((place, text))
+        used += need
+    line = Text(SEPARATOR).join(text for _, text in sorted(kept, key=lambda part: part[0]))
+    line.truncate(max(1, width), overflow="ellipsis")
+    return line
