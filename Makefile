@@ -27,7 +27,7 @@ serve: $(VENV)/.installed
 	$(BIN)/tracetui serve --demo
 
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .

@@ -31,6 +31,12 @@ class ApiCalls:
         return cast("Screen[Any]", self)
 
     @property
+    def still_open(self) -> bool:
+        """Whether the screen is still in the app's stack (not closed or being closed)."""
+        screen = self._screen
+        return screen.is_attached and screen in screen.app.screen_stack
+
+    @property
     def tui(self) -> TraceTuiApp:
         """The app, typed."""
         return cast("TraceTuiApp", self._screen.app)
@@ -55,18 +61,16 @@ class ApiCalls:
         (the screen shows the error itself). Anything else is a bug, which the app reports.
         """
 
-        screen = self._screen
-
         def retry_if_still_here() -> None:
             # ctrl+r or the rate-limit timer may come after the user has left this screen.
-            if retry is not None and screen.is_attached:
+            if retry is not None and self.still_open:
                 retry()
 
         async def run() -> None:
             try:
                 result = await call(self.tui.client)
             except ApiError as error:
-                if not self._screen.is_attached:
+                if not self.still_open:
                     return
                 if failed is not None and failed(error):
                     return
@@ -77,7 +81,7 @@ class ApiCalls:
                     quiet=quiet,
                 )
                 return
-            if not self._screen.is_attached:
+            if not self.still_open:
                 return
             self.tui.mark_refreshed()
             outcome = done(result)
