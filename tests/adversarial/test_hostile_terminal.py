@@ -41,9 +41,9 @@ VISITS = [
     ("j", "[@click=app.quit]Q[/]"),  # the errored span: its error message in the detail panel
     ("j", "MMMMMMMM"),  # the 1 MB name and attribute value
     ("+", "MMMMMMMM"),  # expand everything
-    ("\x1b", "sort: start"),  # back to the list (its 1 MB trace name among the rows)
+    ("\x1b", "newest first"),  # back to the list (its 1 MB trace name among the rows)
     ("a", "hooks.example.com"),  # the project's alerts: a hostile name and webhook
-    ("\x1b", "sort: start"),
+    ("\x1b", "newest first"),
     ("\x1b", "[@click=app.quit]Q[/] [@click=app.bell]"),  # projects: a hostile name
     ("\x10", "Switch project: [@click=app.quit]Q[/]"),  # ctrl+p: the palette lists projects
     ("MMM", "MMMMMMM…"),  # a search over a megabyte name, cut

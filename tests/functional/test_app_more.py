@@ -82,7 +82,7 @@ async def test_429_counts_down_in_the_status_line_and_retries_by_itself(
             screen = app.screen
             assert isinstance(screen, TracesScreen)
             await wait_for(pilot, lambda: bool(screen.traces), seconds=6)
-            assert app.rate_limited_until is None and app.problem_text() is None
+            assert app.rate_limited_until is None and app.problem_text() is None, app.problem_text()
 
 
 async def test_the_api_log_shows_requests_and_never_the_key(service: RunningService) -> None:

@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -15,6 +17,7 @@ from pydantic import SecretStr
 from rich.text import Text
 from textual.widgets import Footer, Input
 
+from tests.adversarial.test_faults_in_app import app_with_faults, raising
 from tests.conftest import RunningService
 from tests.functional.test_app import loaded_traces, rendered_text, running_app, wait_for
 from tests.helpers import Sleeps, mock_client
@@ -31,6 +34,7 @@ from tui.screens.trace_detail import TraceDetailScreen
 from tui.screens.traces import TracesScreen
 from tui.widgets.status_bar import Status, status_line
 from tui.widgets.table import Table
+from tui.widgets.trace_table import TraceTable
 
 # -- layout and keys -----------------------------------------------------------------------------
 
@@ -370,3 +374,127 @@ async def test_esc_from_a_trace_opened_by_id_goes_to_its_projects_traces(
 def test_a_negative_remaining_budget_reads_as_none_left() -> None:
     budget = budget_from_headers({"x-ratelimit-remaining": "-1", "x-ratelimit-limit": "1000"})
     assert budget is not None and budget.remaining == 0
+
+
+# -- the trace list ------------------------------------------------------------------------------
+
+
+def paged_traces(pages: int = 3, per_page: int = 200, gate: asyncio.Event | None = None) -> Any:
+    """A server of `pages` pages of traces; the costliest and slowest one is on the last page.
+    With a `gate`, every page after the first waits for it (so a test can stop the paging)."""
+    now = time.time()
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/projects"):
+            return httpx.Response(200, json={"data": [{"id": "p1", "name": "p"}]})
+        page = int(request.url.params.get("cursor") or 0)
+        if page and gate is not None:
+            await gate.wait()
+        items = []
+        for i in range(per_page):
+            n = page * per_page + i
+            last = page == pages - 1 and i == per_page - 1
+            items.append(
+                {
+                    "id": f"t{n:05d}",
+                    "name": "the costly one" if last else f"trace {n}",
+                    "started_at": now - n * 10,
+                    "duration_ms": 99_000 if last else 100 + n,
+                    "total_cost_usd": 9.5 if last else 0.001,
+                }
+            )
+        more = page + 1 < pages
+        return httpx.Response(
+            200, json={"data": items, "next_cursor": str(page + 1) if more else None}
+        )
+
+    return handler
+
+
+class Transport(httpx.AsyncBaseTransport):
+    def __init__(self, handler: Any) -> None:
+        self.handler = handler
+        self.requests = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.requests += 1
+        response: httpx.Response = await self.handler(request)
+        return response
+
+
+async def test_sorting_by_cost_ranks_the_whole_range_from_the_top(service: RunningService) -> None:
+    transport = Transport(paged_traces())
+    async with ApiClient("http://x.example/v1", SecretStr("k" * 20), transport=transport) as client:
+        app = TraceTuiApp(client, StartAt(project_id="p1"))
+        async with app.run_test(size=(100, 24)) as pilot:
+            screen = await loaded_traces(app, pilot)
+            table = screen.query_one(TraceTable)
+            await pilot.press("j", "j", "j")
+            await pilot.press("s", "s")  # duration, then cost
+            await wait_for(pilot, lambda: screen.ended and not screen.fetching)
+            await pilot.pause(0.1)
+            header = rendered_text(screen.query_one("#header"))
+            assert table.cursor == 0 and table.selected is not None
+            assert table.selected.name == "the costly one"
+    assert len(screen.traces) == 600 and "costliest first" in header and "row 1 of 600" in header
+    assert "all loaded" in header
+
+
+async def test_esc_stops_a_ranking_and_the_header_says_it_is_partial(
+    service: RunningService,
+) -> None:
+    gate = asyncio.Event()  # never set: the second page never comes
+    transport = Transport(paged_traces(gate=gate))
+    async with ApiClient("http://x.example/v1", SecretStr("k" * 20), transport=transport) as client:
+        app = TraceTuiApp(client, StartAt(project_id="p1"))
+        async with app.run_test(size=(100, 24)) as pilot:
+            screen = await loaded_traces(app, pilot)
+            await pilot.press("s")
+            await wait_for(pilot, lambda: screen.fetching)
+            loading = rendered_text(screen.query_one("#header"))
+            await pilot.press("escape")
+            await pilot.pause(0.1)
+            stopped = rendered_text(screen.query_one("#header"))
+            assert isinstance(app.screen, TracesScreen) and not screen.fetching
+    assert "more coming (esc stops)" in " ".join(loading.split())
+    assert "ranked among the 200 loaded only" in " ".join(stopped.split())
+
+
+async def test_esc_clears_the_filter_before_it_leaves(service: RunningService) -> None:
+    async with running_app(service, StartAt(project_id="proj_support")) as (app, pilot):
+        screen = await loaded_traces(app, pilot)
+        await pilot.press("slash", *"handle", "enter")
+        assert screen.filter_text == "handle"
+        await pilot.press("escape")
+        assert app.screen is screen and screen.filter_text == ""
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, ProjectsScreen))
+
+
+async def test_live_mode_moves_the_ages_on(service: RunningService) -> None:
+    async with running_app(service, StartAt(project_id="proj_support")) as (app, pilot):
+        screen = await loaded_traces(app, pilot)
+        table = screen.query_one(TraceTable)
+        before = table.now
+        app.now = lambda: before + timedelta(minutes=5)
+        screen.poll_new()
+        await wait_for(pilot, lambda: table.now > before)
+        assert table.now - before == timedelta(minutes=5)
+
+
+async def test_back_on_the_list_after_a_failure_it_loads_again_by_itself(
+    service: RunningService,
+) -> None:
+    async with app_with_faults(service, StartAt(project_id="proj_rag")) as (app, pilot, net):
+        screen = await loaded_traces(app, pilot)
+        net.fault = raising(httpx.ConnectError)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: screen.load_error is not None and not screen.fetching)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: app.screen is not screen)
+        net.fault = None  # the server is back
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: screen.load_error is None and not screen.fetching)
+        header = rendered_text(screen.query_one("#header"))
+        assert "loading" not in header and "Cannot reach" not in header
+        assert app.problem is None

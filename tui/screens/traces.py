@@ -1,4 +1,8 @@
-"""The trace list of one project: paged by cursor, filtered, sorted, refreshed, optionally live."""
+"""The trace list of one project: paged by cursor, filtered, sorted, refreshed, optionally live.
+
+Sorting by duration or cost ranks the whole range, not just what is loaded: the rest is paged in
+behind the ranking (with progress; esc stops it, and the header then says the ranking is of the
+loaded rows only)."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
+from textual.worker import Worker
 
 from tui.api import ApiError, NextPage, Page, Trace
 from tui.screens.base import AppScreen, error_line
@@ -21,6 +26,7 @@ PAGE_SIZE = 500
 PREFETCH_ROWS = 60  # the next page starts loading this many rows before the end
 LIVE_SECONDS = 5.0
 SORTS = ("start", "duration", "cost")
+SORT_LABELS = {"start": "newest first", "duration": "slowest first", "cost": "costliest first"}
 
 
 def haystack(trace: Trace) -> str:
@@ -58,13 +64,16 @@ class TracesScreen(AppScreen):
         self._haystacks: list[str] = []
         self._ids: set[str] = set()
         self.next_page: NextPage | None = None
-        self.fetching = False
+        self.page_worker: Worker[None] | None = None
         self.ended = False
+        # Set while a ranking (sort by duration or cost) pages in the rest of the range.
+        self.loading_all = False
         self.filter_text = ""
         self.sort = "start"
         self.live_timer: Timer | None = None
         self.load_error: str | None = None
         self.dropped = 0  # list items that were not records at all (see Page.dropped)
+        self._left = False  # another screen has been on top since this one opened
 
     def compose(self) -> ComposeResult:
         yield Static(id="header")
@@ -78,6 +87,24 @@ class TracesScreen(AppScreen):
         self.query_one(TraceTable).focus()
         self.action_refresh()
 
+    def on_screen_suspend(self) -> None:
+        self._left = True
+
+    def on_screen_resume(self) -> None:
+        # Back from another screen after a failed load: the server may be back (a rate limit
+        # is the app's to wait out: it retries by itself when the time comes).
+        if self._left and self.load_error and not self.fetching and not self.tui.rate_limited_until:
+            self.load_page(first=not self.traces)
+
+    @property
+    def fetching(self) -> bool:
+        """Whether a page is on its way (derived from the worker: it cannot go stale)."""
+        return self.page_worker is not None and self.page_worker.is_running
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is self.page_worker and not self.fetching:
+            self.update_header()  # cancelled or failed as a bug: "loading…" must not stay
+
     def on_resize(self) -> None:
         self.call_after_refresh(self._update_columns)
 
@@ -88,33 +115,36 @@ class TracesScreen(AppScreen):
     # -- loading ---------------------------------------------------------------------------------
 
     def action_refresh(self) -> None:
-        """Reload from the first page; what is shown stays until the new page arrives."""
+        """Reload from the first page; what is shown stays until the new page arrives. While
+        ranked by duration or cost, the whole range is loaded again."""
+        self.loading_all = self.sort != "start"
         self.load_page(first=True)
 
     def load_page(self, first: bool = False) -> None:
         """The first page (replacing what is loaded once it arrives) or the next one."""
-        self.fetching = True
-        self.update_header()
         start, end = self.range.bounds(self.tui.now())
         after = None if first else self.next_page
 
         def loaded(page: Page) -> None:
-            self.fetching = False
             self.load_error = None
             if first:
                 self.traces, self._haystacks, self._ids, self.dropped = [], [], set(), 0
             self.next_page = page.next_page
             self.ended = page.next_page is None or not page.items
             self.dropped += page.dropped
-            self._add(page.items, at_top=False)
+            self._add(page.items, at_top=False, to_top=first)
+            if self.loading_all and not self.ended:
+                self.call_after_refresh(self.load_page)
+            elif self.ended:
+                self.loading_all = False
+                self.update_header()
 
         def failed(error: ApiError) -> None:
             # What was loaded stays; the header says what failed and `r` retries.
-            self.fetching = False
             self.load_error = error_line(error)
             self.update_header()
 
-        self.call_api(
+        self.page_worker = self.call_api(
             lambda client: client.list_traces(
                 self.project_id, start=start, end=end, limit=PAGE_SIZE, after=after
             ),
@@ -124,14 +154,15 @@ class TracesScreen(AppScreen):
             retry=lambda: self.load_page(first=first),
             project_id=self.project_id,
         )
+        self.update_header()
 
-    def _add(self, traces: list[Trace], at_top: bool) -> None:
+    def _add(self, traces: list[Trace], at_top: bool, to_top: bool = False) -> None:
         fresh = [t for t in traces if (t.id or "") not in self._ids or not t.id]
         for trace in fresh:
             if trace.id:
                 self._ids.add(trace.id)
         table = self.query_one(TraceTable)
-        keep = table.selected
+        keep = None if to_top else table.selected
         if at_top:
             self.traces[:0] = fresh
             self._haystacks[:0] = [haystack(t) for t in fresh]
@@ -139,9 +170,12 @@ class TracesScreen(AppScreen):
             self.traces += fresh
             self._haystacks += [haystack(t) for t in fresh]
         self.apply_view(keep=keep)
+        if to_top:
+            table.move_to(0)
 
     def apply_view(self, keep: Trace | None) -> None:
-        """Filter and sort what is loaded; the cursor stays on the trace it was on."""
+        """Filter and sort what is loaded; the cursor stays on the trace it was on (or, given
+        none, where it is)."""
         needle = self.filter_text.casefold()
         rows = (
             [t for t, h in zip(self.traces, self._haystacks, strict=True) if needle in h]
@@ -153,7 +187,7 @@ class TracesScreen(AppScreen):
         elif self.sort == "cost":
             rows.sort(key=lambda t: -(t.total_cost_usd or 0))
         table = self.query_one(TraceTable)
-        table.now = self.tui.now()
+        table.now = self.tui.now()  # "3m ago" is counted from the moment of drawing
         table.rows = rows
         table.rows_changed()
         if keep is not None:
@@ -165,7 +199,7 @@ class TracesScreen(AppScreen):
         self.update_header()
 
     @on(VirtualRows.CursorMoved)
-    def _maybe_prefetch(self, event: VirtualRows.CursorMoved) -> None:
+    def _cursor_moved(self, event: VirtualRows.CursorMoved) -> None:
         table = self.query_one(TraceTable)
         if (
             not self.fetching
@@ -176,39 +210,65 @@ class TracesScreen(AppScreen):
             and event.row >= table.row_count() - PREFETCH_ROWS
         ):
             self.load_page()
+        self.update_header()  # the row number
 
     def update_header(self) -> None:
+        table = self.query_one(TraceTable)
+        shown = len(table.rows)
         text = Text()
         text.append_text(safe_text(self.project_name, 40, style="bold"))
-        text.append(f" · {self.range.label} · sort: {self.sort}")
+        text.append(f" · {self.range.label} · {SORT_LABELS[self.sort]}")
         if self.filter_text:
             text.append(" · filter: ")
             text.append_text(safe_text(self.filter_text, 30, style="italic"))
-            text.append(f" ({len(self.query_one(TraceTable).rows)} match)")
-        text.append(f" · {len(self.traces):,} loaded")
+        if shown:
+            text.append(f" · row {table.cursor + 1:,} of {shown:,}")
+        if self.filter_text:
+            text.append(f" (of {len(self.traces):,} loaded)")
         if self.dropped:
             text.append(f" · {self.dropped:,} unreadable skipped", style="dim")
         if self.live_timer is not None:
             text.append(" · ● live", style="bold green")
-        if self.fetching:
-            text.append(" · loading more…", style="italic")
-        elif self.load_error:
+        if self.load_error:
             text.append(" · ")
             text.append_text(safe_text(self.load_error, 60, style="bold red"))
             text.append(" (r retries)")
+        elif self.sort != "start" and not self.ended:
+            if self.loading_all:
+                text.append(
+                    f" · ranking all: {len(self.traces):,} loaded, more coming (esc stops)",
+                    style="italic",
+                )
+            else:
+                text.append(
+                    f" · ranked among the {len(self.traces):,} loaded only (r loads all)",
+                    style="bold",
+                )
+        elif self.fetching:
+            text.append(" · loading…", style="italic")
         elif self.ended:
             text.append(
-                " · end of results" if self.traces else " · no traces in this range", style="dim"
+                " · all loaded" if self.traces else " · no traces in this range", style="dim"
             )
         self.query_one("#header", Static).update(text)
 
     # -- actions ---------------------------------------------------------------------------------
 
     def action_back(self) -> None:
+        """Esc undoes one thing at a time: the open filter field, then the filter, then a
+        ranking still loading, then the screen itself."""
         field = self.query_one("#filter", Input)
-        if field.has_class("-open"):
+        if field.has_class("-open") or self.filter_text:
             field.remove_class("-open")
+            if field.value:
+                field.value = ""  # Input.Changed clears the filter
             self.query_one(TraceTable).focus()
+            return
+        if self.loading_all:
+            self.loading_all = False
+            if self.page_worker is not None:
+                self.page_worker.cancel()
+            self.update_header()
             return
         self.dismiss()
 
@@ -233,7 +293,13 @@ class TracesScreen(AppScreen):
 
     def action_sort(self) -> None:
         self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
-        self.apply_view(keep=self.query_one(TraceTable).selected)
+        # A new order starts at its top, not on the row that happened to be selected.
+        self.apply_view(keep=None)
+        self.query_one(TraceTable).move_to(0)
+        self.loading_all = self.sort != "start" and not self.ended
+        if self.loading_all and not self.fetching:
+            self.load_page()
+        self.update_header()
 
     def action_time_range(self) -> None:
         def chosen(value: TimeRange | None) -> None:
@@ -269,6 +335,10 @@ class TracesScreen(AppScreen):
             new = [t for t in page.items if t.id not in self._ids]
             if new:
                 self._add(new, at_top=True)
+            else:  # nothing new: the ages ("3m ago") still move on
+                table = self.query_one(TraceTable)
+                table.now = self.tui.now()
+                table.refresh()
 
         self.call_api(
             lambda client: client.list_traces(
