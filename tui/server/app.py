@@ -19,6 +19,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tui.server.ratelimit import RateLimiter, RateLimitMiddleware, error_body
+from tui.server.rows import ProjectRow, TraceRow
 from tui.server.schemas import (
     AlertCreate,
     ProjectCreate,
@@ -155,7 +156,7 @@ def create_app(store: Store, rate_limit: int = 1000, window_s: float = 60.0) -> 
 
     Auth = Annotated[KeyScope, Depends(scope_of)]
 
-    def readable_project(scope: KeyScope, project_id: str) -> dict[str, Any]:
+    def readable_project(scope: KeyScope, project_id: str) -> ProjectRow:
         # A project key learns nothing about other projects, not even whether they exist.
         if not scope.can_read(project_id):
             raise ApiError(403, "forbidden", "This API key is not valid for that project.")
@@ -164,11 +165,11 @@ def create_app(store: Store, rate_limit: int = 1000, window_s: float = 60.0) -> 
             raise ApiError(404, "not_found", f"No project with id {project_id!r}.")
         return project
 
-    def readable_trace(scope: KeyScope, trace_id: str) -> dict[str, Any]:
+    def readable_trace(scope: KeyScope, trace_id: str) -> TraceRow:
         trace = store.get_trace(trace_id)
         if trace is None:
             raise ApiError(404, "not_found", f"No trace with id {trace_id!r}.")
-        if not scope.can_read(trace["project_id"]):
+        if not scope.can_read(trace.project_id):
             raise ApiError(403, "forbidden", "This API key is not valid for that trace's project.")
         return trace
 
@@ -194,14 +195,14 @@ def create_app(store: Store, rate_limit: int = 1000, window_s: float = 60.0) -> 
             if idempotency_key:
                 seen = store.remembered_response(db, scope.key_hash, idempotency_key)
                 if seen is not None:
-                    if seen[0] != request_hash:
+                    if seen.request_hash != request_hash:
                         raise ApiError(
                             409,
                             "idempotency_conflict",
                             "This Idempotency-Key was already used with a different body.",
                         )
                     return JSONResponse(
-                        seen[2], status_code=seen[1], headers={"Idempotent-Replayed": "true"}
+                        seen.body, status_code=seen.status, headers={"Idempotent-Replayed": "true"}
                     )
             body = create(db)
             if idempotency_key:
@@ -261,7 +262,7 @@ def create_app(store: Store, rate_limit: int = 1000, window_s: float = 60.0) -> 
         next_cursor = None
         if more and rows:
             last = rows[-1]
-            next_cursor = encode_cursor(TracePosition(last["started_at"], last["id"]), start, end)
+            next_cursor = encode_cursor(TracePosition(last.started_at, last.id), start, end)
         return {"data": [trace_json(r) for r in rows], "next_cursor": next_cursor, "has_more": more}
 
     @app.get("/v1/traces/{trace_id}", summary="Get one trace with all its spans")

@@ -16,6 +16,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from tui.server.rows import AlertRow, ProjectRow, SpanInTrace, TraceRow, TraceSummary
+
 MEASURE_UNITS = {
     "latency": ("ms", "s"),
     "error_rate": ("pct", "ratio"),
@@ -112,38 +114,39 @@ def iso_ms(ms: int) -> str:
     return f"{_iso_second(seconds)}.{millis:03d}Z"
 
 
-def project_json(row: dict[str, Any]) -> dict[str, Any]:
+def project_json(row: ProjectRow) -> dict[str, Any]:
     return {
-        "id": row["id"],
-        "name": row["name"],
-        "description": row["description"],
-        "retention_days": row["retention_days"],
-        "created_at": iso_ms(row["created_at"]),
+        "id": row.id,
+        "name": row.name,
+        "description": row.description,
+        "retention_days": row.retention_days,
+        "created_at": iso_ms(row.created_at),
     }
 
 
-def trace_json(row: dict[str, Any]) -> dict[str, Any]:
+def trace_json(row: TraceSummary | TraceRow) -> dict[str, Any]:
+    """A trace; with its attributes when read one at a time (a TraceRow), not when listed."""
     body = {
-        "id": row["id"],
-        "project_id": row["project_id"],
-        "name": row["name"],
-        "started_at": iso_ms(row["started_at"]),
-        "ended_at": iso_ms(row["started_at"] + row["duration_ms"]),
-        "duration_ms": row["duration_ms"],
-        "status": row["status"],
-        "span_count": row["span_count"],
-        "error_count": row["error_count"],
-        "input_tokens": row["input_tokens"],
-        "output_tokens": row["output_tokens"],
-        "total_tokens": row["input_tokens"] + row["output_tokens"],
-        "total_cost_usd": row["total_cost_usd"],
+        "id": row.id,
+        "project_id": row.project_id,
+        "name": row.name,
+        "started_at": iso_ms(row.started_at),
+        "ended_at": iso_ms(row.started_at + row.duration_ms),
+        "duration_ms": row.duration_ms,
+        "status": row.status,
+        "span_count": row.span_count,
+        "error_count": row.error_count,
+        "input_tokens": row.input_tokens,
+        "output_tokens": row.output_tokens,
+        "total_tokens": row.input_tokens + row.output_tokens,
+        "total_cost_usd": row.total_cost_usd,
     }
-    if "attributes" in row:
-        body["attributes"] = json.loads(row["attributes"])
+    if isinstance(row, TraceRow):
+        body["attributes"] = json.loads(row.attributes)
     return body
 
 
-def spans_json_text(rows: list[tuple[Any, ...]], trace_id: str) -> str:
+def spans_json_text(rows: list[SpanInTrace], trace_id: str) -> str:
     """A JSON array of spans, each span's stored attributes spliced in as they are.
 
     The same objects as span_json, without parsing and re-dumping every attributes document
@@ -158,8 +161,8 @@ def spans_json_text(rows: list[tuple[Any, ...]], trace_id: str) -> str:
     return "[" + ",".join(parts) + "]"
 
 
-def span_json(row: Any, trace_id: str) -> dict[str, Any]:
-    """One span; `row` is laid out as store.SPAN_COLUMNS without trace_id."""
+def span_json(row: tuple[Any, ...], trace_id: str) -> dict[str, Any]:
+    """One span; `row` is laid out as a SpanInTrace."""
     (
         span_id,
         parent_id,
@@ -194,14 +197,14 @@ def span_json(row: Any, trace_id: str) -> dict[str, Any]:
     }
 
 
-def alert_json(row: dict[str, Any]) -> dict[str, Any]:
+def alert_json(row: AlertRow) -> dict[str, Any]:
     return {
-        "id": row["id"],
-        "project_id": row["project_id"],
-        "name": row["name"],
-        "metric": row["metric"],
-        "condition": row["condition"],
-        "threshold": row["threshold"],
-        "webhook_url": row["webhook_url"],
-        "created_at": iso_ms(row["created_at"]),
+        "id": row.id,
+        "project_id": row.project_id,
+        "name": row.name,
+        "metric": row.metric,
+        "condition": row.condition,
+        "threshold": row.threshold,
+        "webhook_url": row.webhook_url,
+        "created_at": iso_ms(row.created_at),
     }
