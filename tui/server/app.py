@@ -269,7 +269,7 @@ def create_app(store: Store, rate_limit: int = 1000, window_s: float = 60.0) -> 
     def get_trace(scope: Auth, trace_id: Annotated[str, Path()]) -> Response:
         trace = readable_trace(scope, trace_id)
         head = json_text({**trace_json(trace), "spans": None})
-        spans = spans_json_text(store.list_spans(trace_id), trace_id)
+        spans = spans_json_text(store.iter_spans(trace_id), trace_id)
         return Response(
             (head[: -len("null}")] + spans + "}").encode(), media_type="application/json"
         )
@@ -277,7 +277,7 @@ def create_app(store: Store, rate_limit: int = 1000, window_s: float = 60.0) -> 
     @app.get("/v1/traces/{trace_id}/spans", summary="List a trace's spans by start time")
     def list_spans(scope: Auth, trace_id: Annotated[str, Path()]) -> Response:
         readable_trace(scope, trace_id)
-        spans = spans_json_text(store.list_spans(trace_id), trace_id)
+        spans = spans_json_text(store.iter_spans(trace_id), trace_id)
         return Response(('{"data":' + spans + "}").encode(), media_type="application/json")
 
     # -- alerts -----------------------------------------------------------------------------
