@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import sys
 import tempfile
 import threading
 import time
@@ -14,6 +15,7 @@ import uvicorn
 
 from tui.server.app import create_app
 from tui.server.demo import DemoKeys, populate
+from tui.server.migrations import SchemaTooNew
 from tui.server.store import Store, new_api_key
 
 LOOPBACK = "127.0.0.1"
@@ -107,16 +109,16 @@ def open_demo_store(path: str | Path | None = None, seed: int = 7) -> tuple[Stor
 
 def serve(db: str | None, host: str, port: int, demo: bool, rate_limit: int) -> int:
     """`tracetui serve`: run in the foreground until interrupted."""
-    if demo:
-        store, keys = open_demo_store(db)
-    else:
-        store = Store(db or "tracetui.sqlite3")
-        keys = None
-        if not store.has_workspace_key():
-            # A new database needs one key to be usable at all; it is shown this once only.
-            key = new_api_key("ws")
-            store.add_key(key, None, "workspace key")
-            print(f"  new workspace key (shown once, store it now): {key}")
+    try:
+        store, keys = open_demo_store(db) if demo else (Store(db or "tracetui.sqlite3"), None)
+    except SchemaTooNew as error:
+        print(f"tracetui: {error}", file=sys.stderr)
+        return 2
+    if keys is None and not store.has_workspace_key():
+        # A new database needs one key to be usable at all; it is shown this once only.
+        key = new_api_key("ws")
+        store.add_key(key, None, "workspace key")
+        print(f"  new workspace key (shown once, store it now): {key}")
     service = LocalService(store, host=host, port=port, rate_limit=rate_limit, access_log=True)
     print(f"tracetui local service on {service.base_url}  (database: {store.path})", flush=True)
     if keys is not None:

@@ -1,9 +1,9 @@
-"""SQLite storage for the local service: the TraceStore of `backend`, keyset paging, hashed keys.
+"""SQLite storage for the local service: named rows, keyset-paged trace listing, hashed API keys.
 
 Times are stored as integer milliseconds since the epoch (UTC). Listing a project's traces walks
 the (project_id, started_at, id) index from the cursor's position, so page N costs what page 1
 costs: there is no OFFSET anywhere. Every INSERT and SELECT names its columns, taken from the
-row classes of `rows`.
+row classes of `rows`. The schema and its versions live in `migrations`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from tui.server.migrations import migrate
 from tui.server.rows import (
     AlertRow,
     ApiKeyRow,
@@ -34,78 +35,6 @@ from tui.server.rows import (
     new_project,
     now_ms,
 )
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS projects (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    description TEXT,
-    retention_days INTEGER NOT NULL,
-    created_at INTEGER NOT NULL
-);
--- project_id NULL marks the workspace key. Only the SHA-256 of a key is stored: keys are
--- long random strings, so a fast hash is enough and the plain key never touches the disk.
-CREATE TABLE IF NOT EXISTS api_keys (
-    key_hash TEXT PRIMARY KEY,
-    project_id TEXT REFERENCES projects(id),
-    label TEXT NOT NULL,
-    created_at INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS traces (
-    id TEXT PRIMARY KEY,
-    project_id TEXT NOT NULL REFERENCES projects(id),
-    name TEXT NOT NULL,
-    started_at INTEGER NOT NULL,
-    duration_ms INTEGER NOT NULL,
-    span_count INTEGER NOT NULL,
-    input_tokens INTEGER NOT NULL,
-    output_tokens INTEGER NOT NULL,
-    total_cost_usd REAL NOT NULL,
-    status TEXT NOT NULL,
-    error_count INTEGER NOT NULL,
-    attributes TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS traces_by_project_time ON traces(project_id, started_at, id);
-CREATE TABLE IF NOT EXISTS spans (
-    trace_id TEXT NOT NULL,
-    id TEXT NOT NULL,
-    parent_id TEXT,
-    name TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    model TEXT,
-    started_at INTEGER NOT NULL,
-    duration_ms INTEGER NOT NULL,
-    input_tokens INTEGER NOT NULL,
-    output_tokens INTEGER NOT NULL,
-    cost_usd REAL NOT NULL,
-    status TEXT NOT NULL,
-    error_message TEXT,
-    attributes TEXT NOT NULL,
-    PRIMARY KEY (trace_id, id)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS spans_by_trace_time ON spans(trace_id, started_at, id);
-CREATE TABLE IF NOT EXISTS alerts (
-    id TEXT PRIMARY KEY,
-    project_id TEXT NOT NULL REFERENCES projects(id),
-    name TEXT NOT NULL,
-    metric TEXT NOT NULL,
-    condition TEXT NOT NULL,
-    threshold REAL NOT NULL,
-    webhook_url TEXT NOT NULL,
-    created_at INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS alerts_by_project ON alerts(project_id, created_at);
--- Remembered responses to POSTs that carried an Idempotency-Key, so a retry never creates twice.
-CREATE TABLE IF NOT EXISTS idempotency (
-    key_hash TEXT NOT NULL,
-    idempotency_key TEXT NOT NULL,
-    request_hash TEXT NOT NULL,
-    status INTEGER NOT NULL,
-    body TEXT NOT NULL,
-    created_at INTEGER NOT NULL,
-    PRIMARY KEY (key_hash, idempotency_key)
-);
-"""
 
 # Names other modules and the tests have always imported from here.
 __all__ = ["KeyScope", "Store", "TracePosition", "hash_key", "new_api_key", "now_ms"]
@@ -151,12 +80,16 @@ def new_api_key(kind: str) -> str:
 
 
 class Store:
-    """One SQLite database; each thread gets its own connection (WAL lets readers run together)."""
+    """One SQLite database; each thread gets its own connection (WAL lets readers run together).
+
+    Opening brings the file to the latest schema version, or refuses, with SchemaTooNew, a file
+    written by a newer tracetui.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         self._local = threading.local()
-        self._connection().executescript(SCHEMA)  # executescript manages its own transaction
+        migrate(self._connection(), self.path)
 
     # -- connections -------------------------------------------------------------------------
 
