@@ -14,11 +14,10 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, Path, Query, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from tui.server.ratelimit import RateLimiter, RateLimitMiddleware, error_body
+from tui.server.errors import ApiError, install_error_handlers
+from tui.server.ratelimit import RateLimiter, RateLimitMiddleware
 from tui.server.rows import ProjectRow, TraceRow
 from tui.server.schemas import (
     AlertCreate,
@@ -34,46 +33,6 @@ from tui.server.store import KeyScope, Store, TracePosition, now_ms
 DEFAULT_WINDOW_MS = 24 * 3_600_000
 MAX_LIMIT = 500
 BaseModelLike = ProjectCreate | AlertCreate
-
-
-class ApiError(Exception):
-    """An error answer: status, machine-readable code, human message and field details."""
-
-    def __init__(
-        self, status: int, code: str, message: str, details: list[dict[str, str]] | None = None
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-        self.details = details or []
-
-
-def error_response(error: ApiError, headers: dict[str, str] | None = None) -> JSONResponse:
-    body = error_body(error.status, error.code, error.message, error.details)
-    return JSONResponse(body, status_code=error.status, headers=headers)
-
-
-def field_name(loc: tuple[Any, ...]) -> str:
-    """("body", "metric") -> "metric"; ("query", "limit") -> "limit"."""
-    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
-    return ".".join(parts) or "body"
-
-
-def validation_error(exc: RequestValidationError) -> ApiError:
-    errors = exc.errors()
-    if any(e.get("type") == "json_invalid" for e in errors):
-        return ApiError(400, "invalid_json", "The request body is not valid JSON.")
-    details = []
-    for e in errors:
-        message = str(e.get("msg", "invalid value")).removeprefix("Value error, ")
-        if e.get("type") == "missing":
-            message = "is required"
-        elif e.get("type") == "extra_forbidden":
-            message = "is not a known field"
-        details.append({"field": field_name(tuple(e.get("loc", ()))), "message": message})
-    fields = ", ".join(d["field"] for d in details)
-    return ApiError(422, "validation_error", f"Invalid fields: {fields}.", details)
 
 
 # -- cursors --------------------------------------------------------------------------------
@@ -116,23 +75,7 @@ def create_app(store: Store, rate_limit: int = 1000, window_s: float = 60.0) -> 
     app.state.limiter = RateLimiter(rate_limit, window_s)
     app.add_middleware(RateLimitMiddleware, limiter=app.state.limiter)
 
-    @app.exception_handler(ApiError)
-    async def _api_error(_: Request, exc: ApiError) -> Response:
-        return error_response(exc)
-
-    @app.exception_handler(RequestValidationError)
-    async def _invalid(_: Request, exc: RequestValidationError) -> Response:
-        return error_response(validation_error(exc))
-
-    @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> Response:
-        codes = {404: "not_found", 405: "method_not_allowed"}
-        message = {404: "No such endpoint.", 405: "Method not allowed."}.get(
-            exc.status_code, str(exc.detail)
-        )
-        return error_response(
-            ApiError(exc.status_code, codes.get(exc.status_code, "error"), message)
-        )
+    install_error_handlers(app)
 
     def scope_of(authorization: Annotated[str | None, Header()] = None) -> KeyScope:
         if not authorization:

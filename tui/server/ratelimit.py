@@ -9,7 +9,6 @@ plain JSON 500 (with the headers), never a stack trace on the wire.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import math
 import threading
@@ -17,6 +16,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from tui.server.errors import error_json
 
 log = logging.getLogger("tracetui.server")
 
@@ -82,17 +83,6 @@ def bucket_for(scope: Scope) -> str:
             return "key:" + hashlib.sha256(value).hexdigest()
     client = scope.get("client") or ("unknown", 0)
     return f"ip:{client[0]}"
-
-
-def error_body(
-    status: int, code: str, message: str, details: list[Any] | None = None
-) -> dict[str, Any]:
-    """The one error body of the service, for the routes and this middleware alike."""
-    return {"error": {"status": status, "code": code, "message": message, "details": details or []}}
-
-
-def error_json(status: int, code: str, message: str, details: list[Any] | None = None) -> bytes:
-    return json.dumps(error_body(status, code, message, details)).encode()
 
 
 class RateLimitMiddleware:
