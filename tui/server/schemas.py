@@ -216,3 +216,8 @@ def alert_json(row: AlertRow) -> dict[str, Any]:
         "webhook_url": row.webhook_url,
         "created_at": iso_ms(row.created_at),
     }
+
+
+def json_text(body: Any) -> str:
+    """Compact JSON without FastAPI's encoder pass: big traces are tens of megabytes."""
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=False)

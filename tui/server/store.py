@@ -1,4 +1,4 @@
-"""SQLite storage for the local service: named rows, keyset-paged trace listing, hashed API keys.
+"""SQLite storage for the local service: the TraceStore of `backend`, over named rows.
 
 Times are stored as integer milliseconds since the epoch (UTC). Listing a project's traces walks
 the (project_id, started_at, id) index from the cursor's position, so page N costs what page 1
@@ -24,6 +24,7 @@ from tui.server.rows import (
     ApiKeyRow,
     IdempotencyRow,
     KeyScope,
+    Once,
     ProjectRow,
     Remembered,
     SpanInTrace,
@@ -254,6 +255,21 @@ class Store:
         return row
 
     # -- idempotency ---------------------------------------------------------------------------
+
+    def create_once(
+        self, row: ProjectRow | AlertRow, once: Once | None, status: int, body: object
+    ) -> Remembered | None:
+        """See TraceStore.create_once: the look-up, the insert and the remembering are one
+        transaction, so two racing requests with one Idempotency-Key never both insert."""
+        with self.transaction() as db:
+            if once is not None:
+                seen = self.remembered_response(db, once.key_hash, once.idempotency_key)
+                if seen is not None:
+                    return seen
+            db.execute(INSERT[type(row)], row)
+            if once is not None:
+                self.remember_response(db, *once, status, body)
+        return None
 
     def remembered_response(
         self, db: sqlite3.Connection, key_hash: str, idempotency_key: str
