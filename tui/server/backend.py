@@ -1,6 +1,6 @@
-"""What the routes and their dependencies need from a store: the TraceStore protocol.
+"""What the routes, their dependencies and the background tasks need from a store: TraceStore.
 
-Routes and deps depend on this protocol only, never on the SQLite class (`store.Store`), so a
+Routes, deps and background tasks depend on this protocol only, never on the SQLite class (`store.Store`), so a
 second backend (PostgreSQL, for teams that outgrow one machine) can be added without touching
 them. It speaks in the named rows of `rows`; SQL stays inside the implementation. Bulk writes
 for the demo data and the tests are not part of it: they are the SQLite store's own.
@@ -66,4 +66,9 @@ class TraceStore(Protocol):
         """Insert `row` and, with `once`, remember the answer (`status`, JSON `body`); all in one
         transaction. If `once`'s key was used before, insert nothing and return what was
         remembered (the caller compares the request hashes)."""
+        ...
+
+    def forget_responses(self, created_before: int) -> int:
+        """Drop remembered Idempotency-Key answers stored before `created_before` (epoch ms);
+        returns how many went."""
         ...

@@ -7,6 +7,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -14,6 +15,7 @@ from types import TracebackType
 import uvicorn
 
 from tui.server.app import create_app
+from tui.server.background import PeriodicTask
 from tui.server.demo import DemoKeys, populate
 from tui.server.migrations import SchemaTooNew
 from tui.server.store import Store, new_api_key
@@ -35,7 +37,11 @@ def bind_socket(host: str, port: int) -> socket.socket:
 
 @dataclass
 class LocalService:
-    """The service on a loopback port in a daemon thread; use as a context manager."""
+    """The service on a loopback port in a daemon thread; use as a context manager.
+
+    `tasks` replaces the background tasks (None: background.default_tasks); they start with the
+    service and stop with it (uvicorn runs the app's lifespan).
+    """
 
     store: Store
     host: str = LOOPBACK
@@ -43,16 +49,17 @@ class LocalService:
     rate_limit: int = 1000
     window_s: float = 60.0
     access_log: bool = False
+    tasks: Sequence[PeriodicTask] | None = None
 
     def __post_init__(self) -> None:
-        self.app = create_app(self.store, self.rate_limit, self.window_s)
+        self.app = create_app(self.store, self.rate_limit, self.window_s, self.tasks)
         self._socket = bind_socket(self.host, self.port)
         self.port = self._socket.getsockname()[1]
         config = uvicorn.Config(
             self.app,
             log_level="info" if self.access_log else "warning",
             access_log=self.access_log,
-            lifespan="off",
+            lifespan="on",  # startup fails loudly; shutdown stops the background tasks
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(

@@ -298,6 +298,11 @@ class Store:
         )
         db.execute(INSERT[IdempotencyRow], row)
 
+    def forget_responses(self, created_before: int) -> int:
+        with self.transaction() as db:
+            cursor = db.execute("DELETE FROM idempotency WHERE created_at < ?", (created_before,))
+        return cursor.rowcount
+
     def count(self, table: str) -> int:
         """Rows in one of the service's tables (for tests and the demo banner)."""
         if table not in TABLES.values():
