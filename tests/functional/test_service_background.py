@@ -79,7 +79,7 @@ def test_tasks_start_with_the_service_and_stop_with_it(
 
     service.stop()
 
-    assert not service._thread.is_alive()
+    assert service.wait(timeout=0), "the service's thread is still alive"
     assert background.running() == []
     calls = rounds.calls
     time.sleep(0.1)  # ten periods

@@ -83,6 +83,17 @@ class LocalService:
             time.sleep(0.005)
         return self
 
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the service has stopped (at most `timeout` seconds); True if it has."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        # Short joins, so that Ctrl-C reaches a foreground `tracetui serve` promptly.
+        while self._thread.is_alive():
+            left = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
+            if left <= 0:
+                return False
+            self._thread.join(left)
+        return True
+
     def stop(self) -> None:
         self._server.should_exit = True
         self._thread.join(timeout=10)
@@ -140,8 +151,7 @@ def serve(db: str | None, host: str, port: int, demo: bool, rate_limit: int) -> 
         print(f"  warning: listening on {host}, reachable from other machines", flush=True)
     service.start()
     try:
-        while service._thread.is_alive():
-            service._thread.join(0.5)
+        service.wait()
     except KeyboardInterrupt:
         pass
     finally:
