@@ -76,6 +76,11 @@ class RateLimiter:
         )
 
 
+def per_window(window_s: float) -> str:
+    """The window as the 429 message says it: "per minute", or "per 5 s" when it is not one."""
+    return "per minute" if window_s == 60 else f"per {window_s:g} s"
+
+
 def bucket_for(scope: Scope) -> str:
     """A key's bucket is the hash of its bearer token; callers without one share their IP's."""
     for name, value in scope.get("headers", []):
@@ -104,7 +109,8 @@ class RateLimitMiddleware:
         ]
         if not decision.allowed:
             message = (
-                f"Rate limit of {decision.limit} requests per minute exceeded; "
+                f"Rate limit of {decision.limit} requests {per_window(self.limiter.window_s)} "
+                "exceeded; "
                 f"retry in {decision.retry_after} s."
             )
             await send_json(
