@@ -10,15 +10,18 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "tui"
 
 
-def imported_modules(folder: Path) -> set[str]:
+def imports_of(path: Path) -> set[str]:
     names: set[str] = set()
-    for path in folder.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                names.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                names.add(node.module)
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
     return names
+
+
+def imported_modules(folder: Path) -> set[str]:
+    return set().union(*(imports_of(path) for path in folder.rglob("*.py")))
 
 
 def test_api_imports_no_textual_at_run_time() -> None:
@@ -37,3 +40,14 @@ def test_api_and_server_never_import_each_other() -> None:
     server = imported_modules(PACKAGE / "server")
     assert not {m for m in api if m.startswith(("tui.server", "textual"))}
     assert not {m for m in server if m.startswith("tui.api")}
+
+
+def test_routes_see_the_store_only_through_its_protocol() -> None:
+    """Routes, their dependencies, the app and the background tasks know TraceStore, not the
+    SQLite class or sqlite3: a second backend must not need them changed."""
+    server = PACKAGE / "server"
+    users = [*server.joinpath("routes").glob("*.py")]
+    users += [server / name for name in ("app.py", "deps.py", "background.py", "backend.py")]
+    for path in users:
+        forbidden = {"sqlite3", "tui.server.store", "tui.server.migrations"}
+        assert not imports_of(path) & forbidden, path.name
