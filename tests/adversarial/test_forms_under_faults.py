@@ -56,7 +56,7 @@ class FormCase:
             rows = service.store.list_projects()
         else:
             rows = service.store.list_alerts(self.project_id)
-        return sum(1 for row in rows if row["name"] == self.name)
+        return sum(1 for row in rows if row.name == self.name)
 
 
 def new_case(service: RunningService, kind: str) -> FormCase:

@@ -26,6 +26,7 @@ from tui.screens.projects import ProjectsScreen
 from tui.screens.trace_detail import TraceDetailScreen
 from tui.screens.traces import TracesScreen
 from tui.server.demo import BIG_TRACE_ID, DEEP_TRACE_ID, add_bulk_traces, insert_big_traces
+from tui.server.rows import SpanRow, TraceRow
 from tui.server.store import now_ms
 from tui.widgets.span_tree import SpanTreeView
 from tui.widgets.trace_table import TraceTable
@@ -210,10 +211,12 @@ async def test_hostile_span_names_are_shown_literally_and_trigger_nothing(
         service.store.insert_project(db, HOSTILE, HOSTILE, 30, project_id=project)
         service.store.insert_traces(
             db,
-            [(trace_id, project, HOSTILE, t, 10, 2, 0, 0, 0.0, "error", 1, "{}")],
+            [TraceRow(trace_id, project, HOSTILE, t, 10, 2, 0, 0, 0.0, "error", 1, "{}")],
             [
-                (trace_id, "a", None, HOSTILE, "agent", None, t, 10, 0, 0, 0.0, "ok", None, attrs),
-                (
+                SpanRow(
+                    trace_id, "a", None, HOSTILE, "agent", None, t, 10, 0, 0, 0.0, "ok", None, attrs
+                ),
+                SpanRow(
                     trace_id,
                     "b",
                     "a",
@@ -272,7 +275,7 @@ async def test_create_an_alert_and_see_it_listed(service: RunningService) -> Non
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: app.screen is alerts and len(alerts.alerts) == before + 1)
         assert alerts.alerts[-1].name == name and alerts.alerts[-1].threshold == 2.5
-    assert sum(1 for a in service.store.list_alerts("proj_rag") if a["name"] == name) == 1
+    assert sum(1 for a in service.store.list_alerts("proj_rag") if a.name == name) == 1
 
 
 async def test_a_rejected_form_keeps_what_was_typed(service: RunningService) -> None:

@@ -25,6 +25,7 @@ from tui.screens.prompts import KeyPrompt
 from tui.screens.trace_detail import TraceDetailScreen
 from tui.screens.traces import TracesScreen
 from tui.server.demo import add_bulk_traces
+from tui.server.rows import TraceRow
 from tui.server.store import now_ms
 from tui.timerange import parse_custom
 from tui.widgets.span_tree import SpanTreeView
@@ -162,7 +163,8 @@ async def test_live_mode_adds_new_traces_on_top_without_moving_the_cursor(
         await pilot.press("L")
         with service.store.transaction() as db:
             service.store.insert_traces(
-                db, [(new_id, project, "just now", now_ms(), 5, 0, 0, 0, 0.0, "ok", 0, "{}")]
+                db,
+                [TraceRow(new_id, project, "just now", now_ms(), 5, 0, 0, 0, 0.0, "ok", 0, "{}")],
             )
         await wait_for(pilot, lambda: screen.traces[0].id == new_id, seconds=5)
         assert table.selected is selected and table.cursor == 3

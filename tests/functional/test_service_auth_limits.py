@@ -12,7 +12,10 @@ import httpx
 import pytest
 
 from tests.conftest import RunningService, start_service
+from tui.server.demo import populate
 from tui.server.ratelimit import RateLimiter
+from tui.server.run import LocalService
+from tui.server.store import Store
 
 RATE_HEADERS = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
 
@@ -80,6 +83,22 @@ def test_the_default_limit_is_1000_per_minute(tmp_path: Path) -> None:
             assert refused.status_code == 429 and int(refused.headers["Retry-After"]) > 0
     finally:
         running.service.stop()
+
+
+def test_the_429_message_names_the_real_window(limited: RunningService, tmp_path: Path) -> None:
+    with limited.client() as client:
+        for _ in range(6):
+            refused = client.get("projects")
+    assert "5 requests per minute exceeded" in refused.json()["error"]["message"]
+    store = Store(tmp_path / "window.sqlite3")
+    keys = populate(store, seed=7, scale=0.01, big_traces=False)
+    with LocalService(store, rate_limit=1, window_s=2.5) as service:
+        headers = {"Authorization": f"Bearer {keys.workspace}"}
+        for _ in range(2):
+            refused = httpx.get(f"{service.base_url}/projects", headers=headers)
+    assert refused.status_code == 429
+    message = refused.json()["error"]["message"]
+    assert "1 requests per 2.5 s exceeded" in message and "minute" not in message
 
 
 def test_window_resets_after_a_minute() -> None:

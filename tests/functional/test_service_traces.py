@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import RunningService
 from tui.server.demo import add_bulk_traces
+from tui.server.rows import TraceRow
 from tui.server.schemas import iso_ms, parse_timestamp
 from tui.server.store import now_ms
 
@@ -132,7 +133,7 @@ def test_paging_while_traces_are_inserted(service: RunningService, api: httpx.Cl
                 trace_id = f"new-{project}-{n}"
                 t = start + 1 + n
                 service.store.insert_traces(
-                    db, [(trace_id, project, "new", t, 5, 0, 0, 0, 0.0, "ok", 0, "{}")]
+                    db, [TraceRow(trace_id, project, "new", t, 5, 0, 0, 0, 0.0, "ok", 0, "{}")]
                 )
             n += 1
 

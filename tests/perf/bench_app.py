@@ -68,7 +68,7 @@ def make_store() -> tuple[Store, dict[str, str]]:
             ("deep", deep_chain(rng, start, 10_000)),
         ):
             builder.trace_id = f"bench-{name}"
-            rows = [(builder.trace_id, *row[1:]) for row in builder.rows]
+            rows = [row._replace(trace_id=builder.trace_id) for row in builder.rows]
             builder.rows = rows
             store.insert_traces(db, [trace_row(builder, "p", name, start, 1000, {})], rows)
             ids[name] = builder.trace_id

@@ -1,5 +1,5 @@
 """Architecture rules, checked on the source: tui.api imports no Textual; tui.api and tui.server
-share no code; widgets never reach for the app; screens never import each other (they navigate
+share no code; routes see the store only through its protocol; widgets never reach for the app; screens never import each other (they navigate
 through the app), only their common base."""
 
 from __future__ import annotations
@@ -75,3 +75,14 @@ def test_the_rules_above_would_notice_a_breach(tmp_path: Path) -> None:
         "def f():\n    from tui.screens import traces\n"
     )
     assert {"tui.app", "tui.screens.traces"} <= imports_of(breach)
+
+
+def test_routes_see_the_store_only_through_its_protocol() -> None:
+    """Routes, their dependencies, the app and the background tasks know TraceStore, not the
+    SQLite class or sqlite3: a second backend must not need them changed."""
+    server = PACKAGE / "server"
+    users = [*server.joinpath("routes").glob("*.py")]
+    users += [server / name for name in ("app.py", "deps.py", "background.py", "backend.py")]
+    for path in users:
+        forbidden = {"sqlite3", "tui.server.store", "tui.server.migrations"}
+        assert not imports_of(path) & forbidden, path.name

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tui.server.prices import cost_usd
-from tui.server.store import Store, now_ms
+from tui.server.rows import SpanRow, TraceRow, now_ms
+from tui.server.store import Store
 
 DAY_MS = 86_400_000
 HOUR_MS = 3_600_000
@@ -72,11 +73,11 @@ def demo_keys(seed: int) -> DemoKeys:
 
 @dataclass
 class TraceBuilder:
-    """Accumulates the spans of one trace as rows laid out like store.SPAN_COLUMNS."""
+    """Accumulates the spans of one trace."""
 
     rng: random.Random
     trace_id: str
-    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    rows: list[SpanRow] = field(default_factory=list)
     next_span: int = 0
     failure: str | None = None
 
@@ -102,21 +103,21 @@ class TraceBuilder:
         span_id = span_id or self.span_id()
         cost = cost_usd(model, *tokens) if model else 0.0
         self.rows.append(
-            (
-                self.trace_id,
-                span_id,
-                parent,
-                name,
-                kind,
-                model,
-                start,
-                max(duration, 0),
-                tokens[0],
-                tokens[1],
-                cost,
-                "error" if error else "ok",
-                error,
-                json.dumps(attributes or {}),
+            SpanRow(
+                trace_id=self.trace_id,
+                id=span_id,
+                parent_id=parent,
+                name=name,
+                kind=kind,
+                model=model,
+                started_at=start,
+                duration_ms=max(duration, 0),
+                input_tokens=tokens[0],
+                output_tokens=tokens[1],
+                cost_usd=cost,
+                status="error" if error else "ok",
+                error_message=error,
+                attributes=json.dumps(attributes or {}),
             )
         )
         return span_id
@@ -366,22 +367,22 @@ def deep_trace(rng: random.Random, start: int, depth: int = 2500) -> TraceBuilde
 
 def trace_row(
     b: TraceBuilder, project_id: str, name: str, start: int, duration: int, attrs: dict[str, Any]
-) -> tuple[Any, ...]:
+) -> TraceRow:
     """The trace row summarising a builder's spans."""
-    errors = [r for r in b.rows if r[11] == "error"]
-    return (
-        b.trace_id,
-        project_id,
-        name,
-        start,
-        duration,
-        len(b.rows),
-        sum(r[8] for r in b.rows),
-        sum(r[9] for r in b.rows),
-        round(sum(r[10] for r in b.rows), 6),
-        "error" if errors else "ok",
-        len(errors),
-        json.dumps(attrs),
+    errors = [r for r in b.rows if r.status == "error"]
+    return TraceRow(
+        id=b.trace_id,
+        project_id=project_id,
+        name=name,
+        started_at=start,
+        duration_ms=duration,
+        span_count=len(b.rows),
+        input_tokens=sum(r.input_tokens for r in b.rows),
+        output_tokens=sum(r.output_tokens for r in b.rows),
+        total_cost_usd=round(sum(r.cost_usd for r in b.rows), 6),
+        status="error" if errors else "ok",
+        error_count=len(errors),
+        attributes=json.dumps(attrs),
     )
 
 
@@ -455,7 +456,7 @@ def insert_big_traces(
         (deep_trace(rng, now - 3 * HOUR_MS), "recursive_planner", 3 * HOUR_MS),
     ):
         root = builder.rows[-1] if name == "migrate_monorepo" else builder.rows[0]
-        row = trace_row(builder, project_id, name, now - ago, root[7], {"demo": "big"})
+        row = trace_row(builder, project_id, name, now - ago, root.duration_ms, {"demo": "big"})
         store.insert_traces(db, [row], builder.rows)
 
 
@@ -468,9 +469,13 @@ def add_bulk_traces(
     for i in range(count):
         trace_id = f"{project_id}-{i:08d}"
         start = now - 1 - i * step
-        rows.append((trace_id, project_id, f"bulk {i}", start, 10, 1, 1, 1, 0.0, "ok", 0, "{}"))
+        rows.append(
+            TraceRow(trace_id, project_id, f"bulk {i}", start, 10, 1, 1, 1, 0.0, "ok", 0, "{}")
+        )
         spans.append(
-            (trace_id, "s1", None, "root", "chain", None, start, 10, 1, 1, 0.0, "ok", None, "{}")
+            SpanRow(
+                trace_id, "s1", None, "root", "chain", None, start, 10, 1, 1, 0.0, "ok", None, "{}"
+            )
         )
     with store.transaction() as db:
         store.insert_traces(db, rows, spans)

@@ -9,7 +9,6 @@ plain JSON 500 (with the headers), never a stack trace on the wire.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import math
 import threading
@@ -17,6 +16,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from tui.server.errors import error_json
 
 log = logging.getLogger("tracetui.server")
 
@@ -75,6 +76,11 @@ class RateLimiter:
         )
 
 
+def per_window(window_s: float) -> str:
+    """The window as the 429 message says it: "per minute", or "per 5 s" when it is not one."""
+    return "per minute" if window_s == 60 else f"per {window_s:g} s"
+
+
 def bucket_for(scope: Scope) -> str:
     """A key's bucket is the hash of its bearer token; callers without one share their IP's."""
     for name, value in scope.get("headers", []):
@@ -82,17 +88,6 @@ def bucket_for(scope: Scope) -> str:
             return "key:" + hashlib.sha256(value).hexdigest()
     client = scope.get("client") or ("unknown", 0)
     return f"ip:{client[0]}"
-
-
-def error_body(
-    status: int, code: str, message: str, details: list[Any] | None = None
-) -> dict[str, Any]:
-    """The one error body of the service, for the routes and this middleware alike."""
-    return {"error": {"status": status, "code": code, "message": message, "details": details or []}}
-
-
-def error_json(status: int, code: str, message: str, details: list[Any] | None = None) -> bytes:
-    return json.dumps(error_body(status, code, message, details)).encode()
 
 
 class RateLimitMiddleware:
@@ -114,7 +109,8 @@ class RateLimitMiddleware:
         ]
         if not decision.allowed:
             message = (
-                f"Rate limit of {decision.limit} requests per minute exceeded; "
+                f"Rate limit of {decision.limit} requests {per_window(self.limiter.window_s)} "
+                "exceeded; "
                 f"retry in {decision.retry_after} s."
             )
             await send_json(

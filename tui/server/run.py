@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import socket
+import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -13,7 +15,9 @@ from types import TracebackType
 import uvicorn
 
 from tui.server.app import create_app
+from tui.server.background import PeriodicTask
 from tui.server.demo import DemoKeys, populate
+from tui.server.migrations import SchemaTooNew
 from tui.server.store import Store, new_api_key
 
 LOOPBACK = "127.0.0.1"
@@ -33,7 +37,11 @@ def bind_socket(host: str, port: int) -> socket.socket:
 
 @dataclass
 class LocalService:
-    """The service on a loopback port in a daemon thread; use as a context manager."""
+    """The service on a loopback port in a daemon thread; use as a context manager.
+
+    `tasks` replaces the background tasks (None: background.default_tasks); they start with the
+    service and stop with it (uvicorn runs the app's lifespan).
+    """
 
     store: Store
     host: str = LOOPBACK
@@ -41,16 +49,17 @@ class LocalService:
     rate_limit: int = 1000
     window_s: float = 60.0
     access_log: bool = False
+    tasks: Sequence[PeriodicTask] | None = None
 
     def __post_init__(self) -> None:
-        self.app = create_app(self.store, self.rate_limit, self.window_s)
+        self.app = create_app(self.store, self.rate_limit, self.window_s, self.tasks)
         self._socket = bind_socket(self.host, self.port)
         self.port = self._socket.getsockname()[1]
         config = uvicorn.Config(
             self.app,
             log_level="info" if self.access_log else "warning",
             access_log=self.access_log,
-            lifespan="off",
+            lifespan="on",  # startup fails loudly; shutdown stops the background tasks
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
@@ -73,6 +82,17 @@ class LocalService:
                 raise RuntimeError("the local service did not start")
             time.sleep(0.005)
         return self
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the service has stopped (at most `timeout` seconds); True if it has."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        # Short joins, so that Ctrl-C reaches a foreground `tracetui serve` promptly.
+        while self._thread.is_alive():
+            left = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
+            if left <= 0:
+                return False
+            self._thread.join(left)
+        return True
 
     def stop(self) -> None:
         self._server.should_exit = True
@@ -107,16 +127,16 @@ def open_demo_store(path: str | Path | None = None, seed: int = 7) -> tuple[Stor
 
 def serve(db: str | None, host: str, port: int, demo: bool, rate_limit: int) -> int:
     """`tracetui serve`: run in the foreground until interrupted."""
-    if demo:
-        store, keys = open_demo_store(db)
-    else:
-        store = Store(db or "tracetui.sqlite3")
-        keys = None
-        if not store.has_workspace_key():
-            # A new database needs one key to be usable at all; it is shown this once only.
-            key = new_api_key("ws")
-            store.add_key(key, None, "workspace key")
-            print(f"  new workspace key (shown once, store it now): {key}")
+    try:
+        store, keys = open_demo_store(db) if demo else (Store(db or "tracetui.sqlite3"), None)
+    except SchemaTooNew as error:
+        print(f"tracetui: {error}", file=sys.stderr)
+        return 2
+    if keys is None and not store.has_workspace_key():
+        # A new database needs one key to be usable at all; it is shown this once only.
+        key = new_api_key("ws")
+        store.add_key(key, None, "workspace key")
+        print(f"  new workspace key (shown once, store it now): {key}")
     service = LocalService(store, host=host, port=port, rate_limit=rate_limit, access_log=True)
     print(f"tracetui local service on {service.base_url}  (database: {store.path})", flush=True)
     if keys is not None:
@@ -131,8 +151,7 @@ def serve(db: str | None, host: str, port: int, demo: bool, rate_limit: int) -> 
         print(f"  warning: listening on {host}, reachable from other machines", flush=True)
     service.start()
     try:
-        while service._thread.is_alive():
-            service._thread.join(0.5)
+        service.wait()
     except KeyboardInterrupt:
         pass
     finally:

@@ -9,12 +9,15 @@ import json
 import math
 import re
 import time
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from tui.server.rows import AlertRow, ProjectRow, SpanInTrace, TraceRow, TraceSummary
 
 MEASURE_UNITS = {
     "latency": ("ms", "s"),
@@ -112,54 +115,63 @@ def iso_ms(ms: int) -> str:
     return f"{_iso_second(seconds)}.{millis:03d}Z"
 
 
-def project_json(row: dict[str, Any]) -> dict[str, Any]:
+def project_json(row: ProjectRow) -> dict[str, Any]:
     return {
-        "id": row["id"],
-        "name": row["name"],
-        "description": row["description"],
-        "retention_days": row["retention_days"],
-        "created_at": iso_ms(row["created_at"]),
+        "id": row.id,
+        "name": row.name,
+        "description": row.description,
+        "retention_days": row.retention_days,
+        "created_at": iso_ms(row.created_at),
     }
 
 
-def trace_json(row: dict[str, Any]) -> dict[str, Any]:
+def trace_json(row: TraceSummary | TraceRow) -> dict[str, Any]:
+    """A trace; with its attributes when read one at a time (a TraceRow), not when listed."""
     body = {
-        "id": row["id"],
-        "project_id": row["project_id"],
-        "name": row["name"],
-        "started_at": iso_ms(row["started_at"]),
-        "ended_at": iso_ms(row["started_at"] + row["duration_ms"]),
-        "duration_ms": row["duration_ms"],
-        "status": row["status"],
-        "span_count": row["span_count"],
-        "error_count": row["error_count"],
-        "input_tokens": row["input_tokens"],
-        "output_tokens": row["output_tokens"],
-        "total_tokens": row["input_tokens"] + row["output_tokens"],
-        "total_cost_usd": row["total_cost_usd"],
+        "id": row.id,
+        "project_id": row.project_id,
+        "name": row.name,
+        "started_at": iso_ms(row.started_at),
+        "ended_at": iso_ms(row.started_at + row.duration_ms),
+        "duration_ms": row.duration_ms,
+        "status": row.status,
+        "span_count": row.span_count,
+        "error_count": row.error_count,
+        "input_tokens": row.input_tokens,
+        "output_tokens": row.output_tokens,
+        "total_tokens": row.input_tokens + row.output_tokens,
+        "total_cost_usd": row.total_cost_usd,
     }
-    if "attributes" in row:
-        body["attributes"] = json.loads(row["attributes"])
+    if isinstance(row, TraceRow):
+        body["attributes"] = json.loads(row.attributes)
     return body
 
 
-def spans_json_text(rows: list[tuple[Any, ...]], trace_id: str) -> str:
+def spans_json_text(rows: Iterable[SpanInTrace], trace_id: str) -> str:
     """A JSON array of spans, each span's stored attributes spliced in as they are.
 
     The same objects as span_json, without parsing and re-dumping every attributes document
-    (stored as JSON text already): for a 50,000-span trace that is most of the work.
+    (stored as JSON text already): for a 50,000-span trace that is most of the work. Each span
+    is encoded without its attributes, and its closing brace gives way to them.
     """
     dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
-    parts = []
-    for row in rows:
-        body = span_json((*row[:-1], "{}"), trace_id)
-        text = dumps(body)
-        parts.append(text[: -len('"attributes":{}}')] + '"attributes":' + row[-1] + "}")
+    parts = [
+        dumps(span_fields(row, trace_id))[:-1] + ',"attributes":' + row.attributes + "}"
+        for row in rows
+    ]
     return "[" + ",".join(parts) + "]"
 
 
-def span_json(row: Any, trace_id: str) -> dict[str, Any]:
-    """One span; `row` is laid out as store.SPAN_COLUMNS without trace_id."""
+def span_json(row: SpanInTrace, trace_id: str) -> dict[str, Any]:
+    """One span, attributes parsed."""
+    body = span_fields(row, trace_id)
+    body["attributes"] = json.loads(row.attributes)
+    return body
+
+
+def span_fields(row: SpanInTrace, trace_id: str) -> dict[str, Any]:
+    """Every field of a span's JSON but the last, its attributes. Unpacked, not read by name:
+    this runs once per span of the biggest traces."""
     (
         span_id,
         parent_id,
@@ -173,7 +185,7 @@ def span_json(row: Any, trace_id: str) -> dict[str, Any]:
         cost,
         status,
         error,
-        attributes,
+        _attributes,
     ) = row
     return {
         "id": span_id,
@@ -190,18 +202,22 @@ def span_json(row: Any, trace_id: str) -> dict[str, Any]:
         "input_tokens": inp,
         "output_tokens": out,
         "cost_usd": cost,
-        "attributes": json.loads(attributes),
     }
 
 
-def alert_json(row: dict[str, Any]) -> dict[str, Any]:
+def alert_json(row: AlertRow) -> dict[str, Any]:
     return {
-        "id": row["id"],
-        "project_id": row["project_id"],
-        "name": row["name"],
-        "metric": row["metric"],
-        "condition": row["condition"],
-        "threshold": row["threshold"],
-        "webhook_url": row["webhook_url"],
-        "created_at": iso_ms(row["created_at"]),
+        "id": row.id,
+        "project_id": row.project_id,
+        "name": row.name,
+        "metric": row.metric,
+        "condition": row.condition,
+        "threshold": row.threshold,
+        "webhook_url": row.webhook_url,
+        "created_at": iso_ms(row.created_at),
     }
+
+
+def json_text(body: Any) -> str:
+    """Compact JSON without FastAPI's encoder pass: big traces are tens of megabytes."""
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=False)

@@ -1,0 +1,245 @@
+"""Schema migrations: old databases open with every row intact, newer ones are refused."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tui.server.migrations import LATEST, Migration, SchemaTooNew, migrate, user_version
+from tui.server.store import Store, hash_key
+
+# The schema of tracetui before migrations existed, copied verbatim from store.py at b5e5490.
+# Databases made with it have user_version 0. Never edit this copy: it stands for files that
+# exist on users' disks.
+OLD_SCHEMA = """
+CREATE TABLE IF NOT EXISTS projects (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    description TEXT,
+    retention_days INTEGER NOT NULL,
+    created_at INTEGER NOT NULL
+);
+-- project_id NULL marks the workspace key. Only the SHA-256 of a key is stored: keys are
+-- long random strings, so a fast hash is enough and the plain key never touches the disk.
+CREATE TABLE IF NOT EXISTS api_keys (
+    key_hash TEXT PRIMARY KEY,
+    project_id TEXT REFERENCES projects(id),
+    label TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS traces (
+    id TEXT PRIMARY KEY,
+    project_id TEXT NOT NULL REFERENCES projects(id),
+    name TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    span_count INTEGER NOT NULL,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    total_cost_usd REAL NOT NULL,
+    status TEXT NOT NULL,
+    error_count INTEGER NOT NULL,
+    attributes TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS traces_by_project_time ON traces(project_id, started_at, id);
+CREATE TABLE IF NOT EXISTS spans (
+    trace_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    parent_id TEXT,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    model TEXT,
+    started_at INTEGER NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cost_usd REAL NOT NULL,
+    status TEXT NOT NULL,
+    error_message TEXT,
+    attributes TEXT NOT NULL,
+    PRIMARY KEY (trace_id, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS spans_by_trace_time ON spans(trace_id, started_at, id);
+CREATE TABLE IF NOT EXISTS alerts (
+    id TEXT PRIMARY KEY,
+    project_id TEXT NOT NULL REFERENCES projects(id),
+    name TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    condition TEXT NOT NULL,
+    threshold REAL NOT NULL,
+    webhook_url TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS alerts_by_project ON alerts(project_id, created_at);
+-- Remembered responses to POSTs that carried an Idempotency-Key, so a retry never creates twice.
+CREATE TABLE IF NOT EXISTS idempotency (
+    key_hash TEXT NOT NULL,
+    idempotency_key TEXT NOT NULL,
+    request_hash TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (key_hash, idempotency_key)
+);
+"""
+
+OLD_ROWS = [
+    "INSERT INTO projects VALUES ('proj_a', 'A', 'first', 30, 1000)",
+    "INSERT INTO projects VALUES ('proj_b', 'B', NULL, 7, 2000)",
+    f"INSERT INTO api_keys VALUES ('{hash_key('ws-key')}', NULL, 'workspace', 1000)",
+    f"INSERT INTO api_keys VALUES ('{hash_key('pk-key')}', 'proj_b', 'b key', 1001)",
+    "INSERT INTO traces VALUES ('t1', 'proj_a', 'run', 5000, 40, 2, 10, 20, 0.25, 'error', 1,"
+    ' \'{"user.id": "u_1"}\')',
+    "INSERT INTO spans VALUES ('t1', 's1', NULL, 'root', 'agent', NULL, 5000, 40, 0, 0, 0.0,"
+    " 'ok', NULL, '{}')",
+    "INSERT INTO spans VALUES ('t1', 's2', 's1', 'call', 'llm', 'gpt-4o', 5001, 30, 10, 20,"
+    " 0.25, 'error', 'boom', '{\"llm.prompt\": \"hi\"}')",
+    "INSERT INTO alerts VALUES ('alert_1', 'proj_a', 'Slow', 'latency_ms_5m', 'gt', 2500.0,"
+    " 'https://hooks.example.com/x', 3000)",
+    "INSERT INTO idempotency VALUES ('kh', 'idem-1', 'rh', 201, '{\"id\": \"proj_a\"}', 4000)",
+]
+TABLES = ("projects", "api_keys", "traces", "spans", "alerts", "idempotency")
+
+
+def old_database(path: Path) -> Path:
+    """A database as tracetui made it before migrations: today's tables, user_version 0."""
+    db = sqlite3.connect(path)
+    db.executescript(OLD_SCHEMA)
+    for statement in OLD_ROWS:
+        db.execute(statement)
+    db.commit()
+    db.close()
+    return path
+
+
+def contents(path: Path) -> dict[str, list[tuple[object, ...]]]:
+    db = sqlite3.connect(path)
+    try:
+        return {t: sorted(db.execute(f"SELECT * FROM {t}").fetchall()) for t in TABLES}
+    finally:
+        db.close()
+
+
+def schema_of(path: Path) -> list[tuple[str, str, str]]:
+    db = sqlite3.connect(path)
+    try:
+        return db.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall()
+    finally:
+        db.close()
+
+
+def version_of(path: Path) -> int:
+    db = sqlite3.connect(path)
+    try:
+        return user_version(db)
+    finally:
+        db.close()
+
+
+def test_a_database_from_before_migrations_opens_with_every_row_intact(tmp_path: Path) -> None:
+    path = old_database(tmp_path / "old.sqlite3")
+    before, schema = contents(path), schema_of(path)
+    assert version_of(path) == 0 and all(before.values())
+
+    store = Store(path)
+
+    assert version_of(path) == LATEST
+    assert contents(path) == before
+    assert schema_of(path)[: len(schema)] == schema  # later migrations may only add
+    # And the new code reads the old rows by name.
+    assert store.key_scope("pk-key") is not None
+    assert store.key_scope("pk-key").project_id == "proj_b"  # type: ignore[union-attr]
+    assert [p.id for p in store.list_projects()] == ["proj_a", "proj_b"]
+    trace = store.get_trace("t1")
+    assert trace is not None and trace.total_cost_usd == 0.25 and trace.error_count == 1
+    spans = store.list_spans("t1")
+    assert [(s.id, s.parent_id, s.model, s.error_message) for s in spans] == [
+        ("s1", None, None, None),
+        ("s2", "s1", "gpt-4o", "boom"),
+    ]
+    assert [a.threshold for a in store.list_alerts("proj_a")] == [2500.0]
+    with store.transaction() as db:
+        remembered = store.remembered_response(db, "kh", "idem-1")
+    assert remembered is not None and remembered.body == {"id": "proj_a"}
+
+
+def test_a_new_database_gets_the_same_schema_at_the_latest_version(tmp_path: Path) -> None:
+    Store(tmp_path / "new.sqlite3")
+    old = old_database(tmp_path / "old.sqlite3")
+    Store(old)
+    assert version_of(tmp_path / "new.sqlite3") == LATEST
+    assert schema_of(tmp_path / "new.sqlite3") == schema_of(old)
+
+
+def test_a_database_at_the_latest_version_is_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "latest.sqlite3"
+    store = Store(path)
+    with store.transaction() as db:
+        store.insert_project(db, "kept", None, 30, project_id="proj_kept", created_at=1)
+    store.close()
+    statements: list[str] = []
+    db = sqlite3.connect(path, isolation_level=None)
+    db.set_trace_callback(statements.append)
+    assert migrate(db, str(path)) == LATEST
+    db.close()
+    assert statements == ["PRAGMA user_version"]  # read the version, ran nothing
+    assert [p.id for p in Store(path).list_projects()] == ["proj_kept"]
+
+
+def test_a_database_from_a_newer_tracetui_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "newer.sqlite3"
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA user_version = {LATEST + 1}")
+    db.close()
+    with pytest.raises(SchemaTooNew) as refused:
+        Store(path)
+    message = str(refused.value)
+    assert str(path) in message and f"version {LATEST + 1}" in message
+    assert f"up to {LATEST}" in message
+    assert version_of(path) == LATEST + 1 and schema_of(path) == []
+
+
+def test_serve_refuses_a_newer_database_with_a_message(tmp_path: Path) -> None:
+    path = tmp_path / "newer.sqlite3"
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA user_version = {LATEST + 1}")
+    db.close()
+    result = subprocess.run(
+        [sys.executable, "-m", "tui", "serve", "--db", str(path), "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "newer tracetui" in result.stderr and "Traceback" not in result.stderr
+
+
+STEPS = (
+    Migration(1, "a", "CREATE TABLE a (x INTEGER);\nINSERT INTO a VALUES (1);"),
+    Migration(2, "b", "CREATE TABLE b (y TEXT);"),
+)
+
+
+def test_migrations_run_in_order_each_in_one_transaction(tmp_path: Path) -> None:
+    db = sqlite3.connect(tmp_path / "steps.sqlite3", isolation_level=None)
+    broken = Migration(3, "c then a typo", "CREATE TABLE c (z);\nCREATE TABLO d (w);")
+    with pytest.raises(sqlite3.OperationalError):
+        migrate(db, "steps", (*STEPS, broken))
+    # 1 and 2 are in; 3 left nothing behind, not even its first statement or its version.
+    assert user_version(db) == 2
+    tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
+    assert tables == {"a", "b"}
+    assert db.execute("SELECT x FROM a").fetchall() == [(1,)]
+    fixed = Migration(3, "c", "CREATE TABLE c (z);")
+    assert migrate(db, "steps", (*STEPS, fixed)) == 2
+    assert user_version(db) == 3
+    assert migrate(db, "steps", (*STEPS, fixed)) == 3  # nothing left to do: nothing re-run
+
+
+def test_a_migration_with_an_unfinished_statement_is_rejected() -> None:
+    with pytest.raises(ValueError, match="incomplete"):
+        list(Migration(9, "typo", "CREATE TABLE x (a);\nCREATE TABLE y (b)").statements())

@@ -1,0 +1,74 @@
+"""What the routes, their dependencies and the background tasks need from a store: TraceStore.
+
+Routes, deps and background tasks depend on this protocol only, never on the SQLite class (`store.Store`), so a
+second backend (PostgreSQL, for teams that outgrow one machine) can be added without touching
+them. It speaks in the named rows of `rows`; SQL stays inside the implementation. Bulk writes
+for the demo data and the tests are not part of it: they are the SQLite store's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Protocol
+
+from tui.server.rows import (
+    AlertRow,
+    KeyScope,
+    Once,
+    ProjectRow,
+    Remembered,
+    SpanInTrace,
+    TracePosition,
+    TraceRow,
+    TraceSummary,
+)
+
+
+class TraceStore(Protocol):
+    """The service's storage, as the routes see it. Every method may block: call from a thread."""
+
+    def key_scope(self, api_key: str) -> KeyScope | None:
+        """What `api_key` may reach, or None for an unknown key."""
+        ...
+
+    def list_projects(self, only: str | None = None) -> list[ProjectRow]:
+        """Every project (or only the one with id `only`), oldest first."""
+        ...
+
+    def get_project(self, project_id: str) -> ProjectRow | None: ...
+
+    def list_traces(
+        self,
+        project_id: str,
+        start: int,
+        end: int,
+        limit: int,
+        after: TracePosition | None = None,
+    ) -> tuple[list[TraceSummary], bool]:
+        """One page, newest first, of traces with start <= started_at < end, past `after`;
+        and whether more follow. A late page must cost what the first costs (keyset paging)."""
+        ...
+
+    def get_trace(self, trace_id: str) -> TraceRow | None: ...
+
+    def iter_spans(self, trace_id: str) -> Iterator[SpanInTrace]:
+        """Every span of a trace by start time, then id, as they are read: the hot path of big
+        traces, consumed once while the answer is encoded."""
+        ...
+
+    def list_alerts(self, project_id: str) -> list[AlertRow]:
+        """A project's alerts, oldest first."""
+        ...
+
+    def create_once(
+        self, row: ProjectRow | AlertRow, once: Once | None, status: int, body: object
+    ) -> Remembered | None:
+        """Insert `row` and, with `once`, remember the answer (`status`, JSON `body`); all in one
+        transaction. If `once`'s key was used before, insert nothing and return what was
+        remembered (the caller compares the request hashes)."""
+        ...
+
+    def forget_responses(self, created_before: int) -> int:
+        """Drop remembered Idempotency-Key answers stored before `created_before` (epoch ms);
+        returns how many went."""
+        ...

@@ -1,0 +1,130 @@
+"""The service's background work: the one place where periodic tasks are registered, started
+and stopped (by the app's lifespan).
+
+A task is a blocking round run every `period_s` seconds in a worker thread, so no round, however
+slow its SQLite work, ever holds up the event loop that answers requests. A round that raises is
+logged by exception type only (a message could carry a key or a prompt) and the task carries on
+at its next period. Stopping wakes every task and waits for a round in progress to end, up to
+`stop_timeout_s`; a round still running after that is abandoned to its thread (threads cannot be
+interrupted) and its task cancelled, so shutdown never hangs on it. Rounds run in daemon threads
+of their own, not in the event loop's default executor, whose threads the loop's shutdown joins:
+an abandoned round there would hold up the service's exit for as long as it lasts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from tui.server.backend import TraceStore
+from tui.server.rows import now_ms
+
+log = logging.getLogger("tracetui.server")
+
+IDEMPOTENCY_TTL_MS = 24 * 3_600_000  # how long an Idempotency-Key's first answer is replayed
+
+
+@dataclass(frozen=True)
+class PeriodicTask:
+    """`round` (blocking) every `period_s` seconds, the first time as the service starts."""
+
+    name: str
+    period_s: float
+    round: Callable[[], object]
+
+
+def default_tasks(store: TraceStore, clock: Callable[[], int] = now_ms) -> list[PeriodicTask]:
+    """Every task the service runs; register new ones (alerts, webhooks, retention) here."""
+    return [forget_old_responses(store, clock)]
+
+
+def forget_old_responses(
+    store: TraceStore, clock: Callable[[], int] = now_ms, period_s: float = 3600.0
+) -> PeriodicTask:
+    """Drop remembered Idempotency-Key answers older than a day: without this the table grows
+    by one row per keyed create, for ever. `clock` gives epoch ms (tests move it)."""
+
+    def forget() -> None:
+        store.forget_responses(created_before=clock() - IDEMPOTENCY_TTL_MS)
+
+    return PeriodicTask("forget-idempotency-keys", period_s, forget)
+
+
+class Background:
+    """Runs its tasks between `start` and `stop`, both called from the service's event loop."""
+
+    def __init__(self, tasks: Iterable[PeriodicTask] = (), stop_timeout_s: float = 5.0) -> None:
+        self.tasks: Sequence[PeriodicTask] = tuple(tasks)
+        self.stop_timeout_s = stop_timeout_s
+        self._running: dict[str, asyncio.Task[None]] = {}
+        self._stopping = asyncio.Event()
+
+    def running(self) -> list[str]:
+        """The names of the tasks whose loop has not ended."""
+        return [name for name, task in self._running.items() if not task.done()]
+
+    async def start(self) -> None:
+        self._stopping = asyncio.Event()  # bound to the loop that runs the service
+        for task in self.tasks:
+            self._running[task.name] = asyncio.create_task(self._loop(task), name=task.name)
+
+    async def stop(self) -> None:
+        self._stopping.set()
+        tasks = list(self._running.values())
+        if not tasks:
+            return
+        _, stuck = await asyncio.wait(tasks, timeout=self.stop_timeout_s)
+        for task in stuck:
+            log.warning(
+                "background task %s still in a round after %g s; abandoned",
+                task.get_name(),
+                self.stop_timeout_s,
+            )
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _loop(self, task: PeriodicTask) -> None:
+        while not self._stopping.is_set():
+            try:
+                await in_daemon_thread(task.round, task.name)
+            except Exception as error:
+                # By type only: the message of an SQLite or HTTP error can quote what it handled.
+                log.warning(
+                    "background task %s: round failed (%s); next in %g s",
+                    task.name,
+                    type(error).__name__,
+                    task.period_s,
+                )
+            # Sleep out the period, or less if stop() is called meanwhile.
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), timeout=task.period_s)
+
+
+async def in_daemon_thread(function: Callable[[], object], name: str) -> None:
+    """Run `function` in a new daemon thread and wait for it; its exception is raised here."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def settle(error: Exception | None) -> None:
+        if done.cancelled():  # the task was cancelled meanwhile: nobody waits
+            return
+        if error is None:
+            done.set_result(None)
+        else:
+            done.set_exception(error)
+
+    def run() -> None:
+        error: Exception | None = None
+        try:
+            function()
+        except Exception as exc:
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop has closed: an abandoned round
+            loop.call_soon_threadsafe(settle, error)
+
+    threading.Thread(target=run, name=f"tracetui-{name}", daemon=True).start()
+    await done

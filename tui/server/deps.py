@@ -1,0 +1,125 @@
+"""What the routes share: the store, the caller's key scope, readable projects and traces, and
+creating a record once per Idempotency-Key.
+
+Routes reach the store through `StoreDep` (the app's state), never through a closure, and see
+it as the TraceStore protocol. Dependencies that touch the store are plain `def`s: FastAPI runs
+them in its thread pool, so a slow disk never holds up the event loop.
+"""
+
+import hashlib
+import json
+from typing import Annotated, Any
+
+from fastapi import Depends, Header, Path, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+
+from tui.server.backend import TraceStore
+from tui.server.errors import ApiError
+from tui.server.rows import AlertRow, KeyScope, Once, ProjectRow, TraceRow
+
+
+async def store_of(request: Request) -> TraceStore:
+    """The store create_app put in the app's state (async: it only reads an attribute)."""
+    store: TraceStore = request.app.state.store
+    return store
+
+
+StoreDep = Annotated[TraceStore, Depends(store_of)]
+
+
+def scope_of(store: StoreDep, authorization: Annotated[str | None, Header()] = None) -> KeyScope:
+    """What the `Authorization: Bearer <key>` header's key may reach; 401 without a known key."""
+    if not authorization:
+        raise ApiError(
+            401,
+            "unauthorized",
+            "Missing Authorization header; send 'Authorization: Bearer <API key>'.",
+        )
+    scheme, _, token = authorization.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or " " in token:
+        raise ApiError(
+            401,
+            "unauthorized",
+            "Malformed Authorization header; expected 'Bearer <API key>'.",
+        )
+    scope = store.key_scope(token)
+    if scope is None:
+        raise ApiError(401, "unauthorized", "Unknown API key.")
+    return scope
+
+
+Auth = Annotated[KeyScope, Depends(scope_of)]
+
+
+def readable_project(store: TraceStore, scope: KeyScope, project_id: str) -> ProjectRow:
+    """The project, if this key may read it: 403 for another project's key, else 404 if none."""
+    # A project key learns nothing about other projects, not even whether they exist.
+    if not scope.can_read(project_id):
+        raise ApiError(403, "forbidden", "This API key is not valid for that project.")
+    project = store.get_project(project_id)
+    if project is None:
+        raise ApiError(404, "not_found", f"No project with id {project_id!r}.")
+    return project
+
+
+def readable_trace(store: TraceStore, scope: KeyScope, trace_id: str) -> TraceRow:
+    """The trace, if this key may read its project: 404 if none, 403 for another project's."""
+    trace = store.get_trace(trace_id)
+    if trace is None:
+        raise ApiError(404, "not_found", f"No trace with id {trace_id!r}.")
+    if not scope.can_read(trace.project_id):
+        raise ApiError(403, "forbidden", "This API key is not valid for that trace's project.")
+    return trace
+
+
+# As dependencies, for the routes whose only input is the path: FastAPI solves dependencies
+# before it validates a body, so a route with a body calls readable_project itself, after
+# validation, to answer a bad body with 422 before 403/404 as it always has.
+
+
+def project_in_path(store: StoreDep, scope: Auth, project_id: Annotated[str, Path()]) -> ProjectRow:
+    return readable_project(store, scope, project_id)
+
+
+def trace_in_path(store: StoreDep, scope: Auth, trace_id: Annotated[str, Path()]) -> TraceRow:
+    return readable_trace(store, scope, trace_id)
+
+
+ReadableProject = Annotated[ProjectRow, Depends(project_in_path)]
+ReadableTrace = Annotated[TraceRow, Depends(trace_in_path)]
+
+
+def create_once(
+    request: Request,
+    store: TraceStore,
+    scope: KeyScope,
+    payload: BaseModel,
+    row: ProjectRow | AlertRow,
+    body: dict[str, Any],
+) -> JSONResponse:
+    """Insert `row` and answer 201 `body`; with an Idempotency-Key header, a repeat of the same
+    request answers what the first did instead of creating again, and another body gets 409."""
+    idempotency_key = request.headers.get("idempotency-key")
+    if idempotency_key is not None and not 1 <= len(idempotency_key) <= 255:
+        raise ApiError(
+            400,
+            "invalid_idempotency_key",
+            "Idempotency-Key must be 1 to 255 characters.",
+            [{"field": "Idempotency-Key", "message": "must be 1 to 255 characters"}],
+        )
+    request_hash = hashlib.sha256(
+        json.dumps(payload.model_dump(), sort_keys=True).encode()
+    ).hexdigest()
+    once = Once(scope.key_hash, idempotency_key, request_hash) if idempotency_key else None
+    seen = store.create_once(row, once, 201, body)
+    if seen is None:
+        return JSONResponse(body, status_code=201)
+    if seen.request_hash != request_hash:
+        raise ApiError(
+            409,
+            "idempotency_conflict",
+            "This Idempotency-Key was already used with a different body.",
+        )
+    return JSONResponse(seen.body, status_code=seen.status, headers={"Idempotent-Replayed": "true"})

@@ -1,0 +1,96 @@
+"""The service's errors: ApiError, the one error body, and the handlers that answer with it.
+
+Every non-2xx answer has the same body:
+`{"error": {"status", "code", "message", "details": [{"field", "message"}]}}`. Routes raise
+ApiError; FastAPI's validation errors and Starlette's 404/405 are mapped onto the same body by
+the handlers installed with `install_error_handlers`. The rate limiter's 429 and the last-resort
+500 (in `ratelimit`) use `error_json` from here too.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+
+class ApiError(Exception):
+    """An error answer: status, machine-readable code, human message and field details."""
+
+    def __init__(
+        self, status: int, code: str, message: str, details: list[dict[str, str]] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details = details or []
+
+
+def error_body(
+    status: int, code: str, message: str, details: list[Any] | None = None
+) -> dict[str, Any]:
+    """The one error body of the service."""
+    return {"error": {"status": status, "code": code, "message": message, "details": details or []}}
+
+
+def error_json(status: int, code: str, message: str, details: list[Any] | None = None) -> bytes:
+    """The error body as bytes, for answers sent below FastAPI (the ASGI middleware)."""
+    return json.dumps(error_body(status, code, message, details)).encode()
+
+
+def error_response(error: ApiError, headers: dict[str, str] | None = None) -> JSONResponse:
+    body = error_body(error.status, error.code, error.message, error.details)
+    return JSONResponse(body, status_code=error.status, headers=headers)
+
+
+def field_name(loc: tuple[Any, ...]) -> str:
+    """("body", "metric") -> "metric"; ("query", "limit") -> "limit"."""
+    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
+    return ".".join(parts) or "body"
+
+
+def validation_error(exc: RequestValidationError) -> ApiError:
+    """FastAPI's list of pydantic errors as one 422 with a detail per field (or a 400 for a body
+    that is not JSON at all)."""
+    errors = exc.errors()
+    if any(e.get("type") == "json_invalid" for e in errors):
+        return ApiError(400, "invalid_json", "The request body is not valid JSON.")
+    details = []
+    for e in errors:
+        message = str(e.get("msg", "invalid value")).removeprefix("Value error, ")
+        if e.get("type") == "missing":
+            message = "is required"
+        elif e.get("type") == "extra_forbidden":
+            message = "is not a known field"
+        details.append({"field": field_name(tuple(e.get("loc", ()))), "message": message})
+    fields = ", ".join(d["field"] for d in details)
+    return ApiError(422, "validation_error", f"Invalid fields: {fields}.", details)
+
+
+async def api_error_handler(_: Request, exc: ApiError) -> Response:
+    return error_response(exc)
+
+
+async def validation_error_handler(_: Request, exc: RequestValidationError) -> Response:
+    return error_response(validation_error(exc))
+
+
+async def http_error_handler(_: Request, exc: StarletteHTTPException) -> Response:
+    """Starlette's own errors (no route, wrong method) in the service's body."""
+    codes = {404: "not_found", 405: "method_not_allowed"}
+    message = {404: "No such endpoint.", 405: "Method not allowed."}.get(
+        exc.status_code, str(exc.detail)
+    )
+    return error_response(ApiError(exc.status_code, codes.get(exc.status_code, "error"), message))
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    # The decorator form: add_exception_handler's type wants handlers of any Exception.
+    app.exception_handler(ApiError)(api_error_handler)
+    app.exception_handler(RequestValidationError)(validation_error_handler)
+    app.exception_handler(StarletteHTTPException)(http_error_handler)

@@ -1,0 +1,159 @@
+"""Schema migrations of the SQLite store, keyed on `PRAGMA user_version`.
+
+MIGRATIONS is ordered: migration N brings a database from user_version N-1 to N. Each runs in
+one transaction that also sets user_version, so a failed migration leaves the database as it
+was. Databases made before migrations existed have user_version 0 and already hold every table
+of migration 1, which is why migration 1 creates only what is missing. A database at a version
+newer than this code knows is refused: its tables may mean something this code would corrupt.
+Never edit a released migration; append a new one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+
+class SchemaTooNew(RuntimeError):
+    """The database was written by a newer tracetui than this one."""
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    summary: str
+    sql: str  # one or more statements; no transaction control (the runner owns it)
+
+    def statements(self) -> Iterator[str]:
+        """The statements of `sql` one at a time (executescript would commit on its own)."""
+        pending = ""
+        for line in self.sql.splitlines(keepends=True):
+            pending += line
+            if sqlite3.complete_statement(pending):
+                yield pending
+                pending = ""
+        if pending.strip():
+            raise ValueError(f"migration {self.version} ends with an incomplete statement")
+
+
+# The schema of every tracetui before migrations, verbatim: on those databases it is a no-op.
+SCHEMA_V1 = """
+CREATE TABLE IF NOT EXISTS projects (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    description TEXT,
+    retention_days INTEGER NOT NULL,
+    created_at INTEGER NOT NULL
+);
+-- project_id NULL marks the workspace key. Only the SHA-256 of a key is stored: keys are
+-- long random strings, so a fast hash is enough and the plain key never touches the disk.
+CREATE TABLE IF NOT EXISTS api_keys (
+    key_hash TEXT PRIMARY KEY,
+    project_id TEXT REFERENCES projects(id),
+    label TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS traces (
+    id TEXT PRIMARY KEY,
+    project_id TEXT NOT NULL REFERENCES projects(id),
+    name TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    span_count INTEGER NOT NULL,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    total_cost_usd REAL NOT NULL,
+    status TEXT NOT NULL,
+    error_count INTEGER NOT NULL,
+    attributes TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS traces_by_project_time ON traces(project_id, started_at, id);
+CREATE TABLE IF NOT EXISTS spans (
+    trace_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    parent_id TEXT,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    model TEXT,
+    started_at INTEGER NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cost_usd REAL NOT NULL,
+    status TEXT NOT NULL,
+    error_message TEXT,
+    attributes TEXT NOT NULL,
+    PRIMARY KEY (trace_id, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS spans_by_trace_time ON spans(trace_id, started_at, id);
+CREATE TABLE IF NOT EXISTS alerts (
+    id TEXT PRIMARY KEY,
+    project_id TEXT NOT NULL REFERENCES projects(id),
+    name TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    condition TEXT NOT NULL,
+    threshold REAL NOT NULL,
+    webhook_url TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS alerts_by_project ON alerts(project_id, created_at);
+-- Remembered responses to POSTs that carried an Idempotency-Key, so a retry never creates twice.
+CREATE TABLE IF NOT EXISTS idempotency (
+    key_hash TEXT NOT NULL,
+    idempotency_key TEXT NOT NULL,
+    request_hash TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (key_hash, idempotency_key)
+);
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "projects, keys, traces, spans, alerts, idempotency", SCHEMA_V1),
+)
+LATEST = MIGRATIONS[-1].version
+
+
+def user_version(db: sqlite3.Connection) -> int:
+    return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(db: sqlite3.Connection, path: str, migrations: Sequence[Migration] = MIGRATIONS) -> int:
+    """Bring the database on `db` (autocommit mode) up to the last of `migrations`.
+
+    Returns the version the database was at. Raises SchemaTooNew, naming `path`, for a database
+    from a newer tracetui.
+    """
+    latest = migrations[-1].version
+    found = user_version(db)
+    refuse_newer(found, latest, path)
+    for migration in migrations:
+        if migration.version <= found:
+            continue
+        # IMMEDIATE takes the write lock before reading the version: a second process opening
+        # the same file waits, then sees the migration done and skips it.
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            version = user_version(db)
+            refuse_newer(version, latest, path)
+            if version < migration.version:
+                for statement in migration.statements():
+                    db.execute(statement)
+                # A PRAGMA takes no parameters; the version is an int from this module.
+                db.execute(f"PRAGMA user_version = {int(migration.version)}")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+    return found
+
+
+def refuse_newer(version: int, latest: int, path: str) -> None:
+    if version > latest:
+        raise SchemaTooNew(
+            f"The database {path} has schema version {version}, but this tracetui knows "
+            f"versions up to {latest} only: it was written by a newer tracetui. Upgrade "
+            "tracetui, or use another database file."
+        )

@@ -1,0 +1,111 @@
+"""GET /v1/traces (keyset-paged, newest first), /v1/traces/{trace_id} and its /spans.
+
+A trace's spans are answered as JSON text built by splicing (schemas.spans_json_text), not
+through FastAPI's encoder: big traces are tens of megabytes.
+"""
+
+import base64
+import binascii
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from fastapi.responses import Response
+
+from tui.server.deps import Auth, ReadableTrace, StoreDep, readable_project
+from tui.server.errors import ApiError
+from tui.server.rows import TracePosition, now_ms
+from tui.server.schemas import json_text, parse_timestamp, spans_json_text, trace_json
+
+DEFAULT_WINDOW_MS = 24 * 3_600_000
+MAX_LIMIT = 500
+
+router = APIRouter()
+
+
+@router.get("/traces", summary="List traces, newest first")
+def list_traces(
+    scope: Auth,
+    store: StoreDep,
+    project_id: Annotated[str, Query(min_length=1)],
+    from_: Annotated[str | None, Query(alias="from")] = None,
+    to: Annotated[str | None, Query()] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 100,
+    cursor: Annotated[str | None, Query()] = None,
+) -> dict[str, Any]:
+    # Called here, not as a dependency: project_id stays the first query parameter documented.
+    readable_project(store, scope, project_id)
+    after: TracePosition | None = None
+    if cursor:
+        # The window travels in the cursor, so "the last 24 hours" does not slide between
+        # pages; from/to sent along with a cursor are ignored.
+        after, start, end = decode_cursor(cursor)
+    else:
+        end = time_param("to", to, now_ms())
+        start = time_param("from", from_, end - DEFAULT_WINDOW_MS)
+        if start > end:
+            raise ApiError(
+                422,
+                "validation_error",
+                "from must not be after to.",
+                [{"field": "from", "message": "must not be after to"}],
+            )
+    rows, more = store.list_traces(project_id, start, end, limit, after)
+    next_cursor = None
+    if more and rows:
+        last = rows[-1]
+        next_cursor = encode_cursor(TracePosition(last.started_at, last.id), start, end)
+    return {"data": [trace_json(r) for r in rows], "next_cursor": next_cursor, "has_more": more}
+
+
+@router.get("/traces/{trace_id}", summary="Get one trace with all its spans")
+def get_trace(trace: ReadableTrace, store: StoreDep) -> Response:
+    head = json_text({**trace_json(trace), "spans": None})
+    spans = spans_json_text(store.iter_spans(trace.id), trace.id)
+    return Response((head[: -len("null}")] + spans + "}").encode(), media_type="application/json")
+
+
+@router.get("/traces/{trace_id}/spans", summary="List a trace's spans by start time")
+def list_spans(trace: ReadableTrace, store: StoreDep) -> Response:
+    spans = spans_json_text(store.iter_spans(trace.id), trace.id)
+    return Response(('{"data":' + spans + "}").encode(), media_type="application/json")
+
+
+def time_param(name: str, value: str | None, default: int) -> int:
+    if value is None or value == "":
+        return default
+    try:
+        return parse_timestamp(value)
+    except (ValueError, OverflowError) as exc:
+        raise ApiError(
+            422,
+            "validation_error",
+            f"{name} is not an ISO 8601 timestamp.",
+            [
+                {
+                    "field": name,
+                    "message": "must be an ISO 8601 timestamp, e.g. 2026-11-21T09:30:00.000Z",
+                }
+            ],
+        ) from exc
+
+
+def encode_cursor(position: TracePosition, start: int, end: int) -> str:
+    """Opaque to clients: the last row's position plus the time window of the first page."""
+    raw = json.dumps({"t": position.started_at, "i": position.trace_id, "f": start, "u": end})
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[TracePosition, int, int]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        data = json.loads(raw)
+        position = TracePosition(int(data["t"]), str(data["i"]))
+        return position, int(data["f"]), int(data["u"])
+    except (ValueError, KeyError, TypeError, binascii.Error) as exc:
+        raise ApiError(
+            400,
+            "invalid_cursor",
+            "The cursor is not one this service issued.",
+            [{"field": "cursor", "message": "not a valid cursor"}],
+        ) from exc

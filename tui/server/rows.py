@@ -1,0 +1,207 @@
+"""The named rows the service writes and reads, and the small values that travel with them.
+
+Rows are `typing.NamedTuple`s: still tuples, so a 50,000-span trace is read and encoded at tuple
+speed and the store binds them straight to `?` placeholders, yet every reader uses names. A row
+class's field order is the column list of the store's INSERT and SELECT for it: the class is the
+one place that says which position holds which column. Nothing here knows SQL.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+
+def now_ms() -> int:
+    """The current time in epoch milliseconds (how every time is stored)."""
+    return time.time_ns() // 1_000_000
+
+
+class ProjectRow(NamedTuple):
+    id: str
+    name: str
+    description: str | None
+    retention_days: int
+    created_at: int
+
+
+class ApiKeyRow(NamedTuple):
+    """An API key as stored: its SHA-256 only; project_id None marks the workspace key."""
+
+    key_hash: str
+    project_id: str | None
+    label: str
+    created_at: int
+
+
+class TraceRow(NamedTuple):
+    """A trace as written and as read one at a time (with its attributes, as JSON text)."""
+
+    id: str
+    project_id: str
+    name: str
+    started_at: int
+    duration_ms: int
+    span_count: int
+    input_tokens: int
+    output_tokens: int
+    total_cost_usd: float
+    status: str
+    error_count: int
+    attributes: str
+
+
+class TraceSummary(NamedTuple):
+    """A trace as listed: TraceRow without its attributes, which can be large and are not shown."""
+
+    id: str
+    project_id: str
+    name: str
+    started_at: int
+    duration_ms: int
+    span_count: int
+    input_tokens: int
+    output_tokens: int
+    total_cost_usd: float
+    status: str
+    error_count: int
+
+
+class SpanRow(NamedTuple):
+    """A span as written."""
+
+    trace_id: str
+    id: str
+    parent_id: str | None
+    name: str
+    kind: str
+    model: str | None
+    started_at: int
+    duration_ms: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    status: str
+    error_message: str | None
+    attributes: str  # a JSON object, as text: answers splice it in without parsing it
+
+
+class SpanInTrace(NamedTuple):
+    """A span as read for its trace: SpanRow without trace_id, which the reader already knows."""
+
+    id: str
+    parent_id: str | None
+    name: str
+    kind: str
+    model: str | None
+    started_at: int
+    duration_ms: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    status: str
+    error_message: str | None
+    attributes: str
+
+
+class AlertRow(NamedTuple):
+    id: str
+    project_id: str
+    name: str
+    metric: str
+    condition: str
+    threshold: float
+    webhook_url: str
+    created_at: int
+
+
+class IdempotencyRow(NamedTuple):
+    """The remembered answer to a create that carried an Idempotency-Key."""
+
+    key_hash: str
+    idempotency_key: str
+    request_hash: str
+    status: int
+    body: str  # the answer's JSON text
+    created_at: int
+
+
+class Once(NamedTuple):
+    """One use of an Idempotency-Key: whose key sent it, the header's value, the body's hash."""
+
+    key_hash: str
+    idempotency_key: str
+    request_hash: str
+
+
+class Remembered(NamedTuple):
+    """The first answer to an Idempotency-Key, to be replayed (or refused for another body)."""
+
+    request_hash: str
+    status: int
+    body: Any
+
+
+@dataclass(frozen=True)
+class KeyScope:
+    """What a key may reach: every project (the workspace key) or one project."""
+
+    key_hash: str
+    project_id: str | None
+
+    @property
+    def is_workspace(self) -> bool:
+        return self.project_id is None
+
+    def can_read(self, project_id: str) -> bool:
+        return self.is_workspace or self.project_id == project_id
+
+
+@dataclass(frozen=True)
+class TracePosition:
+    """A place in a project's newest-first trace order: the last row of the previous page."""
+
+    started_at: int
+    trace_id: str
+
+
+def new_project(
+    name: str,
+    description: str | None,
+    retention_days: int,
+    project_id: str | None = None,
+    created_at: int | None = None,
+) -> ProjectRow:
+    """A project row with a fresh id and the current time unless given."""
+    return ProjectRow(
+        id=project_id or f"proj_{uuid.uuid4().hex[:12]}",
+        name=name,
+        description=description,
+        retention_days=retention_days,
+        created_at=created_at if created_at is not None else now_ms(),
+    )
+
+
+def new_alert(
+    project_id: str,
+    name: str,
+    metric: str,
+    condition: str,
+    threshold: float,
+    webhook_url: str,
+    id: str | None = None,
+    created_at: int | None = None,
+) -> AlertRow:
+    """An alert row with a fresh id and the current time unless given (0 counts as not given)."""
+    return AlertRow(
+        id=id or f"alert_{uuid.uuid4().hex[:12]}",
+        project_id=project_id,
+        name=name,
+        metric=metric,
+        condition=condition,
+        threshold=threshold,
+        webhook_url=webhook_url,
+        created_at=created_at or now_ms(),
+    )
