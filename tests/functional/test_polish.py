@@ -361,7 +361,7 @@ async def test_a_wrong_workspace_key_says_where_the_key_is_set(
 async def test_esc_from_a_trace_opened_by_id_goes_to_its_projects_traces(
     service: RunningService,
 ) -> None:
-    trace_id = service.store.list_traces("proj_rag", 0, 2**62, 1)[0][0]["id"]
+    trace_id = service.store.list_traces("proj_rag", 0, 2**62, 1)[0][0].id
     async with running_app(service, StartAt(trace_id=trace_id)) as (app, pilot):
         await wait_for(
             pilot, lambda: isinstance(app.screen, TraceDetailScreen) and app.screen.trace
