@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 
 from pydantic import SecretStr
 
@@ -10,9 +11,14 @@ from pydantic import SecretStr
 def run_demo(db: str | None, seed: int, mouse: bool = True) -> int:
     from tui.api.client import ApiClient
     from tui.app import TraceTuiApp
+    from tui.server.migrations import SchemaTooNew
     from tui.server.run import LocalService, open_demo_store
 
-    store, keys = open_demo_store(db, seed)
+    try:
+        store, keys = open_demo_store(db, seed)
+    except SchemaTooNew as error:  # a database from a newer tracetui: say so, no traceback
+        print(f"tracetui: {error}", file=sys.stderr)
+        return 2
     with LocalService(store) as service:
 
         async def main() -> None:

@@ -203,13 +203,16 @@ def test_a_database_from_a_newer_tracetui_is_refused_untouched(tmp_path: Path) -
     assert version_of(path) == LATEST + 1 and schema_of(path) == []
 
 
-def test_serve_refuses_a_newer_database_with_a_message(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", [["serve", "--port", "0"], ["demo"]])
+def test_serve_and_demo_refuse_a_newer_database_with_a_message(
+    tmp_path: Path, command: list[str]
+) -> None:
     path = tmp_path / "newer.sqlite3"
     db = sqlite3.connect(path)
     db.execute(f"PRAGMA user_version = {LATEST + 1}")
     db.close()
     result = subprocess.run(
-        [sys.executable, "-m", "tui", "serve", "--db", str(path), "--port", "0"],
+        [sys.executable, "-m", "tui", command[0], "--db", str(path), *command[1:]],
         capture_output=True,
         text=True,
         timeout=60,
