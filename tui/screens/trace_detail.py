@@ -18,10 +18,12 @@ from textual.widgets import Footer, Input, Static
 
 from tui import formatting as fmt
 from tui.api import ApiClient, ApiError, NotFound, Trace
+from tui.chat import trace_facts, trace_preview
 from tui.gcpause import gc_paused, hold_out_of_collections, return_to_collections
 from tui.screens.base import AppScreen, error_line
-from tui.spans import TraceTree, build_tree, find_next, search_flags
+from tui.spans import TraceTree, build_tree, find_next, span_matcher
 from tui.text import safe_text
+from tui.widgets.document import DocumentView
 from tui.widgets.span_detail import SpanDetail
 from tui.widgets.span_tree import SpanTreeView, header_line
 from tui.widgets.status_bar import StatusBar
@@ -59,6 +61,20 @@ def summary_text(trace: Trace, tree: TraceTree, now: datetime) -> Text:
     text.append(
         f"✗ {errors} errors" if errors else "no errors", style="bold red" if errors else "green"
     )
+    # The trace's own attributes: who, which session, tags; and what it was asked.
+    attributes = trace.attributes if isinstance(trace.attributes, dict) else {}
+    tags = {"tags": trace.attributes} if isinstance(trace.attributes, list) else {}
+    context: list[tuple[str, str]] = trace_facts(attributes, trace.model_extra, tags)
+    asked = trace_preview({"input_preview": trace.input_preview}, trace.model_extra, attributes)
+    if asked:
+        context.append(("input", asked))
+    if context:
+        text.append("\n")
+        for n, (label, value) in enumerate(context):
+            if n:
+                text.append(" · ", style="dim")
+            text.append(f"{label} ", style="dim")
+            text.append_text(safe_text(value, 80 if label == "input" else 40))
     return text
 
 
@@ -84,26 +100,53 @@ class TraceDetailScreen(AppScreen):
     """One trace. Opened from the trace list, the palette, or `tracetui trace ID`."""
 
     BINDINGS = [
-        Binding("escape", "back", "Back", id="detail.back"),
+        Binding("escape", "back", "Back", show=False, id="detail.back"),
+        Binding(
+            "tab",
+            "switch_pane",
+            "Pane",
+            id="detail.focus_next",
+            tooltip="Move between the span tree and the detail pane",
+        ),
+        Binding("shift+tab", "switch_pane", "Pane", show=False, id="detail.focus_previous"),
+        Binding(
+            "c",
+            "switch_view",
+            "View",
+            id="detail.view",
+            tooltip="Show the span's conversation, or its fields and attributes",
+        ),
+        Binding(
+            "z",
+            "zoom",
+            "Zoom",
+            id="detail.zoom",
+            tooltip="Give the detail pane the whole screen (again to go back)",
+        ),
         Binding(
             "slash",
             "search",
             "Search",
             id="detail.search",
-            tooltip="Search span names, models, ids",
+            tooltip="Search spans (names, models, ids, message text), or the detail pane's text",
         ),
         Binding(
             "y",
             "copy",
             "Copy JSON",
+            show=False,
             id="detail.copy",
             tooltip="Copy the selected span as JSON (OSC 52)",
         ),
         Binding(
-            "e", "export", "Export", id="detail.export", tooltip="Export the whole trace as JSON"
+            "e",
+            "export",
+            "Export",
+            show=False,
+            id="detail.export",
+            tooltip="Export the whole trace as JSON",
         ),
-        Binding("tab", "app.focus_next", "Panel", show=False, id="detail.focus_next"),
-        Binding("r", "reload", "Reload", id="detail.reload"),
+        Binding("r", "reload", "Reload", show=False, id="detail.reload"),
     ]
     DEFAULT_CSS = """
     TraceDetailScreen #summary { height: auto; padding: 0 1; background: $boost; }
@@ -111,9 +154,13 @@ class TraceDetailScreen(AppScreen):
     TraceDetailScreen #panes { layout: vertical; height: 1fr; }
     TraceDetailScreen #tree-pane { height: 1fr; }
     TraceDetailScreen SpanDetail { height: 9; }
+    TraceDetailScreen #panes:focus-within SpanDetail:focus-within { height: 3fr; }
+    TraceDetailScreen #panes:focus-within #tree-pane:focus-within { height: 1fr; min-height: 6; }
     TraceDetailScreen.-wide #panes { layout: horizontal; }
     TraceDetailScreen.-wide #tree-pane { width: 3fr; height: 1fr; }
-    TraceDetailScreen.-wide SpanDetail { width: 2fr; height: 1fr; border-top: none; border-left: solid $primary-darken-2; }
+    TraceDetailScreen.-wide SpanDetail { width: 2fr; height: 1fr; border-left: solid $primary-darken-2; }
+    TraceDetailScreen.-zoom #summary, TraceDetailScreen.-zoom #tree-pane { display: none; }
+    TraceDetailScreen.-zoom SpanDetail { width: 1fr; height: 1fr; border-left: none; }
     TraceDetailScreen #search { dock: bottom; display: none; }
     TraceDetailScreen #search.-open { display: block; }
     TraceDetailScreen #message { padding: 1 2; }
@@ -125,6 +172,7 @@ class TraceDetailScreen(AppScreen):
         self.project_id = project_id
         self.trace: Trace | None = None
         self.trace_tree: TraceTree | None = None
+        self._search_in = "spans"  # what the search field searches: "spans" or "detail"
 
     def compose(self) -> ComposeResult:
         yield Static(id="summary")
@@ -137,7 +185,7 @@ class TraceDetailScreen(AppScreen):
             placeholder="search spans: name, kind, model, id, error — Enter for next", id="search"
         )
         yield StatusBar()
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.load()
@@ -218,7 +266,9 @@ class TraceDetailScreen(AppScreen):
         search = self.query_one("#search", Input)
         if search.has_class("-open"):
             search.remove_class("-open")
-            self._focus_tree()
+            self._focus(self._search_in)
+        elif self.has_class("-zoom"):
+            self.action_zoom()
         else:
             self.dismiss()
 
@@ -226,31 +276,71 @@ class TraceDetailScreen(AppScreen):
         for view in self.query(SpanTreeView):
             view.focus()
 
+    def _focus(self, pane: str) -> None:
+        if pane == "detail":
+            self.query_one(SpanDetail).document.focus()
+        else:
+            self.remove_class("-zoom")
+            self._focus_tree()
+
+    def _detail_focused(self) -> bool:
+        focused = self.focused
+        return focused is not None and self.query_one(SpanDetail) in focused.ancestors_with_self
+
+    def action_switch_pane(self) -> None:
+        """Tab: from the span tree to the detail pane's content and back, in one press."""
+        self._focus("tree" if self._detail_focused() else "detail")
+
+    def action_switch_view(self) -> None:
+        self.query_one(SpanDetail).switch_view()
+
+    def action_zoom(self) -> None:
+        """The detail pane alone on screen, or back beside (or below) the span tree."""
+        zoomed = not self.has_class("-zoom")
+        self.set_class(zoomed, "-zoom")
+        if zoomed:
+            self.query_one(SpanDetail).document.focus()
+
     def action_reload(self) -> None:
         self.load()
 
     def action_search(self) -> None:
+        """/ searches what has focus: the detail pane's text, or the spans."""
+        self._search_in = "detail" if self._detail_focused() else "spans"
         search = self.query_one("#search", Input)
+        search.placeholder = (
+            "search this span's text (Enter: next match; n/N later; esc closes)"
+            if self._search_in == "detail"
+            else "search spans: name, kind, model, id, error, message text — Enter for next"
+        )
         search.add_class("-open")
         search.focus()
 
     @on(Input.Submitted, "#search")
     def _search(self, event: Input.Submitted) -> None:
-        if self.trace_tree is None or not event.value.strip():
+        query = event.value.strip()
+        if self.trace_tree is None or not query:
+            return
+        if self._search_in == "detail":
+            if not self.query_one(SpanDetail).document.search(query):
+                self.notify("Nothing in this span matches.", timeout=3)
             return
         view = self.query_one(SpanTreeView)
-        found = find_next(
-            self.trace_tree, view.position or 0, search_flags(self.trace_tree, event.value.strip())
-        )
+        found = find_next(self.trace_tree, view.position or 0, span_matcher(self.trace_tree, query))
         if found is None:
             self.notify("No span matches.", timeout=3)
         else:
             view.go_to(found)
 
+    @on(DocumentView.CopyRequested)
+    def _copy_from_detail(self, event: DocumentView.CopyRequested) -> None:
+        self.tui.copy_text(event.text, event.what)
+
     def action_copy(self) -> None:
         for view in self.query(SpanTreeView):
             if view.position is not None:
-                self.tui.copy_text(json_text(view.trace_tree.spans[view.position]), "span")
+                span = view.trace_tree.spans[view.position]
+                self.tui.copy_text(json_text(span), "span as JSON")
 
     def action_export(self) -> None:
         if self.trace is None:

@@ -66,8 +66,9 @@ class SpanTreeView(VirtualRows):
         Binding("right,l", "expand", "Expand", show=False, id="tree.expand"),
         Binding("left,h", "collapse", "Collapse", show=False, id="tree.collapse"),
         Binding("space", "fold", "Fold", id="tree.toggle", tooltip="Expand or collapse"),
-        Binding("plus,asterisk", "expand_all", "Expand all", id="tree.expand_all"),
-        Binding("minus", "collapse_all", "Collapse all", id="tree.collapse_all"),
+        # Listed by `?`; the footer keeps its room for the keys of both panes (80 columns).
+        Binding("plus,asterisk", "expand_all", "Expand all", show=False, id="tree.expand_all"),
+        Binding("minus", "collapse_all", "Collapse all", show=False, id="tree.collapse_all"),
         Binding("n", "next_error", "Next error", id="tree.next_error"),
         Binding("N", "previous_error", "Prev error", show=False, id="tree.previous_error"),
     ]

@@ -65,6 +65,15 @@ class VirtualRows(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self.virtual_size = Size(self.size.width, self.row_count())
+        self.call_after_refresh(self.keep_cursor_in_view)
+
+    def keep_cursor_in_view(self) -> None:
+        """After the view shrank (a pane given more room), scroll so the cursor still shows."""
+        top = int(self.scroll_offset.y)
+        height = self.scrollable_content_region.height or self.size.height
+        if height and not top <= self.cursor < top + height:
+            self.scroll_to(y=max(0, self.cursor - height // 2), animate=False, immediate=True)
+            self.refresh()
 
     def render_line(self, y: int) -> Strip:
         row = int(self.scroll_offset.y) + y
