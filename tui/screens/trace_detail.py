@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
+from rich.console import Group
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -29,7 +30,9 @@ from tui.widgets.span_tree import SpanTreeView, header_line
 from tui.widgets.status_bar import StatusBar
 
 
-def summary_text(trace: Trace, tree: TraceTree, now: datetime) -> Text:
+def summary_text(trace: Trace, tree: TraceTree, now: datetime) -> Group:
+    """The trace at a glance: id and name; time, cost, tokens, spans and errors (wrapped);
+    and on one row, cut to the width, its user, session, tags and input."""
     text = Text()
     text.append("Trace ", style="bold")
     text.append_text(safe_text(trace.id or "?", 40))
@@ -68,14 +71,13 @@ def summary_text(trace: Trace, tree: TraceTree, now: datetime) -> Text:
     asked = trace_preview({"input_preview": trace.input_preview}, trace.model_extra, attributes)
     if asked:
         context.append(("input", asked))
-    if context:
-        text.append("\n")
-        for n, (label, value) in enumerate(context):
-            if n:
-                text.append(" · ", style="dim")
-            text.append(f"{label} ", style="dim")
-            text.append_text(safe_text(value, 80 if label == "input" else 40))
-    return text
+    row = Text(no_wrap=True, overflow="ellipsis")
+    for n, (label, value) in enumerate(context):
+        if n:
+            row.append(" · ", style="dim")
+        row.append(f"{label} ", style="dim")
+        row.append_text(safe_text(value, 200 if label == "input" else 40))
+    return Group(text, row) if context else Group(text)
 
 
 # From this size on, an open trace is held out of garbage collections (see tui/api/gcpause.py).
@@ -98,6 +100,10 @@ def _json_default(value: Any) -> Any:
 
 class TraceDetailScreen(AppScreen):
     """One trace. Opened from the trace list, the palette, or `tracetui trace ID`."""
+
+    # Nothing takes focus until the tree is shown (then the tree does): the detail pane taking
+    # it while the trace loads would make the 80x24 layout jump.
+    AUTO_FOCUS = None
 
     BINDINGS = [
         Binding("escape", "back", "Back", show=False, id="detail.back"),
@@ -154,8 +160,9 @@ class TraceDetailScreen(AppScreen):
     TraceDetailScreen #panes { layout: vertical; height: 1fr; }
     TraceDetailScreen #tree-pane { height: 1fr; }
     TraceDetailScreen SpanDetail { height: 9; }
-    TraceDetailScreen #panes:focus-within SpanDetail:focus-within { height: 3fr; }
-    TraceDetailScreen #panes:focus-within #tree-pane:focus-within { height: 1fr; min-height: 6; }
+    TraceDetailScreen.-narrow SpanDetail:focus-within { height: 1fr; }
+    TraceDetailScreen.-narrow #panes:focus-within #tree-pane { height: 5; }
+    TraceDetailScreen.-narrow #panes:focus-within #tree-pane:focus-within { height: 1fr; }
     TraceDetailScreen.-wide #panes { layout: horizontal; }
     TraceDetailScreen.-wide #tree-pane { width: 3fr; height: 1fr; }
     TraceDetailScreen.-wide SpanDetail { width: 2fr; height: 1fr; border-left: solid $primary-darken-2; }
@@ -192,6 +199,7 @@ class TraceDetailScreen(AppScreen):
 
     def on_resize(self) -> None:
         self.set_class(self.size.width >= 120, "-wide")
+        self.set_class(self.size.width < 120, "-narrow")
         self.call_after_refresh(self._update_header)
 
     def _update_header(self) -> None:

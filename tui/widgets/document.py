@@ -202,17 +202,22 @@ def _cut(pieces: Sequence[Piece], width: int) -> tuple[list[Piece], int]:
 def _header_row(
     pieces: Sequence[Piece], tail: Sequence[Piece], width: int, rule: bool
 ) -> tuple[Piece, ...]:
-    tail_cells = sum(cell_len(t) for t, _ in tail)
-    room = width - (tail_cells + 2 if tail and tail_cells + 12 < width else 0)
-    out, used = _cut(pieces, max(1, room))
-    if rule or tail:
-        filler = max(0, width - used - (tail_cells + 1 if tail and room < width else 0))
-        if filler:
-            out.append(((" " + "─" * (filler - 1)) if rule else " " * filler, "rule"))
-        if tail and room < width:
-            out.append((" ", "rule"))
-            out += tail
-    return tuple(out)
+    """A header: its pieces cut to fit, a rule to the right edge if asked, and the tail (an
+    output's finish reason, say) right-aligned, itself cut when the row is short."""
+    tail_cells = sum(cell_len(text) for text, _ in tail)
+    head_room = width - min(tail_cells, max(10, width // 3)) - 3 if tail else width
+    out, used = _cut(pieces, max(1, head_room))
+    end: list[Piece] = []
+    if tail and width - used - 3 >= 4:
+        end, cells = _cut(tail, width - used - 3)
+        end.insert(0, (" ", "rule"))
+        used_end = cells + 1
+    else:
+        used_end = 0
+    filler = width - used - used_end
+    if (rule or end) and filler > 0:
+        out.append(((" " + "─" * (filler - 1)) if rule else " " * filler, "rule"))
+    return (*out, *end)
 
 
 def _all_blocks(roots: Sequence[Block], budget: int) -> list[Block]:
