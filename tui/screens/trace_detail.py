@@ -267,8 +267,12 @@ class TraceDetailScreen(AppScreen):
 
     @on(SpanTreeView.SpanHighlighted)
     def _highlighted(self, event: SpanTreeView.SpanHighlighted) -> None:
-        if self.trace_tree is not None:
-            self.query_one(SpanDetail).show(self.trace_tree, event.position)
+        if self.trace_tree is None:
+            return
+        for view in self.query(SpanTreeView):
+            if view.position != event.position:
+                return  # the cursor moved on (a key held down): the newer move shows its span
+        self.query_one(SpanDetail).show(self.trace_tree, event.position)
 
     def action_back(self) -> None:
         search = self.query_one("#search", Input)

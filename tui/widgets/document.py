@@ -233,7 +233,8 @@ def _all_blocks(roots: Sequence[Block], budget: int) -> list[Block]:
 
 
 # The styles that bring their own background; the others take the row's.
-_BACKGROUNDS = frozenset(["code", "inline-code", "match", "match-current"])
+BASE, CURSOR = "-base", "-cursor"
+_BACKGROUNDS = frozenset(["code", "inline-code", "match", "match-current", BASE, CURSOR])
 
 
 class Match(NamedTuple):
@@ -341,13 +342,12 @@ class DocumentView(VirtualRows):
             self.what = what
 
     def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+        super().__init__(**kwargs)
         self.roots: list[Block] = []
         self._blocks: list[Block] = []  # the shown blocks, in order
         self._starts: list[int] = []  # the first row of each shown block
         self._total = 0
         self._width = -1
-        self._styles: dict[str, Style] = {}
         self.search_text = ""
         self.pattern: re.Pattern[str] | None = None
         self.current: Match | None = None
@@ -432,17 +432,19 @@ class DocumentView(VirtualRows):
     def on_blur(self) -> None:
         self.refresh()
 
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._styles = {}
-
     def _style(self, name: str) -> Style:
-        style = self._styles.get(name)
+        """The rich style of a piece's style name, looked up once per repaint."""
+        style = self._row_styles.get(name)
         if style is None:
-            try:
-                style = self.get_component_rich_style(f"document--{name}") if name else Style()
-            except KeyError:
-                style = Style()
+            if name == BASE:
+                style = self.rich_style
+            elif name == CURSOR:
+                style = self.get_component_rich_style("virtual-rows--cursor")
+            else:
+                try:
+                    style = self.get_component_rich_style(f"document--{name}") if name else Style()
+                except KeyError:
+                    style = Style()
             if name not in _BACKGROUNDS:  # the row's background shows through (the cursor's)
                 style = Style(
                     color=style.color,
@@ -452,15 +454,13 @@ class DocumentView(VirtualRows):
                     reverse=style.reverse,
                     strike=style.strike,
                 )
-            self._styles[name] = style
+            self._row_styles[name] = style
         return style
 
     def render_row(self, row: int, width: int, selected: bool) -> Strip:
         block, offset = self.block_at(row)
         selected = selected and self.has_focus  # the cursor shows where keys act: when focused
-        base = (
-            self.get_component_rich_style("virtual-rows--cursor") if selected else self.rich_style
-        )
+        base = self._style(CURSOR if selected else BASE)
         if block is None:
             return Strip.blank(width, base)
         line = block.lines(self._width)[offset]

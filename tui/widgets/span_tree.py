@@ -79,7 +79,7 @@ class SpanTreeView(VirtualRows):
             self.position = position
 
     def __init__(self, tree: TraceTree, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+        super().__init__(**kwargs)
         self.trace_tree = tree
         self.view = Visibility.initial(tree)
 

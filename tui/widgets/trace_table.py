@@ -49,7 +49,7 @@ class TraceTable(VirtualRows):
     """Shows `rows`; the screen replaces the list and calls rows_changed()."""
 
     def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+        super().__init__(**kwargs)
         self.rows: list[Trace] = []
         self.now = datetime.now(timezone.utc)
         self.previews = False  # some trace has an input preview: the input column shows
