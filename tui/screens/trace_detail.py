@@ -158,8 +158,8 @@ class TraceDetailScreen(AppScreen):
     TraceDetailScreen #summary { height: auto; padding: 0 1; background: $boost; }
     TraceDetailScreen #tree-header { height: 1; padding: 0 0; color: $text-muted; text-style: bold; }
     TraceDetailScreen #panes { layout: vertical; height: 1fr; }
-    TraceDetailScreen #tree-pane { height: 1fr; }
-    TraceDetailScreen SpanDetail { height: 9; }
+    TraceDetailScreen #tree-pane { height: 2fr; }
+    TraceDetailScreen SpanDetail { height: 1fr; min-height: 9; }
     TraceDetailScreen.-narrow SpanDetail:focus-within { height: 1fr; }
     TraceDetailScreen.-narrow #panes:focus-within #tree-pane { height: 5; }
     TraceDetailScreen.-narrow #panes:focus-within #tree-pane:focus-within { height: 1fr; }
@@ -254,6 +254,8 @@ class TraceDetailScreen(AppScreen):
             await pane.mount(Static(Text("This trace has no spans."), id="message"))
             return
         view = SpanTreeView(self.trace_tree)
+        # A short trace's tree takes no more rows than it has spans: the rest go to the detail.
+        pane.styles.max_height = self.trace_tree.size + 1
         await pane.mount(view)
         self.call_after_refresh(self._update_header)
         view.focus()

@@ -22,7 +22,7 @@ from tui.widgets.document import Block, Piece, piece
 from tui.widgets.json_view import pretty
 from tui.widgets.json_view import tree as json_tree
 
-SYSTEM_FOLD = 4  # a system prompt is the same call after call: its first rows are enough
+SYSTEM_FOLD = 3  # a system prompt is the same call after call: its first rows are enough
 DOCUMENT_FOLD = 6
 
 # Symbol, word and style of each role; an unknown role shows its own name.

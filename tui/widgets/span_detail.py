@@ -19,6 +19,7 @@ from tui import formatting as fmt
 from tui.api import Span
 from tui.chat import Conversation
 from tui.spans import TraceTree, conversation_at
+from tui.text import safe_text
 from tui.widgets.conversation import conversation_blocks
 from tui.widgets.document import Block, DocumentView, Piece, piece
 from tui.widgets.json_view import node as json_node
@@ -42,8 +43,8 @@ def field(label: str, value: object, style: str = "", **kwargs: Any) -> Block:
     )
 
 
-def facts(span: Span) -> list[Piece]:
-    """The span at a glance: kind, model, tokens, cost, duration, status."""
+def facts(span: Span, started: bool = False) -> list[Piece]:
+    """The span at a glance: kind, model, tokens, cost, duration (and start), status."""
     pieces: list[Piece] = []
     for value, style in ((span.kind, "label"), (span.model, "")):
         if value:
@@ -53,6 +54,8 @@ def facts(span: Span) -> list[Piece]:
     )
     pieces += [(" · ", "dim"), (fmt.cost(span.cost_usd), ""), (" · ", "dim")]
     pieces.append((fmt.duration(span.duration_ms), ""))
+    if started:
+        pieces.append((f" from {fmt.local_time(span.started_at)}", ""))
     pieces.append((" · ", "dim"))
     pieces.append(("✗ error", "error") if span.is_error else ("✓ " + (span.status or "ok"), "dim"))
     return pieces
@@ -67,7 +70,10 @@ def error_block(span: Span) -> list[Block]:
 def field_blocks(tree: TraceTree, position: int) -> list[Block]:
     """The span's fields, its extra fields and its attributes as a JSON tree."""
     span = tree.spans[position]
-    blocks = [field("name", span.name or ""), Block(facts(span), copy=span.kind or "")]
+    blocks = [
+        field("name", span.name or ""),
+        Block(facts(span, started=True), copy=span.kind or ""),
+    ]
     if tree.has_children(position):
         blocks.append(
             field(
@@ -79,12 +85,7 @@ def field_blocks(tree: TraceTree, position: int) -> list[Block]:
             )
         )
     blocks += error_block(span)
-    started = f"{fmt.local_time(span.started_at)} · took {fmt.duration(span.duration_ms)}"
-    blocks += [
-        field("started", started),
-        field("id", tree.keys[position]),
-        field("parent", span.parent_id or "(root)"),
-    ]
+    blocks.append(field("id", f"{tree.keys[position]} · parent {span.parent_id or '(root)'}"))
     if tree.flags[position]:
         blocks.append(field("warning", ", ".join(tree.flags[position]), "error"))
     for key, value in span.extras.items():
@@ -149,7 +150,7 @@ class SpanDetail(Vertical):
             document.show(chat_blocks(span, conv))
         else:
             document.show(field_blocks(tree, position))
-        self._title(conv is not None)
+        self._title(conv is not None, span.name or span.id or "")
 
     def switch_view(self) -> None:
         """From the conversation to the fields or back, for this span and the next ones."""
@@ -159,15 +160,20 @@ class SpanDetail(Vertical):
         self.prefer_fields = view == "fields"
         self.show(*self._shown, view=view)
 
-    def _title(self, has_chat: bool) -> None:
+    def _title(self, has_chat: bool, span_name: str) -> None:
+        """Which view shows (and that the other exists), and of which span: the tree may be
+        out of sight (zoomed)."""
         title = Text()
-        for name, label in (("chat", "Conversation"), ("fields", "Fields")):
+        for view, label in (("chat", "Conversation"), ("fields", "Fields")):
             if title:
                 title.append(" │ ", style="dim")
-            if name == self.view:
-                title.append(f"▸{label}", style="bold")
+            if view == self.view:
+                title.append(f"▸ {label}", style="bold")
             else:
                 title.append(
-                    label if name == "fields" or has_chat else f"{label} (none)", style="dim"
+                    label if view == "fields" or has_chat else f"{label} (none)", style="dim"
                 )
+        if span_name:
+            title.append(" · ", style="dim")
+            title.append_text(safe_text(span_name, 40, style="dim"))
         self.border_title = title
