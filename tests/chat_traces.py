@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from tests.scenes import FIXED_NOW_MS, Scene
+from tui.app import StartAt
+from tui.server.demo import DemoKeys, populate
+from tui.server.run import LocalService
+from tui.server.store import Store
 
 SYSTEM_PROMPT = """You are the support assistant of the Acme web shop.
 
@@ -238,3 +245,39 @@ CHAT_TRACE_ATTRIBUTES = {
     "tags": ["vip", "eu"],
     "input": QUESTION,
 }
+
+
+# -- the scenes of the snapshot tests and screenshots ---------------------------------------------
+
+CHAT_TRACE_ID = "5a1e5c0ffee0c4a7d00d5a1e5c0ffee0"
+CHAT_SCENES = (
+    Scene("chat", StartAt(trace_id=CHAT_TRACE_ID), ("down",), "A model call's conversation"),
+    Scene(
+        "chat-zoomed",
+        StartAt(trace_id=CHAT_TRACE_ID),
+        ("down", "z"),
+        "z gives the detail pane the whole screen",
+    ),
+    Scene(
+        "tool-fields",
+        StartAt(trace_id=CHAT_TRACE_ID),
+        ("down", "down", "c"),
+        "A tool span's fields: its arguments open in the JSON tree",
+    ),
+)
+
+
+def chat_service(path: Path) -> tuple[LocalService, DemoKeys]:
+    """The local service on a small demo database holding the chat trace, at the fixed time."""
+    store = Store(path)
+    keys = populate(store, seed=7, now=FIXED_NOW_MS, scale=0.01, big_traces=False)
+    add_trace(
+        store,
+        CHAT_TRACE_ID,
+        chat_spans(),
+        project_id="proj_support",
+        name="support_turn",
+        started_ms=FIXED_NOW_MS - 90_000,
+        attributes=CHAT_TRACE_ATTRIBUTES,
+    )
+    return LocalService(store, rate_limit=1000).start(), keys
