@@ -263,6 +263,37 @@ async def test_y_copies_the_message_under_the_cursor(service: RunningService) ->
         assert json.loads(app.clipboard)["name"] == "chat gpt-4o"
 
 
+async def test_brackets_go_by_message_and_arrows_open_and_close(service: RunningService) -> None:
+    async with chat_trace(service, size=(120, 40)) as (app, pilot, _):
+        await select(pilot, app, "chat gpt-4o")
+        await pilot.press("tab")
+        view = document(app)
+
+        def at_cursor() -> str:
+            return view.text_lines()[view.cursor]
+
+        headers = []
+        for _ in range(6):
+            await pilot.press("right_square_bracket")
+            headers.append(at_cursor().split(" ─")[0])
+        assert "output · finish: stop" in at_cursor()
+        assert headers[:5] == [
+            "■ system",
+            "▸ ⚒ tools (2): lookup_order, escalate",
+            "● user",
+            "◆ assistant  → call lookup_order  call_7Qx",
+            "◇ tool  ← result  call_7Qx",
+        ]
+        assert headers[5] == "◆ assistant"
+        await pilot.press("left_square_bracket", "left_square_bracket", "left_square_bracket")
+        assert at_cursor().startswith("● user")
+        await pilot.press("left_square_bracket", "right")  # the tools: right opens them
+        assert at_cursor().startswith("▾ ⚒ tools (2)")
+        assert any(line.startswith("  ▾ lookup_order {4}") for line in view.text_lines())
+        await pilot.press("left")  # and left closes them again
+        assert at_cursor().startswith("▸ ⚒ tools (2)")
+
+
 async def test_span_search_matches_message_text(service: RunningService) -> None:
     async with chat_trace(service) as (app, pilot, _):
         view = app.screen.query_one(SpanTreeView)
@@ -345,5 +376,5 @@ async def test_the_footer_keeps_the_pane_keys_at(service: RunningService, width:
         footer = " ".join(
             f"{key.key_display} {key.description}" for key in screen.query("FooterKey")
         )
-        for shown in ("tab Pane", "c View", "z Zoom", "/ Search", "? Keys"):
+        for shown in ("tab Pane", "c View", "z Zoom", "/ Find", "? Keys", "q Quit"):
             assert shown in footer

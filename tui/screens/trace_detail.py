@@ -132,7 +132,7 @@ class TraceDetailScreen(AppScreen):
         Binding(
             "slash",
             "search",
-            "Search",
+            "Find",
             id="detail.search",
             tooltip="Search spans (names, models, ids, message text), or the detail pane's text",
         ),

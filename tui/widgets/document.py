@@ -255,15 +255,29 @@ class DocumentView(VirtualRows):
             id="document.toggle",
             tooltip="Fold or unfold the message under the cursor; open or close an object",
         ),
-        Binding("right,l", "open", "Unfold", show=False, id="document.open"),
-        Binding("left,h", "close", "Fold up", show=False, id="document.close"),
+        Binding(
+            "right,l",
+            "open",
+            "Unfold",
+            show=False,
+            id="document.open",
+            tooltip="Unfold the message, or open the object, under the cursor",
+        ),
+        Binding(
+            "left,h",
+            "close",
+            "Fold up",
+            show=False,
+            id="document.close",
+            tooltip="Fold the message or close the object under the cursor, else go to its parent",
+        ),
         Binding(
             "right_square_bracket",
             "next_block",
             "Next message",
             show=False,
             id="document.next",
-            tooltip="Jump to the next message or field",
+            tooltip="Jump to the next message (or field)",
         ),
         Binding(
             "left_square_bracket",
@@ -271,9 +285,23 @@ class DocumentView(VirtualRows):
             "Previous message",
             show=False,
             id="document.previous",
+            tooltip="Jump to the start of this message, or to the previous one",
         ),
-        Binding("n", "next_match", "Next match", id="document.next_match"),
-        Binding("N", "previous_match", "Prev match", show=False, id="document.previous_match"),
+        Binding(
+            "n",
+            "next_match",
+            "Next match",
+            id="document.next_match",
+            tooltip="Go to the next match of the last search (/)",
+        ),
+        Binding(
+            "N",
+            "previous_match",
+            "Prev match",
+            show=False,
+            id="document.previous_match",
+            tooltip="Go to the previous match of the last search",
+        ),
         Binding(
             "y",
             "copy",
@@ -597,6 +625,8 @@ class DocumentView(VirtualRows):
     def search(self, query: str, backwards: bool = False) -> bool:
         """Go to the next (or previous) match of `query`, case-insensitive, opening and
         unfolding what hides it; False if nothing matches."""
+        if bool(query) != bool(self.search_text):
+            self.refresh_bindings()
         self.search_text = query
         if not query:
             self.pattern, self.current = None, None
@@ -609,6 +639,13 @@ class DocumentView(VirtualRows):
             self.refresh()
             return False
         self._reveal(found)
+        return True
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # n and N show (and act) once there is a search to repeat: the footer has no room to
+        # spare at 80 columns.
+        if action in ("next_match", "previous_match"):
+            return bool(self.search_text)
         return True
 
     def action_next_match(self, backwards: bool = False) -> None:
