@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -327,17 +327,20 @@ def find_next(
 ) -> int | None:
     """The next position (wrapping) after `after` where `matches` is true (default: errors);
     `matches` may be a function, asked only until one matches."""
-    n = tree.size
-    if n == 0:
-        return None
     flags = matches if matches is not None else tree.errors
     test = flags if callable(flags) else flags.__getitem__
-    step = -1 if backwards else 1
-    for k in range(1, n + 1):
-        i = (after + step * k) % n
+    for i in search_order(tree, after, backwards):
         if test(i):
             return i
     return None
+
+
+def search_order(tree: TraceTree, after: int, backwards: bool = False) -> Iterator[int]:
+    """Every position, from the one after `after` onwards (wrapping), `after` itself last."""
+    n = tree.size
+    step = -1 if backwards else 1
+    for k in range(1, n + 1):
+        yield (after + step * k) % n
 
 
 CONVERSATIONS_KEPT = 256

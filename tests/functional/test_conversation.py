@@ -298,8 +298,12 @@ async def test_span_search_matches_message_text(service: RunningService) -> None
     async with chat_trace(service) as (app, pilot, _):
         view = app.screen.query_one(SpanTreeView)
         await pilot.press("slash", *"change the delivery address", "enter")
-        await pilot.pause()
+        await wait_for(pilot, lambda: view.position != 0)
         assert view.trace_tree.spans[view.position or 0].name == "chat gpt-4o-mini"
+        await pilot.press("ctrl+u", *"no span says this", "enter")
+        await wait_for(
+            pilot, lambda: any("No span matches" in n.message for n in app._notifications)
+        )
 
 
 async def test_the_summary_shows_the_traces_own_attributes(service: RunningService) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from datetime import datetime
@@ -22,7 +23,7 @@ from tui.api import ApiClient, ApiError, NotFound, Trace
 from tui.chat import trace_facts, trace_preview
 from tui.gcpause import gc_paused, hold_out_of_collections, return_to_collections
 from tui.screens.base import AppScreen, error_line
-from tui.spans import TraceTree, build_tree, find_next, span_matcher
+from tui.spans import TraceTree, build_tree, search_order, span_matcher
 from tui.text import safe_text
 from tui.widgets.document import DocumentView
 from tui.widgets.span_detail import SpanDetail
@@ -79,6 +80,8 @@ def summary_text(trace: Trace, tree: TraceTree, now: datetime) -> Group:
         row.append_text(safe_text(value, 200 if label == "input" else 40))
     return Group(text, row) if context else Group(text)
 
+
+SEARCH_BATCH = 200  # spans a search looks at between two frames
 
 # From this size on, an open trace is held out of garbage collections (see tui/api/gcpause.py).
 HOLD_OUT_SPANS = 2000
@@ -339,12 +342,30 @@ class TraceDetailScreen(AppScreen):
             if not self.query_one(SpanDetail).document.search(query):
                 self.notify("Nothing in this span matches.", timeout=3)
             return
+        self.run_worker(
+            self._find_span(self.trace_tree, query),
+            name="span-search",
+            group="span-search",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    async def _find_span(self, tree: TraceTree, query: str) -> None:
+        """Go to the next span matching `query`. Reading a span's message text for the first
+        time costs some 60 µs, so the search lets the screen draw between batches (a first
+        search of a 50,000-span trace reads for seconds; the next ones take milliseconds)."""
         view = self.query_one(SpanTreeView)
-        found = find_next(self.trace_tree, view.position or 0, span_matcher(self.trace_tree, query))
-        if found is None:
-            self.notify("No span matches.", timeout=3)
-        else:
-            view.go_to(found)
+        matches = span_matcher(tree, query)
+        if tree.size > SEARCH_BATCH * 10 and len(tree.texts) < tree.size:
+            self.notify(f"Searching the message text of {tree.size:,} spans…", timeout=3)
+        for count, position in enumerate(search_order(tree, view.position or 0), 1):
+            if matches(position):
+                if tree is self.trace_tree:
+                    view.go_to(position)
+                return
+            if count % SEARCH_BATCH == 0:
+                await asyncio.sleep(0)
+        self.notify("No span matches.", timeout=3)
 
     @on(DocumentView.CopyRequested)
     def _copy_from_detail(self, event: DocumentView.CopyRequested) -> None:
