@@ -22,6 +22,8 @@ from tests.chat_traces import (
     SpanSpec,
     add_trace,
     chat_spans,
+    genai,
+    text,
 )
 from tests.conftest import RunningService
 from tests.functional.test_app import (
@@ -108,6 +110,30 @@ async def test_an_llm_span_shows_its_conversation_first_at_120x40(service: Runni
         assert "│ https://dhl.example/track?id=JD01460000382\n│ 71" in whole  # a code block
         assert "• Carrier: DHL" in whole
         assert "read as OTel GenAI" in whole
+
+
+async def test_a_long_history_starts_closed_so_the_turn_shows(service: RunningService) -> None:
+    history = []
+    for n in range(10):
+        history += [
+            genai("user", text(f"question {n}: " + "words " * 30)),
+            genai("assistant", text(f"answer {n}: " + "more words " * 30)),
+        ]
+    history.append(genai("user", text("And the last question?")))
+    attributes = {
+        "gen_ai.input.messages": json.dumps(history),
+        "gen_ai.output.messages": json.dumps([genai("assistant", text("The last answer."))]),
+    }
+    spans = [SpanSpec("a", None, "long chat", "llm", attributes=attributes)]
+    async with chat_trace(service, size=(120, 40), spans=spans) as (app, pilot, _):
+        shown = "\n".join(on_screen(app))
+        assert "▸ ⋯ 20 earlier messages" in shown
+        assert "And the last question?" in shown and "The last answer." in shown
+        assert "question 3" not in shown
+        await pilot.press("tab", "slash", *"answer 7", "enter")
+        await pilot.pause()
+        assert "answer 7" in document(app).text_lines()[document(app).cursor]  # opened to it
+        assert any("▾ ⋯ 20 earlier messages" in line for line in detail_lines(app))
 
 
 async def test_tool_retrieval_and_openinference_spans(service: RunningService) -> None:

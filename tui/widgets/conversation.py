@@ -24,6 +24,7 @@ from tui.widgets.json_view import tree as json_tree
 
 SYSTEM_FOLD = 3  # a system prompt is the same call after call: its first rows are enough
 DOCUMENT_FOLD = 6
+HISTORY_SHOWN = 4  # more messages before the last user message than this: they start closed
 
 # Symbol, word and style of each role; an unknown role shows its own name.
 ROLES = {
@@ -51,23 +52,25 @@ def _value_block(header: list[Piece], value: Any, depth: int, what: str, **kwarg
     return Block(header, text, code=not isinstance(value, str), depth=depth, what=what, **kwargs)
 
 
-def part_block(part: Part, depth: int) -> Block:
+def part_block(part: Part, depth: int, indent: int = 0) -> Block:
     if isinstance(part, TextPart):
         if part.kind == "reasoning":
             return Block(
                 [("… thinking", "dim")],
                 part.text,
                 depth=depth,
-                indent=0,
+                indent=indent,
                 fold_rows=4,
                 what="thinking",
             )
-        return Block((), part.text, depth=depth, indent=0, what="text")
+        return Block((), part.text, depth=depth, indent=indent, what="text")
     if isinstance(part, ToolCall):
         header: list[Piece] = [("→ call ", "tool"), piece(part.name or "(no name)", "key", 80)]
         if part.id:
             header += [("  ", ""), piece(part.id, "dim", 60)]
-        block = _value_block(header, part.arguments, depth, "tool call", indent=0, body_indent=2)
+        block = _value_block(
+            header, part.arguments, depth, "tool call", indent=indent, body_indent=2
+        )
         block.copy = part_text(part)
         return block
     if isinstance(part, ToolResult):
@@ -76,19 +79,23 @@ def part_block(part: Part, depth: int) -> Block:
             header += [(" of ", "dim"), piece(part.name, "key", 80)]
         if part.id:
             header += [("  ", ""), piece(part.id, "dim", 60)]
-        return _value_block(header, part.content, depth, "tool result", indent=0, body_indent=2)
+        return _value_block(
+            header, part.content, depth, "tool result", indent=indent, body_indent=2
+        )
     assert isinstance(part, OtherPart)
     return _value_block(
         [("◦ ", "dim"), piece(part.kind, "dim", 40)],
         part.value,
         depth,
         part.kind,
-        indent=0,
+        indent=indent,
         fold_rows=6,
     )
 
 
-def message_block(message: Message, output: bool = False, reasons: tuple[str, ...] = ()) -> Block:
+def message_block(
+    message: Message, output: bool = False, reasons: tuple[str, ...] = (), depth: int = 0
+) -> Block:
     tail: list[Piece] = []
     if output:
         tail.append(("output", "dim"))
@@ -100,11 +107,13 @@ def message_block(message: Message, output: bool = False, reasons: tuple[str, ..
     parts = message.parts
     what = f"{message.role} message"
     kwargs: dict[str, Any] = {"fold_rows": fold} if fold else {}
+    indent = 2 * depth  # nested in the earlier messages: indented under them
+    kwargs["depth"], kwargs["indent"] = depth, indent
     if len(parts) == 1 and isinstance(parts[0], TextPart) and parts[0].kind == "text":
         return Block(header, parts[0].text, rule=True, tail=tail, what=what, **kwargs)
     if len(parts) == 1 and isinstance(parts[0], (ToolCall, ToolResult)):
         # One call or one result: on the message's own row, its value below.
-        part = part_block(parts[0], 0)
+        part = part_block(parts[0], depth, indent)
         block = Block(
             [*header, ("  ", ""), *part.header],
             part.body,
@@ -117,12 +126,12 @@ def message_block(message: Message, output: bool = False, reasons: tuple[str, ..
             **kwargs,
         )
         return block
-    blocks = [part_block(part, 1) for part in parts]
+    blocks = [part_block(part, depth + 1, indent) for part in parts]
     if fold:
         for block in blocks:
             block.fold_rows = fold
     if not blocks:
-        blocks = [Block([("(empty)", "dim")], depth=1, indent=0)]
+        blocks = [Block([("(empty)", "dim")], depth=depth + 1, indent=indent)]
     return Block(
         header,
         rule=True,
@@ -131,7 +140,29 @@ def message_block(message: Message, output: bool = False, reasons: tuple[str, ..
         expanded=True,
         copy=message_text(message),
         what=what,
+        depth=depth,
+        indent=indent,
     )
+
+
+def history_blocks(messages: tuple[Message, ...]) -> list[Block]:
+    """The input messages. In a long conversation, what came before the last user message
+    (the turn this call answers) is one closed block, so that turn shows first; enter opens
+    it, and / finds what it holds."""
+    last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
+    earlier = [m for m in messages[: max(0, last_user)] if m.role not in ("system", "developer")]
+    if len(earlier) <= HISTORY_SHOWN:
+        return [message_block(m) for m in messages]
+    blocks = [message_block(m) for m in messages[:last_user] if m.role in ("system", "developer")]
+    blocks.append(
+        Block(
+            [("⋯ ", "dim"), (f"{len(earlier)} earlier messages", "label")],
+            children=lambda: [message_block(m, depth=1) for m in earlier],
+            copy="\n\n".join(f"{m.role}: {message_text(m)}" for m in earlier),
+            what="earlier messages",
+        )
+    )
+    return blocks + [message_block(m) for m in messages[last_user:]]
 
 
 def document_blocks(number: int, document: Document) -> list[Block]:
@@ -188,8 +219,7 @@ def conversation_blocks(conv: Conversation) -> list[Block]:
                 what="tool definitions",
             )
         )
-    for message in conv.input:
-        blocks.append(message_block(message))
+    blocks += history_blocks(conv.input)
     for index, message in enumerate(conv.output):
         last = index == len(conv.output) - 1
         blocks.append(message_block(message, True, conv.finish_reasons if last else ()))
