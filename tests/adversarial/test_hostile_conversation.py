@@ -108,18 +108,22 @@ async def test_a_hostile_conversation_is_shown_inert_and_whole(service: RunningS
         await pilot.press("down")
         await pilot.pause()
         view = app.screen.query_one(DocumentView)
+        # The history before the last user message starts closed: open it.
+        view.move_to(
+            next(i for i, line in enumerate(view.text_lines()) if "earlier messages" in line)
+        )
+        await pilot.press("tab", "enter")
         lines = detail_lines(app)
         # The megabytes are folded to their first rows: the whole pane is a few hundred rows.
         assert len(lines) < 300 and sum(map(len, lines)) < 60_000
         folds = [line for line in lines if "enter unfolds" in line]
-        assert any(re.fullmatch(r"… 10,9\d\d more lines · enter unfolds", line) for line in folds)
+        assert any(re.fullmatch(r" *… 10,9\d\d more lines · enter unfolds", line) for line in folds)
         assert "… 999,717 more characters · enter unfolds" in folds
         whole = "\n".join(lines)
         assert "[@click=app.quit]Q[/]" in whole and "␛]52;c;cHduZWQ=␇" in whole
         assert "<U+202E>evil<U+202C>" in whole and "zero<U+200B>width" in whole
         assert f"○ {HOSTILE[:20]}" in whole  # an unknown role, named as it came
         assert not any(ch in whole for ch in RAW)
-        await pilot.press("tab")
         for _ in range(3):
             await pilot.press("pagedown")
             assert_inert(view)
