@@ -18,7 +18,7 @@ from tui.chat import (
     message_text,
     part_text,
 )
-from tui.widgets.document import Block, Piece, piece
+from tui.widgets.blocks import Block, Piece, piece
 from tui.widgets.json_view import pretty
 from tui.widgets.json_view import tree as json_tree
 

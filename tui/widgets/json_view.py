@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tui.widgets.document import Block, Piece, piece
+from tui.widgets.blocks import Block, Piece, piece
 
 MAX_CHILDREN = 500
 SMALL_LEAVES = 12  # an object or array with at most this many values opens by default...

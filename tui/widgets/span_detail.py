@@ -20,8 +20,9 @@ from tui.api import Span
 from tui.chat import Conversation
 from tui.spans import TraceTree, conversation_at
 from tui.text import safe_text
+from tui.widgets.blocks import Block, Piece, piece
 from tui.widgets.conversation import conversation_blocks
-from tui.widgets.document import Block, DocumentView, Piece, piece
+from tui.widgets.document import DocumentView
 from tui.widgets.json_view import node as json_node
 from tui.widgets.json_view import tree as json_tree
 
