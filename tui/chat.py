@@ -17,15 +17,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-# Bounds on the work done for one span, whatever it holds.
-MAX_KEYS = 200_000  # attribute keys and flattened segments looked at
-MAX_ITEMS = 2_000  # messages, documents or tool definitions read from one list
+from tui.attributes import MAX_ITEMS, Node, Reader, at, is_index, leaf
+
+# Bounds on the work done for one span, whatever it holds (and see tui/attributes.py).
 MAX_PARTS = 500  # parts read from one message
-MAX_JSON_CHARS = 16_000_000  # a JSON string longer than this stays a string
 PREVIEW_CHARS = 300
 
 
@@ -100,194 +99,6 @@ class Conversation:
         return self.input + self.output
 
 
-# -- reading attributes in any spelling ----------------------------------------------------------
-
-_ABSENT: Any = object()
-
-
-class _Node:
-    """One dotted path of the attributes: the value sent there, and the paths below it."""
-
-    __slots__ = ("children", "value")
-
-    def __init__(self) -> None:
-        self.children: dict[str, _Node] = {}
-        self.value: Any = _ABSENT
-
-
-def _index_key(key: str) -> tuple[int, str]:
-    """Numeric order for digit strings of any length (no int(): it refuses 5,000 digits)."""
-    digits = key.lstrip("0")
-    return len(digits), digits
-
-
-def _is_index(key: str) -> bool:
-    return key.isascii() and key.isdigit()
-
-
-class _Reader:
-    """The reads of one extraction, sharing one budget and one cache of parsed JSON."""
-
-    def __init__(self) -> None:
-        self.budget = MAX_KEYS
-        self.parsed: dict[str, Any] = {}
-        self.truncated = False
-
-    def spend(self, amount: int = 1) -> bool:
-        self.budget -= amount
-        return self.budget >= 0
-
-    def tree(self, mapping: Mapping[Any, Any], heads: frozenset[str] | None = None) -> _Node:
-        """Flattened keys (`a.b.0.c`) and nested objects merged into one tree of nodes.
-
-        With `heads`, only top-level keys whose first segment is one of them are read."""
-        root = _Node()
-        stack: list[tuple[_Node, Mapping[Any, Any]]] = [(root, mapping)]
-        while stack:
-            node, current = stack.pop()
-            for key, value in current.items():
-                if not isinstance(key, str):
-                    continue
-                if heads is not None and node is root and key.split(".", 1)[0] not in heads:
-                    continue
-                if not self.spend(key.count(".") + 1):
-                    self.truncated = True
-                    return root
-                target = node
-                for segment in key.split("."):
-                    child = target.children.get(segment)
-                    if child is None:
-                        child = target.children[segment] = _Node()
-                    target = child
-                if target.value is _ABSENT:
-                    target.value = value
-                if isinstance(value, dict) and value:
-                    stack.append((target, value))
-        return root
-
-    def json(self, value: Any) -> Any:
-        """A JSON object or array sent as a string, parsed; anything else as it is."""
-        if not isinstance(value, str) or len(value) > MAX_JSON_CHARS:
-            return value
-        if value[:64].lstrip()[:1] not in ("{", "["):
-            return value
-        if value not in self.parsed:
-            try:
-                self.parsed[value] = json.loads(value)
-            except (ValueError, RecursionError):
-                self.parsed[value] = value
-        return self.parsed[value]
-
-    def node(self, item: Any) -> _Node | None:
-        """An object, however it came (a node, a dict, a JSON object string), as a node."""
-        if isinstance(item, _Node):
-            if item.children or item.value is _ABSENT:
-                return item
-            item = item.value
-        item = self.json(item)
-        if isinstance(item, dict):
-            return self.tree(item)
-        return None
-
-    def raw(self, node: _Node | None) -> Any:
-        """The value at a node as sent, or rebuilt from flattened keys below it (a list when
-        they are numbered); None when there is nothing."""
-        if node is None:
-            return None
-        if node.value is not _ABSENT:
-            return node.value
-        if not node.children:
-            return None
-
-        def empty(n: _Node) -> Any:
-            return [] if all(_is_index(k) for k in n.children) else {}
-
-        out = empty(node)
-        stack: list[tuple[_Node, Any]] = [(node, out)]
-        while stack:
-            current, box = stack.pop()
-            keys: Iterable[str] = (
-                sorted(current.children, key=_index_key)
-                if isinstance(box, list)
-                else list(current.children)
-            )
-            for key in keys:
-                if not self.spend():
-                    self.truncated = True
-                    return out
-                child = current.children[key]
-                if child.value is not _ABSENT:
-                    value = child.value
-                elif child.children:
-                    value = empty(child)
-                    stack.append((child, value))
-                else:
-                    value = None
-                if isinstance(box, list):
-                    box.append(value)
-                else:
-                    box[key] = value
-        return out
-
-    def value(self, node: _Node | None, path: str) -> Any:
-        return self.raw(at(node, path))
-
-    def first(self, node: _Node | None, *paths: str) -> Any:
-        """The value at the first of `paths` that holds one."""
-        for path in paths:
-            value = self.raw(at(node, path))
-            if value is not None:
-                return value
-        return None
-
-    def string(self, node: _Node | None, *paths: str) -> str | None:
-        """The first of `paths` holding text (a number is written as text)."""
-        for path in paths:
-            value = self.raw(at(node, path))
-            if isinstance(value, str) and value:
-                return value
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                return str(value)
-        return None
-
-    def items(self, value: Any) -> list[Any]:
-        """The items of a list however it was sent: a list, a JSON array string, or numbered
-        keys below a node (in numeric order). At most MAX_ITEMS."""
-        children: dict[str, _Node] = {}
-        if isinstance(value, _Node):
-            children = value.children
-            value = value.value if value.value is not _ABSENT else None
-        value = self.json(value)
-        found: list[Any] = []
-        if isinstance(value, list):
-            found = value
-        else:
-            numbered = [k for k in children if _is_index(k)]
-            if numbered:
-                numbered.sort(key=_index_key)
-                found = [children[k] for k in numbered[: MAX_ITEMS + 1]]
-        if len(found) > MAX_ITEMS:
-            self.truncated = True
-            found = found[:MAX_ITEMS]
-        return found
-
-
-def _leaf(item: Any) -> Any:
-    """A node holding only a value (a flattened list's item) as that value."""
-    if isinstance(item, _Node) and not item.children and item.value is not _ABSENT:
-        return item.value
-    return item
-
-
-def at(node: _Node | None, path: str) -> _Node | None:
-    """The node at a dotted path below `node`."""
-    for segment in path.split("."):
-        if node is None:
-            return None
-        node = node.children.get(segment)
-    return node
-
-
 # -- messages and parts ----------------------------------------------------------------------------
 
 _ROLES = {
@@ -342,16 +153,16 @@ def _role(raw: str | None) -> str | None:
     return _ROLES.get(raw.strip().lower(), raw)
 
 
-def _text_of(reader: _Reader, value: Any) -> str | None:
+def _text_of(reader: Reader, value: Any) -> str | None:
     """Text that may be sent as a list of text blocks ([{"type": "text", "text": ...}])."""
-    value = _leaf(value)
+    value = leaf(value)
     if isinstance(value, str):
         return value
-    if not isinstance(value, (list, _Node)):
+    if not isinstance(value, (list, Node)):
         return None
     texts = []
     for item in reader.items(value):
-        item = _leaf(item)
+        item = leaf(item)
         text = (
             item if isinstance(item, str) else reader.string(reader.node(item), "text", "content")
         )
@@ -361,14 +172,14 @@ def _text_of(reader: _Reader, value: Any) -> str | None:
     return "\n".join(texts) if texts else None
 
 
-def _content(reader: _Reader, value: Any) -> Any:
+def _content(reader: Reader, value: Any) -> Any:
     """A tool result's content: its text (parsed when it is JSON), or the value as sent."""
-    value = reader.raw(value) if isinstance(value, _Node) else value
+    value = reader.raw(value) if isinstance(value, Node) else value
     text = _text_of(reader, value) if isinstance(value, list) else None
     return reader.json(text if text is not None else value)
 
 
-def _call(reader: _Reader, node: _Node) -> ToolCall:
+def _call(reader: Reader, node: Node) -> ToolCall:
     return ToolCall(
         reader.string(node, "name", "toolName", "function.name"),
         reader.json(reader.first(node, "arguments", "input", "args", "function.arguments")),
@@ -376,7 +187,7 @@ def _call(reader: _Reader, node: _Node) -> ToolCall:
     )
 
 
-def _result(reader: _Reader, node: _Node) -> ToolResult:
+def _result(reader: Reader, node: Node) -> ToolResult:
     return ToolResult(
         _content(reader, reader.first(node, "response", "result", "output", "content")),
         reader.string(node, *_CALL_ID),
@@ -384,10 +195,10 @@ def _result(reader: _Reader, node: _Node) -> ToolResult:
     )
 
 
-def read_part(reader: _Reader, item: Any) -> Part | None:
+def read_part(reader: Reader, item: Any) -> Part | None:
     """One part of a message, in any of the common shapes (GenAI parts, OpenAI, Anthropic,
     Gemini and OpenInference content blocks)."""
-    item = _leaf(item)
+    item = leaf(item)
     if isinstance(item, str):
         return TextPart(item)
     node = reader.node(item)
@@ -422,7 +233,7 @@ def read_part(reader: _Reader, item: Any) -> Part | None:
     return OtherPart(kind or "value", reader.raw(node))
 
 
-def _tool_call(reader: _Reader, item: Any) -> ToolCall | None:
+def _tool_call(reader: Reader, item: Any) -> ToolCall | None:
     """One entry of a message's tool_calls: OpenAI ({id, function: {name, arguments}}),
     OpenInference ({tool_call: {id, function: {...}}}), flattened GenAI ({id, name,
     arguments}) or LangChain ({id, name, args})."""
@@ -435,10 +246,10 @@ def _tool_call(reader: _Reader, item: Any) -> ToolCall | None:
     return _call(reader, node)
 
 
-def _content_parts(reader: _Reader, content: Any) -> list[Part]:
+def _content_parts(reader: Reader, content: Any) -> list[Part]:
     """A message's content: text, or a list of content blocks (also sent as a JSON string,
     as OpenLLMetry does for multimodal content)."""
-    content = _leaf(content)
+    content = leaf(content)
     if isinstance(content, str):
         parsed = reader.json(content)
         if not (
@@ -448,7 +259,7 @@ def _content_parts(reader: _Reader, content: Any) -> list[Part]:
         ):
             return [TextPart(content)]
         content = parsed
-    if isinstance(content, (list, _Node)):
+    if isinstance(content, (list, Node)):
         parts = [read_part(reader, entry) for entry in reader.items(content)[:MAX_PARTS]]
         return [p for p in parts if p is not None]
     if isinstance(content, dict):
@@ -457,9 +268,9 @@ def _content_parts(reader: _Reader, content: Any) -> list[Part]:
     return []
 
 
-def read_message(reader: _Reader, item: Any, default_role: str) -> Message | None:
+def read_message(reader: Reader, item: Any, default_role: str) -> Message | None:
     """One message in any common shape; None if `item` is no message at all."""
-    item = _leaf(item)
+    item = leaf(item)
     if isinstance(item, str):
         parsed = reader.json(item)
         if not isinstance(parsed, dict):
@@ -526,7 +337,7 @@ def read_message(reader: _Reader, item: Any, default_role: str) -> Message | Non
     )
 
 
-def read_messages(reader: _Reader, value: Any, default_role: str) -> list[Message]:
+def read_messages(reader: Reader, value: Any, default_role: str) -> list[Message]:
     messages = []
     for item in reader.items(value):
         message = read_message(reader, item, default_role)
@@ -535,7 +346,7 @@ def read_messages(reader: _Reader, value: Any, default_role: str) -> list[Messag
     return messages
 
 
-def _looks_like_messages(reader: _Reader, items: list[Any]) -> bool:
+def _looks_like_messages(reader: Reader, items: list[Any]) -> bool:
     """Whether a list is one of messages (its first items have a role, parts or a wrapper)."""
     if not items:
         return False
@@ -560,10 +371,10 @@ class Exchange:
     finish_reasons: list[str] = field(default_factory=list)
 
 
-def messages_in(reader: _Reader, value: Any, default_role: str) -> Exchange | None:
+def messages_in(reader: Reader, value: Any, default_role: str) -> Exchange | None:
     """The messages in a raw value: a list of messages, {"messages": [...]} (with "system" and
     "tools"), one message, or an OpenAI chat completion. None if it holds none."""
-    value = reader.json(_leaf(value))
+    value = reader.json(leaf(value))
     if isinstance(value, list):
         return (
             Exchange(read_messages(reader, value, default_role))
@@ -602,15 +413,15 @@ def messages_in(reader: _Reader, value: Any, default_role: str) -> Exchange | No
 # -- tools and documents -----------------------------------------------------------------------------
 
 
-def read_documents(reader: _Reader, value: Any) -> list[Document]:
+def read_documents(reader: Reader, value: Any) -> list[Document]:
     """Retrieved documents: OpenInference's documents.N.document.{id,score,content,metadata},
     GenAI's [{id, score, content}], LangChain's [{page_content, metadata}], or plain text."""
     node = reader.node(value) if not isinstance(value, (list, str)) else None
-    if node is not None and "documents" in node.children and not any(map(_is_index, node.children)):
+    if node is not None and "documents" in node.children and not any(map(is_index, node.children)):
         value = node.children["documents"]
     documents = []
     for item in reader.items(value):
-        item = _leaf(item)
+        item = leaf(item)
         if isinstance(item, str):
             documents.append(Document(item))
             continue
@@ -650,7 +461,7 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def read_tool_definitions(reader: _Reader, tree: _Node) -> tuple[list[Any], str]:
+def read_tool_definitions(reader: Reader, tree: Node) -> tuple[list[Any], str]:
     for path, convention in (
         ("gen_ai.tool.definitions", "OTel GenAI"),
         ("llm.request.functions", "OTel GenAI (flattened)"),
@@ -666,10 +477,10 @@ def read_tool_definitions(reader: _Reader, tree: _Node) -> tuple[list[Any], str]
     return definitions, "OpenInference"
 
 
-def _as_node(item: Any) -> _Node:
-    if isinstance(item, _Node):
+def _as_node(item: Any) -> Node:
+    if isinstance(item, Node):
         return item
-    node = _Node()
+    node = Node()
     node.value = item
     return node
 
@@ -709,7 +520,7 @@ _TOOL_KEYS = (
 _RETRIEVAL_KINDS = frozenset(["retrieval", "retriever", "reranker"])
 
 
-def span_kind(reader: _Reader, tree: _Node, kind: str | None) -> str:
+def span_kind(reader: Reader, tree: Node, kind: str | None) -> str:
     """The span's kind in lower case, from its own field or the conventions' attributes."""
     if kind:
         return kind.strip().lower()
@@ -743,7 +554,7 @@ def conversation(
 ) -> Conversation | None:
     """The conversation a span records (from its attributes, its extra fields such as
     Langfuse's `input`/`output`, and its kind), or None when no convention matches."""
-    reader = _Reader()
+    reader = Reader()
     tree = reader.tree(attributes if isinstance(attributes, dict) else {}, HEADS)
     extra = reader.tree({k: v for k, v in (extras or {}).items() if k in ("input", "output")})
     kind_name = span_kind(reader, tree, kind)
@@ -803,7 +614,7 @@ def conversation(
     )
 
 
-def _read_model_call(reader: _Reader, tree: _Node, found: _Found) -> None:
+def _read_model_call(reader: Reader, tree: Node, found: _Found) -> None:
     """Messages, system instructions, tool definitions and finish reasons in the attributes."""
     genai = "OTel GenAI"
     found.take("input", read_messages(reader, at(tree, "gen_ai.input.messages"), "user"), genai)
@@ -846,8 +657,8 @@ def _read_model_call(reader: _Reader, tree: _Node, found: _Found) -> None:
 
 
 def _read_tool(
-    reader: _Reader,
-    tree: _Node,
+    reader: Reader,
+    tree: Node,
     found: _Found,
     raw_in: tuple[Any, str],
     raw_out: tuple[Any, str],
@@ -884,7 +695,7 @@ def _read_tool(
         found.take("tool_result", ToolResult(_content(reader, result[0]), call_id, name), result[1])
 
 
-def _read_documents(reader: _Reader, tree: _Node, found: _Found) -> bool:
+def _read_documents(reader: Reader, tree: Node, found: _Found) -> bool:
     for path, convention in (
         ("gen_ai.retrieval.documents", "OTel GenAI"),
         ("retrieval.documents", "OpenInference"),
@@ -899,8 +710,8 @@ def _read_documents(reader: _Reader, tree: _Node, found: _Found) -> bool:
 
 
 def _read_retrieval(
-    reader: _Reader,
-    tree: _Node,
+    reader: Reader,
+    tree: Node,
     found: _Found,
     raw_in: tuple[Any, str],
     raw_out: tuple[Any, str],
@@ -930,7 +741,7 @@ def _read_retrieval(
             found.take("input_value", value, raw_in[1])
 
 
-def _raw_value(reader: _Reader, tree: _Node, extra: _Node, name: str) -> tuple[Any, str]:
+def _raw_value(reader: Reader, tree: Node, extra: Node, name: str) -> tuple[Any, str]:
     """A raw input or output and where it came from: OpenInference's input.value (parsed when
     its mime type says JSON, or it has none), Langfuse's field or its OTel attribute, or a
     plain attribute of that name."""
@@ -1000,7 +811,7 @@ def preview(value: Any) -> str | None:
     (in a multi-turn history, the one this trace answers), else the text, else compact JSON."""
     if value is None or value == "":
         return None
-    reader = _Reader()
+    reader = Reader()
     exchange = messages_in(reader, value, "user")
     if exchange is not None and exchange.messages:
         users = [m for m in exchange.messages if m.role == "user"] or exchange.messages
@@ -1054,7 +865,7 @@ def trace_facts(*sources: Any) -> list[tuple[str, str]]:
     """(label, value) for the user, session, tags, environment and release that a trace's
     attributes or fields name, each read in its common spellings (`user.id`, `userId`,
     `langfuse.user.id`...; nested or dotted)."""
-    reader = _Reader()
+    reader = Reader()
     trees = [reader.tree(s) for s in sources if isinstance(s, Mapping)]
     facts = []
     for label, paths in FACTS.items():

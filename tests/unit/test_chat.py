@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from tui.attributes import MAX_ITEMS
 from tui.chat import (
-    MAX_ITEMS,
     Conversation,
     Document,
     Message,
