@@ -217,6 +217,11 @@ async def test_z_zooms_the_pane_to_the_whole_screen_at_80x24(service: RunningSer
         await pilot.press("escape")  # esc leaves the zoom first, not the trace
         await pilot.pause()
         assert screen.query_one("#tree-pane").display and app.screen is screen
+        assert app.focused is document(app)
+        await pilot.press("escape")  # then the pane, for the tree
+        assert app.focused is screen.query_one(SpanTreeView) and app.screen is screen
+        await pilot.press("escape")  # then the trace
+        assert app.screen is not screen
 
 
 async def test_the_pane_starts_at_the_top_for_each_span(service: RunningService) -> None:
@@ -248,6 +253,11 @@ async def test_a_long_message_folds_and_enter_unfolds_it(service: RunningService
         )
         await pilot.press("enter")
         assert "… 49 more lines · enter unfolds" in detail_lines(app)
+        note = next(i for i, line in enumerate(view.text_lines()) if "enter unfolds" in line)
+        view.scroll_to(y=note - 2, animate=False, immediate=True)
+        await pilot.pause()
+        await pilot.click(DocumentView, offset=(4, note - int(view.scroll_offset.y)))
+        assert not any("more lines" in line for line in detail_lines(app))  # a click unfolds
 
 
 async def test_slash_searches_the_conversation_and_unfolds_to_the_match(

@@ -286,6 +286,8 @@ class TraceDetailScreen(AppScreen):
             self._focus(self._search_in)
         elif self.has_class("-zoom"):
             self.action_zoom()
+        elif self._detail_focused():
+            self._focus("tree")  # back a level: from the pane to the tree, then off the trace
         else:
             self.dismiss()
 

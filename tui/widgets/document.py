@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
+from textual.events import Click
 from textual.geometry import Size
 from textual.message import Message
 from textual.strip import Strip
@@ -398,6 +399,19 @@ class DocumentView(VirtualRows):
                 self.cursor = self._starts[earlier]
                 return
         self.cursor = 0
+
+    def on_click(self, event: Click) -> None:
+        """A click moves the cursor; on a fold's note (… more lines) it unfolds, on a ▸/▾ it
+        opens or closes."""
+        super().on_click(event)
+        block, offset = self.block_at(self.cursor)
+        if block is None:
+            return
+        line = block.lines(self._width)[offset]
+        text = "".join(t for t, _ in line.pieces)
+        on_marker = offset == 0 and block.expandable and event.x - 1 - line.indent in (0, 1)
+        if on_marker or (line.source is None and text.endswith("enter unfolds")):
+            self.action_fold()
 
     def action_copy(self) -> None:
         block = self.cursor_block
