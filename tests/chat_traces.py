@@ -105,6 +105,13 @@ def add_trace(
         store.insert_traces(db, [trace_row], span_rows)
 
 
+def new_store(path: Path, workspace_key: str) -> Store:
+    """An empty store whose workspace key is `workspace_key` (for the benchmarks)."""
+    store = Store(path)
+    store.add_key(workspace_key, None, "bench")
+    return store
+
+
 def genai(role: str, *parts: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
     message: dict[str, Any] = {"role": role, "parts": list(parts)}
     if finish:

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import SecretStr
 from textual.strip import Strip
 
-from tests.chat_traces import SpanSpec, add_trace, genai, text
+from tests.chat_traces import SpanSpec, add_trace, genai, new_store, text
 from tests.perf.report import Row
 from tui.api import ApiClient
 from tui.app import StartAt, TraceTuiApp
@@ -121,9 +121,11 @@ def big_chat_trace(rng: random.Random, steps: int) -> list[SpanSpec]:
     return spans
 
 
-def make_store() -> Store:
-    store = Store(Path(tempfile.mkdtemp(prefix="tracetui-bench-chat-")) / "chat.sqlite3")
-    store.add_key(BENCH_KEY, None, "bench")
+def make_store() -> tuple[Store, dict[str, SpanSpec]]:
+    """The store with the two traces; the megabyte spans by id (for the floor)."""
+    store = new_store(
+        Path(tempfile.mkdtemp(prefix="tracetui-bench-chat-")) / "chat.sqlite3", BENCH_KEY
+    )
     rng = random.Random(16)
     start = now_ms() - 600_000
     small = SpanSpec(
@@ -135,15 +137,11 @@ def make_store() -> Store:
         5,
         attributes={"llm.prompt": "hi", "llm.completion": "hello"},
     )
+    big = {"mb40": megabyte_span("mb40", rng, 40), "mb1": megabyte_span("mb1", rng, 1)}
     add_trace(
         store,
         "megabyte",
-        [
-            SpanSpec("root", None, "root", "agent", 0, 1000),
-            small,
-            megabyte_span("mb40", rng, 40),
-            megabyte_span("mb1", rng, 1),
-        ],
+        [SpanSpec("root", None, "root", "agent", 0, 1000), small, *big.values()],
         project_id="p",
         name="megabyte",
         started_ms=start,
@@ -151,7 +149,7 @@ def make_store() -> Store:
     add_trace(
         store, "chat10k", big_chat_trace(rng, 526), project_id="p", name="10k", started_ms=start
     )
-    return store
+    return store, big
 
 
 async def first_screen(base_url: str, size: tuple[int, int]) -> dict[str, list[float]]:
@@ -194,11 +192,9 @@ async def first_screen(base_url: str, size: tuple[int, int]) -> dict[str, list[f
     return figures
 
 
-def parse_floor(store: Store, span_id: str) -> float:
+def parse_floor(span: SpanSpec) -> float:
     """Median seconds of json.loads of a span's message attributes (what any reader parses)."""
-    spans = {row[0]: row for row in store.list_spans("megabyte")}
-    attributes = json.loads(spans[span_id][-1])
-    strings = [v for v in attributes.values() if isinstance(v, str)]
+    strings = [v for v in span.attributes.values() if isinstance(v, str)]
     times = []
     for _ in range(RUNS):
         started = time.perf_counter()
@@ -263,14 +259,14 @@ async def cursor_moves(base_url: str, size: tuple[int, int]) -> tuple[list[float
 
 
 def run() -> list[Row]:
-    store = make_store()
+    store, big = make_store()
     rows: list[Row] = []
     with LocalService(store, rate_limit=10**9) as service:
         for size in ((80, 24), (160, 48)):
             figures = asyncio.run(first_screen(service.base_url, size))
             for name, label in (("chat 40", "40 msgs"), ("chat 1", "1 msg")):
                 ours = statistics.median(figures[name])
-                floor = parse_floor(store, "mb40" if name == "chat 40" else "mb1")
+                floor = parse_floor(big["mb40" if name == "chat 40" else "mb1"])
                 rows.append(
                     Row(
                         f"1 MB in {label}: select to painted {size[0]}x{size[1]}",
