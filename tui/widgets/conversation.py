@@ -176,13 +176,15 @@ def document_blocks(number: int, document: Document) -> list[Block]:
     blocks = [
         Block(
             header,
-            content if content is not None else "(no content was sent)",
+            content,
             rule=True,
             fold_rows=DOCUMENT_FOLD,
             copy=content if content is not None else document.id or "",
             what="document",
         )
     ]
+    if content is None:
+        blocks.append(Block([("(no content was sent)", "note")]))
     if document.metadata not in (None, {}, [], ""):
         metadata = json_tree(document.metadata, "metadata", depth=1)
         metadata.expanded = False
