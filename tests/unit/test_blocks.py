@@ -98,3 +98,15 @@ def test_find_backwards_and_nothing() -> None:
     found = find_match(roots, pattern, (roots[0], 0, 2), backwards=True)
     assert found is not None and found.line == 50  # wrapped round to the last match
     assert find_match(roots, re.compile("absent"), (None, -1, -1)) is None
+
+
+def test_a_spans_facts_show_its_strings_visibly() -> None:
+    from tui.api import Span
+    from tui.widgets.span_detail import facts
+
+    span = Span.model_validate(
+        {"id": "x", "kind": "llm\x1b[2J", "model": "[@click=app.quit]m", "status": "\x9bodd"}
+    )
+    shown = "".join(text for text, _ in facts(span))
+    assert "llm␛[2j" in shown and "[@click=app.quit]m" in shown and "<U+009B>odd" in shown
+    assert "\x1b" not in shown and "\x9b" not in shown

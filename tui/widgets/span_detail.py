@@ -58,7 +58,9 @@ def facts(span: Span, started: bool = False) -> list[Piece]:
     if started:
         pieces.append((f" from {fmt.local_time(span.started_at)}", ""))
     pieces.append((" · ", "dim"))
-    pieces.append(("✗ error", "error") if span.is_error else ("✓ " + (span.status or "ok"), "dim"))
+    pieces.append(
+        ("✗ error", "error") if span.is_error else piece(f"✓ {span.status or 'ok'}", "dim", 40)
+    )
     return pieces
 
 
