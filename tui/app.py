@@ -406,10 +406,11 @@ class TraceTuiApp(App[str | None]):
     # -- clipboard -------------------------------------------------------------------------------
 
     def copy_text(self, text: str, what: str) -> None:
-        """Copy by OSC 52 (works over SSH in most terminals); say how to fall back if not."""
+        """Copy by OSC 52 (works over SSH in most terminals); say how to fall back if not.
+        `what` names it for the toast: "span as JSON", "user message"..."""
         self.copy_to_clipboard(text)
         self.notify(
-            f"Copied the {what} as JSON ({len(text):,} characters) via OSC 52. If nothing arrived, "
+            f"Copied the {what} ({len(text):,} characters) via OSC 52. If nothing arrived, "
             "your terminal blocks OSC 52: press e to export the trace to a file instead.",
             timeout=6,
         )

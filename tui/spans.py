@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from tui.api.models import Span
+from tui.chat import Conversation, conversation, conversation_text
 from tui.gcpause import gc_paused
 
 ORPHAN = "orphan"  # names a parent that is not in the trace
@@ -58,6 +59,10 @@ class TraceTree:
     sub_errors: list[int]
     start: float  # earliest start (unix seconds), for the waterfall
     finish: float  # latest end
+    # Read on demand: the conversations of the spans last shown (a few hundred), and the
+    # case-folded message text of each span searched so far.
+    conversations: dict[int, Conversation | None] = field(default_factory=dict, repr=False)
+    texts: dict[int, str] = field(default_factory=dict, repr=False)
 
     @property
     def size(self) -> int:
@@ -315,28 +320,74 @@ class Visibility:
 
 
 def find_next(
-    tree: TraceTree, after: int, matches: list[bool] | None = None, backwards: bool = False
+    tree: TraceTree,
+    after: int,
+    matches: Sequence[bool] | Callable[[int], bool] | None = None,
+    backwards: bool = False,
 ) -> int | None:
-    """The next position (wrapping) after `after` where `matches` is true (default: errors)."""
-    n = tree.size
-    if n == 0:
-        return None
-    flags = matches if matches is not None else [s.is_error for s in tree.spans]
-    step = -1 if backwards else 1
-    for k in range(1, n + 1):
-        i = (after + step * k) % n
-        if flags[i]:
+    """The next position (wrapping) after `after` where `matches` is true (default: errors);
+    `matches` may be a function, asked only until one matches."""
+    flags = matches if matches is not None else tree.errors
+    test = flags if callable(flags) else flags.__getitem__
+    for i in search_order(tree, after, backwards):
+        if test(i):
             return i
     return None
 
 
-def search_flags(tree: TraceTree, query: str) -> list[bool]:
-    """Which spans match `query` (case-insensitive) in name, kind, model, id or error."""
+def search_order(tree: TraceTree, after: int, backwards: bool = False) -> Iterator[int]:
+    """Every position, from the one after `after` onwards (wrapping), `after` itself last."""
+    n = tree.size
+    step = -1 if backwards else 1
+    for k in range(1, n + 1):
+        yield (after + step * k) % n
+
+
+CONVERSATIONS_KEPT = 256
+SEARCH_TEXT_MAX = 1_000_000  # message text searched per span
+
+
+def conversation_at(tree: TraceTree, position: int) -> Conversation | None:
+    """The conversation span `position` records (tui/chat.py), read once while it is recent."""
+    cache = tree.conversations
+    if position in cache:
+        return cache[position]
+    span = tree.spans[position]
+    found = conversation(span.attributes, span.model_extra, span.kind)
+    if len(cache) >= CONVERSATIONS_KEPT:
+        del cache[next(iter(cache))]
+    cache[position] = found
+    return found
+
+
+def message_text(tree: TraceTree, position: int) -> str:
+    """The case-folded text of span `position`'s messages, tool calls and documents."""
+    text = tree.texts.get(position)
+    if text is None:
+        span = tree.spans[position]
+        found = conversation(span.attributes, span.model_extra, span.kind)
+        text = conversation_text(found)[:SEARCH_TEXT_MAX].casefold() if found else ""
+        tree.texts[position] = text
+    return text
+
+
+def span_matcher(tree: TraceTree, query: str) -> Callable[[int], bool]:
+    """Whether span i matches `query` (case-insensitive) in its name, kind, model, id or error,
+    or in its message text (read on demand, span by span, so the first match is found without
+    reading every span's messages)."""
     needle = query.casefold()
-    return [
-        any(
-            needle in (value or "").casefold()
-            for value in (s.name, s.kind, s.model, s.id, s.error_message)
-        )
-        for s in tree.spans
-    ]
+
+    def matches(i: int) -> bool:
+        s = tree.spans[i]
+        for value in (s.name, s.kind, s.model, s.id, s.error_message):
+            if value and needle in value.casefold():
+                return True
+        return needle in message_text(tree, i)
+
+    return matches
+
+
+def search_flags(tree: TraceTree, query: str) -> list[bool]:
+    """Which spans match `query` (see span_matcher), for every span at once."""
+    matches = span_matcher(tree, query)
+    return [matches(i) for i in range(tree.size)]

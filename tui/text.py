@@ -10,7 +10,10 @@ characters replaced by visible stand-ins, and optionally truncated with an ellip
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 
+from rich.cells import get_character_cell_size
 from rich.text import Text
 
 ELLIPSIS = "…"
@@ -70,3 +73,185 @@ def notice(value: object, max_length: int = NOTICE_MAX_CHARS) -> str:
 
     Show it with markup off (the app's `notify` does): the characters are kept as they are."""
     return safe_text(value, max_length).plain
+
+
+# -- wrapped multi-line text, for reading whole messages ---------------------------------------------
+#
+# `wrap` lays untrusted text out in rows of a given width: newlines kept, words wrapped, control
+# characters made visible as above, tabs expanded. Light markdown structure is styled, never
+# interpreted: headings, list items (their marker drawn as •), quotes, rules, `inline code`,
+# **bold**, and code fences, whose lines become a code block with a │ gutter. Every character
+# stays on screen as it came (nothing is hidden, no link is made), so what is searched is what
+# is shown. Rows carry style *names*; the widget drawing them owns the actual styles.
+
+CODE = "code"  # a line of a code block or of a JSON body
+FENCE = "fence"  # a ``` line, and the gutter of code block lines
+HEADING = "heading"
+MARKER = "marker"  # a list item's bullet or number
+QUOTE = "quote"
+RULE = "rule"
+BOLD = "bold"
+INLINE_CODE = "inline-code"
+GUTTER = "│ "
+
+_HEADING = re.compile(r"#{1,6}\s")
+_BULLET = re.compile(r"(\s*)([-*+])(\s+)")
+_NUMBERED = re.compile(r"(\s*)(\d{1,9}[.)])(\s+)")
+_RULE_LINE = re.compile(r"\s{0,3}([-*_])(\s*\1){2,}\s*")
+_FENCE_LINE = re.compile(r"\s{0,3}(```|~~~)")
+_INLINE = re.compile(r"`[^`\n]+`|\*\*[^*\n]+\*\*")
+INLINE_MAX = 2000  # longer lines are not scanned for inline styles
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One display row: pieces of visible text with a style name each, and where the row comes
+    from (its source line, and the offset in that shown line of its first character)."""
+
+    pieces: tuple[tuple[str, str], ...]
+    line: int
+    start: int
+    lead: int = 0  # characters before the source's (a code gutter, a list item's hanging indent)
+    style: str = ""  # CODE for a row of code: its style runs to the end of the row
+
+    @property
+    def plain(self) -> str:
+        return "".join(text for text, _ in self.pieces)
+
+
+@dataclass
+class Wrapped:
+    rows: list[Row]
+    more_lines: int = 0  # source lines not (wholly) laid out, when `limit` stopped the wrap
+    more_chars: int = 0  # characters of the text not laid out
+
+
+def shown_line(raw: str) -> str:
+    """One source line as it is shown: a CR before the newline dropped, controls made visible,
+    tabs expanded."""
+    return visible(raw.removesuffix("\r"), multiline=True).expandtabs(4)
+
+
+def _fit(line: str, pos: int, room: int) -> int:
+    """The end of the characters from `pos` that fit in `room` cells (at least one)."""
+    cells, i, n = 0, pos, len(line)
+    while i < n:
+        size = get_character_cell_size(line[i])
+        if cells + size > room:
+            break
+        cells += size
+        i += 1
+    return max(i, pos + 1)
+
+
+def _breaks(line: str, width: int, hang: int) -> Iterator[tuple[int, int]]:
+    """Where `line` breaks into rows of `width` cells, continuation rows indented by `hang`:
+    after a space when there is one, else where the width runs out. Lazily: a caller that
+    needs the first rows of a megabyte line pays for those rows only."""
+    n = len(line)
+    if n == 0:
+        yield 0, 0
+        return
+    simple = line.isascii()
+    pos, first = 0, True
+    while pos < n:
+        room = max(1, width if first else width - hang)
+        first = False
+        end = min(n, pos + room) if simple else _fit(line, pos, room)
+        if end < n:
+            cut = line.rfind(" ", pos + 1, end + 1)
+            if cut > pos:
+                yield pos, cut
+                pos = cut + 1
+                continue
+        yield pos, end
+        pos = end
+
+
+def _line_styles(line: str, in_fence: bool, code: bool) -> tuple[list[tuple[int, int, str]], int]:
+    """Style spans over a shown line, and the hanging indent of its continuation rows."""
+    n = len(line)
+    if code or in_fence:
+        return [(0, n, CODE)], len(line) - len(line.lstrip(" "))
+    if _HEADING.match(line):
+        return [(0, n, HEADING)], 0
+    if _RULE_LINE.fullmatch(line):
+        return [(0, n, RULE)], 0
+    if line.lstrip().startswith(">"):
+        return [(0, n, QUOTE)], 2
+    spans: list[tuple[int, int, str]] = []
+    hang = 0
+    item = _BULLET.match(line) or _NUMBERED.match(line)
+    if item:
+        spans.append((item.start(2), item.end(2), MARKER))
+        hang = item.end()
+    if n <= INLINE_MAX and ("`" in line or "**" in line):
+        for found in _INLINE.finditer(line, hang):
+            spans.append(
+                (found.start(), found.end(), INLINE_CODE if found.group()[0] == "`" else BOLD)
+            )
+    return spans, hang
+
+
+def _pieces(
+    line: str, start: int, end: int, spans: list[tuple[int, int, str]]
+) -> list[tuple[str, str]]:
+    pieces = []
+    pos = start
+    for s, e, style in spans:
+        if e <= pos or s >= end:
+            continue
+        if s > pos:
+            pieces.append((line[pos:s], ""))
+        pieces.append((line[max(s, pos) : min(e, end)], style))
+        pos = min(e, end)
+    if pos < end:
+        pieces.append((line[pos:end], ""))
+    return pieces
+
+
+def wrap(text: str, width: int, *, code: bool = False, limit: int | None = None) -> Wrapped:
+    """Untrusted `text` as rows of at most `width` cells (see above). With `limit`, only that
+    many rows are laid out and the rest is counted instead: a folded megabyte costs what its
+    first rows cost."""
+    width = max(width, 8)
+    if text.endswith("\n"):
+        text = text.rstrip("\n")
+    rows: list[Row] = []
+    in_fence = False
+    pos, line_no, n = 0, 0, len(text)
+    while True:
+        end = text.find("\n", pos)
+        if end == -1:
+            end = n
+        raw = text[pos:end]
+        if limit is not None:
+            # No shown character is narrower than a quarter of a cell on average (controls
+            # become 1-8 characters, combining marks ride on others): this prefix fills the rows.
+            raw = raw[: (limit - len(rows) + 1) * width * 4 + 64]
+        line = shown_line(raw)
+        fence = not code and _FENCE_LINE.match(line) is not None
+        spans, hang = _line_styles(line, in_fence and not fence, code)
+        if fence:
+            spans = [(0, len(line), FENCE)]
+        elif spans and spans[0][2] == MARKER and line[spans[0][0]] in "-*+":
+            bullet = spans[0][0]
+            line = line[:bullet] + "•" + line[bullet + 1 :]
+        gutter = in_fence and not fence
+        room = width - len(GUTTER) if gutter else width
+        for a, b in _breaks(line, room, hang):
+            if limit is not None and len(rows) >= limit:
+                return Wrapped(rows, 1 + text.count("\n", end), max(1, n - pos - min(a, len(raw))))
+            pieces = _pieces(line, a, b, spans)
+            if a and hang:
+                pieces.insert(0, (" " * hang, ""))
+            if gutter:
+                pieces.insert(0, (GUTTER, FENCE))
+            lead = (hang if a and hang else 0) + (len(GUTTER) if gutter else 0)
+            rows.append(Row(tuple(pieces), line_no, a, lead, CODE if code or gutter else ""))
+        if fence:
+            in_fence = not in_fence
+        if end >= n:
+            return Wrapped(rows)
+        pos = end + 1
+        line_no += 1

@@ -15,8 +15,11 @@ from tui.spans import (
     ORPHAN,
     Visibility,
     build_tree,
+    conversation_at,
     find_next,
     search_flags,
+    search_order,
+    span_matcher,
 )
 
 T0 = datetime(2026, 11, 21, 9, 0, tzinfo=timezone.utc)
@@ -122,6 +125,39 @@ def test_next_error_and_search_wrap() -> None:
     flags = search_flags(tree, "embed")
     assert find_next(tree, 2, flags) == 2 and find_next(tree, 0, flags) == 2
     assert find_next(tree, 2, search_flags(tree, "zzz")) is None
+
+
+def test_search_matches_message_text_read_only_as_far_as_needed() -> None:
+    messages = (
+        '[{"role": "user", "parts": [{"type": "text", "content": "Wh\\u00e9re is my ORDER?"}]}]'
+    )
+    tree = build_tree(
+        [
+            span("a", attributes={"gen_ai.input.messages": messages}),
+            span("b", "a", 1, attributes={"tool.name": "lookup", "tool.result": "shipped by DHL"}),
+            span("c", "a", 2),
+            span("d", "a", 3, input="a Langfuse input about refunds"),
+        ]
+    )
+    assert search_flags(tree, "whére is my order") == [True, False, False, False]  # decoded
+    assert search_flags(tree, "dhl") == [False, True, False, False]
+    assert search_flags(tree, "refunds") == [False, False, False, True]
+    tree.texts.clear()
+    assert find_next(tree, 0, span_matcher(tree, "lookup")) == 1
+    assert set(tree.texts) == {1}  # the first match is found without reading the others
+    assert list(search_order(tree, 2)) == [3, 0, 1, 2]
+    assert list(search_order(tree, 2, backwards=True)) == [1, 0, 3, 2]
+
+
+def test_conversations_are_read_once_and_kept_for_the_recent_spans() -> None:
+    tree = build_tree(
+        [span(f"s{i}", None, i, attributes={"llm.prompt": f"q{i}"}) for i in range(300)]
+    )
+    first = conversation_at(tree, 0)
+    assert first is not None and conversation_at(tree, 0) is first
+    for i in range(300):
+        conversation_at(tree, i)
+    assert len(tree.conversations) <= 256 and 299 in tree.conversations
 
 
 def test_waterfall_fractions() -> None:

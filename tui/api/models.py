@@ -244,6 +244,9 @@ class Trace(Record):
         "cost",
     )
     attributes: Any = aliases("attributes", "attrs", "metadata", "tags")
+    # A short preview of the trace's input, when the server makes one for its list rows; the
+    # app also derives one from an `input` field (tui/chat.py trace_preview).
+    input_preview: LStr = aliases("input_preview", "inputPreview", "preview")
     # Set by tui/api/readers.py, which reads spans the fast way where it can; never validated.
     spans: SkipValidation[list[Span]] = Field(default_factory=list)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from datetime import datetime
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
+from rich.console import Group
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -18,16 +20,20 @@ from textual.widgets import Footer, Input, Static
 
 from tui import formatting as fmt
 from tui.api import ApiClient, ApiError, NotFound, Trace
+from tui.chat import trace_facts, trace_preview
 from tui.gcpause import gc_paused, hold_out_of_collections, return_to_collections
 from tui.screens.base import AppScreen, error_line
-from tui.spans import TraceTree, build_tree, find_next, search_flags
+from tui.spans import TraceTree, build_tree, search_order, span_matcher
 from tui.text import safe_text
+from tui.widgets.document import DocumentView
 from tui.widgets.span_detail import SpanDetail
 from tui.widgets.span_tree import SpanTreeView, header_line
 from tui.widgets.status_bar import StatusBar
 
 
-def summary_text(trace: Trace, tree: TraceTree, now: datetime) -> Text:
+def summary_text(trace: Trace, tree: TraceTree, now: datetime) -> Group:
+    """The trace at a glance: id and name; time, cost, tokens, spans and errors (wrapped);
+    and on one row, cut to the width, its user, session, tags and input."""
     text = Text()
     text.append("Trace ", style="bold")
     text.append_text(safe_text(trace.id or "?", 40))
@@ -59,8 +65,23 @@ def summary_text(trace: Trace, tree: TraceTree, now: datetime) -> Text:
     text.append(
         f"✗ {errors} errors" if errors else "no errors", style="bold red" if errors else "green"
     )
-    return text
+    # The trace's own attributes: who, which session, tags; and what it was asked.
+    attributes = trace.attributes if isinstance(trace.attributes, dict) else {}
+    tags = {"tags": trace.attributes} if isinstance(trace.attributes, list) else {}
+    context: list[tuple[str, str]] = trace_facts(attributes, trace.model_extra, tags)
+    asked = trace_preview({"input_preview": trace.input_preview}, trace.model_extra, attributes)
+    if asked:
+        context.append(("input", asked))
+    row = Text(no_wrap=True, overflow="ellipsis")
+    for n, (label, value) in enumerate(context):
+        if n:
+            row.append(" · ", style="dim")
+        row.append(f"{label} ", style="dim")
+        row.append_text(safe_text(value, 200 if label == "input" else 40))
+    return Group(text, row) if context else Group(text)
 
+
+SEARCH_BATCH = 200  # spans a search looks at between two frames
 
 # From this size on, an open trace is held out of garbage collections (see tui/api/gcpause.py).
 HOLD_OUT_SPANS = 2000
@@ -83,37 +104,73 @@ def _json_default(value: Any) -> Any:
 class TraceDetailScreen(AppScreen):
     """One trace. Opened from the trace list, the palette, or `tracetui trace ID`."""
 
+    # Nothing takes focus until the tree is shown (then the tree does): the detail pane taking
+    # it while the trace loads would make the 80x24 layout jump.
+    AUTO_FOCUS = None
+
     BINDINGS = [
-        Binding("escape", "back", "Back", id="detail.back"),
+        Binding("escape", "back", "Back", show=False, id="detail.back"),
+        Binding(
+            "tab",
+            "switch_pane",
+            "Pane",
+            id="detail.focus_next",
+            tooltip="Move between the span tree and the detail pane",
+        ),
+        Binding("shift+tab", "switch_pane", "Pane", show=False, id="detail.focus_previous"),
+        Binding(
+            "c",
+            "switch_view",
+            "View",
+            id="detail.view",
+            tooltip="Show the span's conversation, or its fields and attributes",
+        ),
+        Binding(
+            "z",
+            "zoom",
+            "Zoom",
+            id="detail.zoom",
+            tooltip="Give the detail pane the whole screen (again to go back)",
+        ),
         Binding(
             "slash",
             "search",
-            "Search",
+            "Find",
             id="detail.search",
-            tooltip="Search span names, models, ids",
+            tooltip="Search spans (names, models, ids, message text), or the detail pane's text",
         ),
         Binding(
             "y",
             "copy",
             "Copy JSON",
+            show=False,
             id="detail.copy",
             tooltip="Copy the selected span as JSON (OSC 52)",
         ),
         Binding(
-            "e", "export", "Export", id="detail.export", tooltip="Export the whole trace as JSON"
+            "e",
+            "export",
+            "Export",
+            show=False,
+            id="detail.export",
+            tooltip="Export the whole trace as JSON",
         ),
-        Binding("tab", "app.focus_next", "Panel", show=False, id="detail.focus_next"),
         Binding("r", "reload", "Reload", show=False, id="detail.reload"),
     ]
     DEFAULT_CSS = """
     TraceDetailScreen #summary { height: auto; padding: 0 1; background: $boost; }
     TraceDetailScreen #tree-header { height: 1; padding: 0 0; color: $text-muted; text-style: bold; }
     TraceDetailScreen #panes { layout: vertical; height: 1fr; }
-    TraceDetailScreen #tree-pane { height: 1fr; }
-    TraceDetailScreen SpanDetail { height: 9; }
+    TraceDetailScreen #tree-pane { height: 2fr; }
+    TraceDetailScreen SpanDetail { height: 1fr; min-height: 9; }
+    TraceDetailScreen.-narrow SpanDetail:focus-within { height: 1fr; }
+    TraceDetailScreen.-narrow #panes:focus-within #tree-pane { height: 5; }
+    TraceDetailScreen.-narrow #panes:focus-within #tree-pane:focus-within { height: 1fr; }
     TraceDetailScreen.-wide #panes { layout: horizontal; }
     TraceDetailScreen.-wide #tree-pane { width: 3fr; height: 1fr; }
-    TraceDetailScreen.-wide SpanDetail { width: 2fr; height: 1fr; border-top: none; border-left: solid $primary-darken-2; }
+    TraceDetailScreen.-wide SpanDetail { width: 2fr; height: 1fr; border-left: solid $primary-darken-2; }
+    TraceDetailScreen.-zoom #summary, TraceDetailScreen.-zoom #tree-pane { display: none; }
+    TraceDetailScreen.-zoom SpanDetail { width: 1fr; height: 1fr; border-left: none; }
     TraceDetailScreen #search { dock: bottom; display: none; }
     TraceDetailScreen #search.-open { display: block; }
     TraceDetailScreen #message { padding: 1 2; }
@@ -125,6 +182,7 @@ class TraceDetailScreen(AppScreen):
         self.project_id = project_id
         self.trace: Trace | None = None
         self.trace_tree: TraceTree | None = None
+        self._search_in = "spans"  # what the search field searches: "spans" or "detail"
 
     def compose(self) -> ComposeResult:
         yield Static(id="summary")
@@ -144,6 +202,7 @@ class TraceDetailScreen(AppScreen):
 
     def on_resize(self) -> None:
         self.set_class(self.size.width >= 120, "-wide")
+        self.set_class(self.size.width < 120, "-narrow")
         self.call_after_refresh(self._update_header)
 
     def _update_header(self) -> None:
@@ -198,6 +257,8 @@ class TraceDetailScreen(AppScreen):
             await pane.mount(Static(Text("This trace has no spans."), id="message"))
             return
         view = SpanTreeView(self.trace_tree)
+        # A short trace's tree takes no more rows than it has spans: the rest go to the detail.
+        pane.styles.max_height = self.trace_tree.size + 1
         await pane.mount(view)
         self.call_after_refresh(self._update_header)
         view.focus()
@@ -211,14 +272,22 @@ class TraceDetailScreen(AppScreen):
 
     @on(SpanTreeView.SpanHighlighted)
     def _highlighted(self, event: SpanTreeView.SpanHighlighted) -> None:
-        if self.trace_tree is not None:
-            self.query_one(SpanDetail).show(self.trace_tree, event.position)
+        if self.trace_tree is None:
+            return
+        for view in self.query(SpanTreeView):
+            if view.position != event.position:
+                return  # the cursor moved on (a key held down): the newer move shows its span
+        self.query_one(SpanDetail).show(self.trace_tree, event.position)
 
     def action_back(self) -> None:
         search = self.query_one("#search", Input)
         if search.has_class("-open"):
             search.remove_class("-open")
-            self._focus_tree()
+            self._focus(self._search_in)
+        elif self.has_class("-zoom"):
+            self.action_zoom()
+        elif self._detail_focused():
+            self._focus("tree")  # back a level: from the pane to the tree, then off the trace
         else:
             project_id = self.trace.project_id if self.trace is not None else None
             self.tui.close_trace(project_id or self.project_id)
@@ -227,31 +296,89 @@ class TraceDetailScreen(AppScreen):
         for view in self.query(SpanTreeView):
             view.focus()
 
+    def _focus(self, pane: str) -> None:
+        if pane == "detail":
+            self.query_one(SpanDetail).document.focus()
+        else:
+            self.remove_class("-zoom")
+            self._focus_tree()
+
+    def _detail_focused(self) -> bool:
+        focused = self.focused
+        return focused is not None and self.query_one(SpanDetail) in focused.ancestors_with_self
+
+    def action_switch_pane(self) -> None:
+        """Tab: from the span tree to the detail pane's content and back, in one press."""
+        self._focus("tree" if self._detail_focused() else "detail")
+
+    def action_switch_view(self) -> None:
+        self.query_one(SpanDetail).switch_view()
+
+    def action_zoom(self) -> None:
+        """The detail pane alone on screen, or back beside (or below) the span tree."""
+        zoomed = not self.has_class("-zoom")
+        self.set_class(zoomed, "-zoom")
+        if zoomed:
+            self.query_one(SpanDetail).document.focus()
+
     def action_reload(self) -> None:
         self.load()
 
     def action_search(self) -> None:
+        """/ searches what has focus: the detail pane's text, or the spans."""
+        self._search_in = "detail" if self._detail_focused() else "spans"
         search = self.query_one("#search", Input)
+        search.placeholder = (
+            "search this span's text (Enter: next match; n/N later; esc closes)"
+            if self._search_in == "detail"
+            else "search spans: name, kind, model, id, error, message text — Enter for next"
+        )
         search.add_class("-open")
         search.focus()
 
     @on(Input.Submitted, "#search")
     def _search(self, event: Input.Submitted) -> None:
-        if self.trace_tree is None or not event.value.strip():
+        query = event.value.strip()
+        if self.trace_tree is None or not query:
             return
-        view = self.query_one(SpanTreeView)
-        found = find_next(
-            self.trace_tree, view.position or 0, search_flags(self.trace_tree, event.value.strip())
+        if self._search_in == "detail":
+            if not self.query_one(SpanDetail).document.search(query):
+                self.notify("Nothing in this span matches.", timeout=3)
+            return
+        self.run_worker(
+            self._find_span(self.trace_tree, query),
+            name="span-search",
+            group="span-search",
+            exclusive=True,
+            exit_on_error=False,
         )
-        if found is None:
-            self.notify("No span matches.", timeout=3)
-        else:
-            view.go_to(found)
+
+    async def _find_span(self, tree: TraceTree, query: str) -> None:
+        """Go to the next span matching `query`. Reading a span's message text for the first
+        time costs some 60 µs, so the search lets the screen draw between batches (a first
+        search of a 50,000-span trace reads for seconds; the next ones take milliseconds)."""
+        view = self.query_one(SpanTreeView)
+        matches = span_matcher(tree, query)
+        if tree.size > SEARCH_BATCH * 10 and len(tree.texts) < tree.size:
+            self.notify(f"Searching the message text of {tree.size:,} spans…", timeout=3)
+        for count, position in enumerate(search_order(tree, view.position or 0), 1):
+            if matches(position):
+                if tree is self.trace_tree:
+                    view.go_to(position)
+                return
+            if count % SEARCH_BATCH == 0:
+                await asyncio.sleep(0)
+        self.notify("No span matches.", timeout=3)
+
+    @on(DocumentView.CopyRequested)
+    def _copy_from_detail(self, event: DocumentView.CopyRequested) -> None:
+        self.tui.copy_text(event.text, event.what)
 
     def action_copy(self) -> None:
         for view in self.query(SpanTreeView):
             if view.position is not None:
-                self.tui.copy_text(json_text(view.trace_tree.spans[view.position]), "span")
+                span = view.trace_tree.spans[view.position]
+                self.tui.copy_text(json_text(span), "span as JSON")
 
     def action_export(self) -> None:
         if self.trace is None:

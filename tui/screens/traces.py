@@ -15,6 +15,7 @@ from textual.widgets import Footer, Input, Static
 from textual.worker import Worker
 
 from tui.api import ApiError, NextPage, Page, Trace
+from tui.chat import trace_preview
 from tui.screens.base import AppScreen, error_line
 from tui.text import safe_text
 from tui.timerange import TimeRange
@@ -31,8 +32,22 @@ SORT_LABELS = {"start": "newest first", "duration": "slowest first", "cost": "co
 
 def haystack(trace: Trace) -> str:
     return " ".join(
-        str(v) for v in (trace.name, trace.id, trace.status, trace.error_message) if v
+        str(v)
+        for v in (trace.name, trace.id, trace.status, trace.error_message, trace.input_preview)
+        if v
     ).casefold()
+
+
+def add_preview(trace: Trace) -> bool:
+    """Give the trace its one-line input preview: the server's, or one made from an `input`
+    it sent (Langfuse does); True if it has one."""
+    if trace.input_preview is None and not trace.model_extra and not trace.attributes:
+        return False
+    attributes = trace.attributes if isinstance(trace.attributes, dict) else None
+    trace.input_preview = trace_preview(
+        {"input_preview": trace.input_preview}, trace.model_extra, attributes
+    )
+    return trace.input_preview is not None
 
 
 class TracesScreen(AppScreen):
@@ -79,7 +94,7 @@ class TracesScreen(AppScreen):
         yield Static(id="header")
         yield Static(id="columns")
         yield TraceTable()
-        yield Input(placeholder="filter loaded traces by name, id or status", id="filter")
+        yield Input(placeholder="filter loaded traces by name, id, status or input", id="filter")
         yield StatusBar()
         yield Footer(compact=True, show_command_palette=False)
 
@@ -109,8 +124,10 @@ class TracesScreen(AppScreen):
         self.call_after_refresh(self._update_columns)
 
     def _update_columns(self) -> None:
-        width = self.query_one(TraceTable).content_width
-        self.query_one("#columns", Static).update(Text(header_line(width)))
+        table = self.query_one(TraceTable)
+        self.query_one("#columns", Static).update(
+            Text(header_line(table.content_width, table.previews))
+        )
 
     # -- loading ---------------------------------------------------------------------------------
 
@@ -158,10 +175,15 @@ class TracesScreen(AppScreen):
 
     def _add(self, traces: list[Trace], at_top: bool, to_top: bool = False) -> None:
         fresh = [t for t in traces if (t.id or "") not in self._ids or not t.id]
+        previews = False
         for trace in fresh:
             if trace.id:
                 self._ids.add(trace.id)
+            previews = add_preview(trace) or previews
         table = self.query_one(TraceTable)
+        if previews and not table.previews:
+            table.previews = True
+            self._update_columns()
         keep = None if to_top else table.selected
         if at_top:
             self.traces[:0] = fresh

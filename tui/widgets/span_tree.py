@@ -66,6 +66,7 @@ class SpanTreeView(VirtualRows):
         Binding("right,l", "expand", "Expand", show=False, id="tree.expand"),
         Binding("left,h", "collapse", "Collapse", show=False, id="tree.collapse"),
         Binding("space", "fold", "Fold", id="tree.toggle", tooltip="Expand or collapse"),
+        # Listed by `?`; the footer keeps its room for the keys of both panes (80 columns).
         Binding("plus,asterisk", "expand_all", "Expand all", show=False, id="tree.expand_all"),
         Binding("minus", "collapse_all", "Collapse all", show=False, id="tree.collapse_all"),
         Binding("n", "next_error", "Next error", id="tree.next_error"),
@@ -78,7 +79,7 @@ class SpanTreeView(VirtualRows):
             self.position = position
 
     def __init__(self, tree: TraceTree, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+        super().__init__(**kwargs)
         self.trace_tree = tree
         self.view = Visibility.initial(tree)
 

@@ -7,11 +7,13 @@ A cursor move repaints the two lines involved, which keeps the bytes sent over S
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding
 from textual.events import Click
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -45,6 +47,36 @@ class VirtualRows(ScrollView, can_focus=True):
             super().__init__()
             self.row = row
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._row_styles: dict[str, Style] = {}
+
+    # -- styles, looked up once per repaint: computing a widget's rich style walks its
+    # ancestors' styles (a tenth of a millisecond), and a repaint draws dozens of rows.
+
+    def row_style(self, name: str = "") -> Style:
+        """The widget's style (""), or that of one of its component classes."""
+        style = self._row_styles.get(name)
+        if style is None:
+            style = self.rich_style if not name else self.get_component_rich_style(name)
+            self._row_styles[name] = style
+        return style
+
+    def refresh(
+        self,
+        *regions: Region,
+        repaint: bool = True,
+        layout: bool = False,
+        recompose: bool = False,
+    ) -> Any:
+        if repaint:
+            self._row_styles.clear()
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._row_styles.clear()
+
     @property
     def content_width(self) -> int:
         """The width rows are drawn to: the widget less its scrollbar."""
@@ -65,14 +97,23 @@ class VirtualRows(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self.virtual_size = Size(self.size.width, self.row_count())
+        self.call_after_refresh(self.keep_cursor_in_view)
+
+    def keep_cursor_in_view(self) -> None:
+        """After the view shrank (a pane given more room), scroll so the cursor still shows."""
+        top = int(self.scroll_offset.y)
+        height = self.scrollable_content_region.height or self.size.height
+        if height and not top <= self.cursor < top + height:
+            self.scroll_to(y=max(0, self.cursor - height // 2), animate=False, immediate=True)
+            self.refresh()
 
     def render_line(self, y: int) -> Strip:
         row = int(self.scroll_offset.y) + y
         width = self.content_width
         if row >= self.row_count():
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, self.row_style())
         return self.render_row(row, width, row == self.cursor).adjust_cell_length(
-            width, self.rich_style
+            width, self.row_style()
         )
 
     def watch_cursor(self, old: int, new: int) -> None:
@@ -95,9 +136,7 @@ class VirtualRows(ScrollView, can_focus=True):
 
         The cursor row takes the cursor style whole; other rows add each cell's style.
         """
-        base = (
-            self.get_component_rich_style("virtual-rows--cursor") if selected else self.rich_style
-        )
+        base = self.row_style("virtual-rows--cursor" if selected else "")
         segments: list[Segment] = []
         for text, style in cells:
             if not text:
