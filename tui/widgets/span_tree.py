@@ -28,10 +28,17 @@ MAX_INDENT = 12  # deeper levels show their depth as a number instead of more in
 
 
 def columns_for(width: int) -> dict[str, int]:
-    """Column widths for a terminal width; the name takes what is left."""
-    wide = width >= 110
-    cols = {"kind": 5, "model": 16 if wide else 9, "in": 6, "out": 6, "cost": 8, "dur": 7}
-    cols["bar"] = max(8, width // 6) if wide else 7
+    """Column widths for the tree's width: the model and the timing bar grow with it (model
+    names run to 26 characters), the name takes what is left."""
+    cols = {
+        "kind": 9 if width >= 120 else 5,
+        "model": 9 if width < 90 else max(12, min(28, width // 5)),
+        "in": 6,
+        "out": 6,
+        "cost": 8,
+        "dur": 7,
+        "bar": 7 if width < 90 else max(8, min(40, width // 6)),
+    }
     cols["name"] = max(10, width - sum(cols.values()) - len(cols))
     return cols
 
