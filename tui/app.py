@@ -3,12 +3,13 @@ API errors become what users see."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
 from rich.segment import Segments
 from rich.text import Text
@@ -21,18 +22,6 @@ from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
-from tui.api import (
-    Alert,
-    ApiClient,
-    ApiError,
-    ConnectionFailed,
-    Forbidden,
-    Project,
-    RateLimited,
-    TimedOut,
-    Unauthorized,
-    Waiting,
-)
 from tui.hangup import watch_for_hangup
 from tui.messages import ProjectsLoaded
 from tui.palette import TraceTuiCommands
@@ -40,6 +29,13 @@ from tui.screens.too_small import MIN_HEIGHT, MIN_WIDTH, TooSmallScreen
 from tui.text import NOTICE_MAX_CHARS, notice, safe_text
 from tui.timerange import TimeRange
 from tui.widgets.status_bar import Status, StatusBar
+
+if TYPE_CHECKING:
+    # The client's modules (httpx, pydantic) load after the first frame: see `on_mount`.
+    from tui.api import Alert, ApiClient, ApiError, Project, Waiting
+
+# Either a client, or how to make one: made in a thread once the first frame is drawn.
+ClientOrFactory = Union["ApiClient", Callable[[], "ApiClient"]]
 
 # A toast's title is cut to this many characters of a server string.
 TITLE_MAX_CHARS = 60
@@ -69,15 +65,22 @@ class TraceTuiApp(App[str | None]):
 
     def __init__(
         self,
-        client: ApiClient,
+        client: ClientOrFactory,
         start: StartAt | None = None,
         profile: str = "default",
         profiles: Iterable[str] = (),
         keymap: dict[str, str] | None = None,
         config_path: Path | None = None,
+        server_label: str | None = None,
     ) -> None:
         super().__init__()
-        self.client = client
+        self._client: ApiClient | None = None
+        self._make_client: Callable[[], ApiClient] | None = None
+        self._first_frame_drawn = threading.Event()
+        if callable(client):
+            self._make_client = client
+        else:
+            self._use_client(client)
         self.start = start or StartAt()
         self.profile = profile
         self.profiles = tuple(profiles)
@@ -96,14 +99,52 @@ class TraceTuiApp(App[str | None]):
         self.prompting_key_for: str | None = None
         # Tests and screenshots fix these; the app itself uses the real clock and host.
         self.now: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
-        self.server_label = client.host
+        self.server_label = server_label or (self._client.host if self._client else "")
+
+    @property
+    def client(self) -> ApiClient:
+        """The API client (the screens that use it open once it is ready)."""
+        if self._client is None:
+            raise RuntimeError("the client is still loading")
+        return self._client
+
+    def _use_client(self, client: ApiClient) -> None:
+        self._client = client
         client.on_wait = self.client_waiting
+
+    async def close_client(self) -> None:
+        """Close the client if it was made (the app made it from its factory)."""
+        if self._client is not None:
+            await self._client.aclose()
 
     def on_mount(self) -> None:
         if self.keymap:
             self.set_keymap(self.keymap)
-            # Checked once the first screen is up: it imports every screen to know their ids.
-            self.call_after_refresh(self._check_keymap)
+        if self._make_client is None:
+            self._open_start()
+        else:
+            # The first frame now; the client's imports (~150 ms) in a thread meanwhile.
+            from tui.screens.starting import StartingScreen
+
+            self.push_screen(StartingScreen(self.server_label))
+            # The thread waits for the frame to be drawn: importing meanwhile would hold the GIL.
+            self.call_after_refresh(self._first_frame_drawn.set)
+            self.run_worker(self._load_client, thread=True, name="client", exit_on_error=False)
+        self.check_size()
+        watch_for_hangup(self)
+
+    def _load_client(self) -> None:
+        assert self._make_client is not None
+        self._first_frame_drawn.wait(timeout=1.0)
+        client = self._make_client()
+        self.call_from_thread(self._client_ready, client)
+
+    def _client_ready(self, client: ApiClient) -> None:
+        self._use_client(client)
+        self.pop_screen()
+        self._open_start()
+
+    def _open_start(self) -> None:
         from tui.screens.projects import ProjectsScreen
 
         self.push_screen(ProjectsScreen())
@@ -111,8 +152,9 @@ class TraceTuiApp(App[str | None]):
             self.open_traces(self.start.project_id, None)
         if self.start.trace_id:
             self.open_trace(self.start.trace_id, self.start.project_id)
-        self.check_size()
-        watch_for_hangup(self)
+        if self.keymap:
+            # Checked once the first screen is up: it imports every screen to know their ids.
+            self.call_after_refresh(self._check_keymap)
 
     def _check_keymap(self) -> None:
         from tui.keymap import unknown_ids
@@ -255,12 +297,14 @@ class TraceTuiApp(App[str | None]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A worker that failed with anything but an API error is a bug: say so, never hide it."""
+        from tui.api import ApiError
+
         if event.state == WorkerState.ERROR and not isinstance(event.worker.error, ApiError):
             error = event.worker.error
             # A bug's message can hold anything, a key among it: redacted, cut, made visible.
-            message = self.client.redact(
-                f"Internal error in {event.worker.name}: {type(error).__name__}: {error}"
-            )[:NOTICE_MAX_CHARS]
+            text = f"Internal error in {event.worker.name}: {type(error).__name__}: {error}"
+            redact = self._client.redact if self._client is not None else str
+            message = redact(text)[:NOTICE_MAX_CHARS]
             self.log.error(message)
             self.notify(message, title="tracetui bug", severity="error", timeout=15)
 
@@ -272,6 +316,8 @@ class TraceTuiApp(App[str | None]):
         quiet: bool = False,
     ) -> None:
         """Show an API error the way its kind calls for; keep `retry` for ctrl+r or the timer."""
+        from tui.api import ConnectionFailed, Forbidden, RateLimited, TimedOut, Unauthorized
+
         self._retry = retry
         self.waiting = self.waiting_until = None  # the client has given up waiting
         if isinstance(error, RateLimited):
@@ -349,7 +395,7 @@ class TraceTuiApp(App[str | None]):
 
     def status(self) -> Status:
         """What the status line says now."""
-        budget = self.client.latest_budget
+        budget = self._client.latest_budget if self._client is not None else None
         return Status(
             server=self.server_label,
             profile=self.profile,

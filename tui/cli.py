@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from tui.api.client import ApiClient
     from tui.app import StartAt
 
 
@@ -57,10 +58,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run_app(profile: str | None, base_url: str | None, mouse: bool, start: StartAt) -> int:
-    """The app against the configured server; configuration problems end with a clear message."""
-    import asyncio
+    """The app against the configured server; configuration problems end with a clear message.
 
-    from tui.api import ApiClient, InvalidBaseUrl
+    Nothing here imports httpx or pydantic: the app draws its first frame while the client
+    loads in a thread (see TraceTuiApp.on_mount)."""
+    import asyncio
+    from urllib.parse import urlsplit
+
+    from tui.api.base_url import InvalidBaseUrl, normalize_base_url
     from tui.config import ConfigError, load_settings
 
     try:
@@ -70,7 +75,7 @@ def run_app(profile: str | None, base_url: str | None, mouse: bool, start: Start
                 f"No server configured. Set TRACETUI_BASE_URL, pass --base-url, or add a profile "
                 f"to {settings.config_path}. To try tracetui without a server: tracetui demo"
             )
-        client = ApiClient(settings.base_url, settings.api_key, settings.project_keys)
+        url = normalize_base_url(settings.base_url)
     except (ConfigError, InvalidBaseUrl) as error:
         print(f"tracetui: {error.message}", file=sys.stderr)
         return 2
@@ -79,17 +84,25 @@ def run_app(profile: str | None, base_url: str | None, mouse: bool, start: Start
 
     from tui.app import TraceTuiApp
 
+    def make_client() -> ApiClient:
+        from tui.api.client import ApiClient
+
+        return ApiClient(url, settings.api_key, settings.project_keys)
+
     async def main() -> str | None:
-        async with client:
-            app = TraceTuiApp(
-                client,
-                start,
-                settings.profile,
-                settings.profiles,
-                settings.keymap,
-                settings.config_path,
-            )
+        app = TraceTuiApp(
+            make_client,
+            start,
+            settings.profile,
+            settings.profiles,
+            settings.keymap,
+            settings.config_path,
+            server_label=urlsplit(url).netloc,
+        )
+        try:
             return await app.run_async(mouse=mouse)
+        finally:
+            await app.close_client()
 
     result = asyncio.run(main())
     if isinstance(result, str) and result.startswith("profile:"):

@@ -19,16 +19,13 @@ from __future__ import annotations
 import os
 import shlex
 import stat
-import subprocess
 import sys
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import SecretStr
-
+from tui.secret import Secret, SecretLike
 from tui.urls import is_loopback, split_url
 
 if sys.version_info >= (3, 11):
@@ -55,8 +52,8 @@ class Settings:
 
     profile: str
     base_url: str | None
-    api_key: SecretStr | None
-    project_keys: dict[str, SecretStr]
+    api_key: Secret | None
+    project_keys: dict[str, Secret]
     config_path: Path
     profiles: tuple[str, ...] = ()
     keymap: dict[str, str] = field(default_factory=dict)
@@ -103,8 +100,10 @@ def read_config(path: Path) -> dict[str, Any]:
     return data
 
 
-def _run_key_command(command: str, what: str) -> SecretStr:
+def _run_key_command(command: str, what: str) -> Secret:
     try:
+        import subprocess  # here: start-up never needs it unless a key comes from a command
+
         result = subprocess.run(  # noqa: S603 - the user's own configured command
             shlex.split(command),
             capture_output=True,
@@ -120,19 +119,19 @@ def _run_key_command(command: str, what: str) -> SecretStr:
     value = result.stdout.strip()
     if not value:
         raise ConfigError(f"The command for {what} printed nothing")
-    return SecretStr(value)
+    return Secret(value)
 
 
-def _key_from(source: Any, what: str, env: Mapping[str, str]) -> SecretStr | None:
+def _key_from(source: Any, what: str, env: Mapping[str, str]) -> Secret | None:
     """A key given inline, as {env = NAME} or as {command = "..."}."""
     if isinstance(source, str):
-        return SecretStr(source) if source else None
+        return Secret(source) if source else None
     if isinstance(source, dict):
         if "env" in source:
             value = env.get(str(source["env"]))
             if not value:
                 raise ConfigError(f"{what} is to come from ${source['env']}, which is not set")
-            return SecretStr(value)
+            return Secret(value)
         if "command" in source:
             return _run_key_command(str(source["command"]), what)
     if source is None:
@@ -165,7 +164,7 @@ def load_settings(
 
     url = base_url or env.get("TRACETUI_BASE_URL") or chosen.get("base_url")
     if env.get("TRACETUI_API_KEY"):
-        api_key: SecretStr | None = SecretStr(env["TRACETUI_API_KEY"])
+        api_key: Secret | None = Secret(env["TRACETUI_API_KEY"])
     elif chosen.get("api_key_env"):
         api_key = _key_from({"env": chosen["api_key_env"]}, f"the key of profile {name!r}", env)
     elif chosen.get("api_key_command"):
@@ -174,7 +173,7 @@ def load_settings(
         )
     else:
         api_key = _key_from(chosen.get("api_key"), f"the key of profile {name!r}", env)
-    project_keys: dict[str, SecretStr] = {}
+    project_keys: dict[str, Secret] = {}
     for project_id, source in (chosen.get("project_keys") or {}).items():
         key = _key_from(source, f"the key of project {project_id!r}", env)
         if key is not None:
@@ -249,6 +248,8 @@ def dump_toml(data: Mapping[str, Any], prefix: str = "") -> str:
 def write_private(path: Path, text: str) -> None:
     """Write `text` to `path` atomically, readable by its owner only (0600) from the start."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    import tempfile  # only when saving, never at start-up
+
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".config-", suffix=".toml")
     try:
         os.fchmod(fd, 0o600)
@@ -260,7 +261,7 @@ def write_private(path: Path, text: str) -> None:
         raise
 
 
-def save_project_key(path: Path, profile: str, project_id: str, key: SecretStr) -> None:
+def save_project_key(path: Path, profile: str, project_id: str, key: SecretLike) -> None:
     """Store a project's key in a profile (the file is rewritten with mode 0600)."""
     data = read_config(path) if path.exists() else {}
     profiles = data.setdefault("profiles", {})

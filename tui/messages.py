@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.message import Message
 
-from tui.api import Project
+if TYPE_CHECKING:
+    from tui.api import Project
 
 
 class ProjectsLoaded(Message):

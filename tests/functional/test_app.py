@@ -149,7 +149,8 @@ async def test_paging_past_500_traces(service: RunningService) -> None:
         ids = [t.id for t in screen.traces]
         assert len(ids) == len(set(ids)) == 1_234
         header = str(screen.query_one("#header").render())
-        assert "all loaded" in header and "of 1,234" in header
+        position = str(screen.query_one("#position").render())
+        assert "all loaded" in header and "of 1,234" in position
 
 
 async def test_filter_and_sort_keep_loaded_rows(service: RunningService) -> None:

@@ -434,6 +434,7 @@ async def test_sorting_by_cost_ranks_the_whole_range_from_the_top(service: Runni
             await wait_for(pilot, lambda: screen.ended and not screen.fetching)
             await pilot.pause(0.1)
             header = rendered_text(screen.query_one("#header"))
+            header += rendered_text(screen.query_one("#position"))
             assert table.cursor == 0 and table.selected is not None
             assert table.selected.name == "the costly one"
     assert len(screen.traces) == 600 and "costliest first" in header and "row 1 of 600" in header
@@ -498,3 +499,12 @@ async def test_back_on_the_list_after_a_failure_it_loads_again_by_itself(
         header = rendered_text(screen.query_one("#header"))
         assert "loading" not in header and "Cannot reach" not in header
         assert app.problem is None
+
+
+def test_a_narrow_table_takes_width_from_the_long_columns_first() -> None:
+    from tui.screens.projects import COLUMNS
+    from tui.widgets.table import widths_for
+
+    name, project_id, description, retention = widths_for(COLUMNS, [15, 12, 44, 4], 78)
+    assert (name, project_id, retention) == (15, 12, 9)  # short ones whole
+    assert sum((name, project_id, description, retention)) + 8 <= 78

@@ -31,11 +31,32 @@ class Floor(App):
 
 Floor().run()
 """
-# The same minimal app, first importing what any app on this stack must (the HTTP client with
-# its asyncio backend, and pydantic's BaseModel): shows how much of start-up is the stack itself.
-STACK_FLOOR_APP = (
-    "import httpx, anyio._backends._asyncio\nfrom pydantic import BaseModel\n" + FLOOR_APP
-)
+# The same minimal app on this stack, doing what the app must before its rows show: import the
+# HTTP client and pydantic, GET the projects, parse them, show a label. The floor for the rows.
+STACK_FLOOR_APP = """
+import os
+import httpx, anyio._backends._asyncio
+from pydantic import BaseModel
+from textual.app import App
+from textual.widgets import Label
+
+class Project(BaseModel):
+    id: str
+    name: str
+
+class Floor(App):
+    def compose(self):
+        yield Label("starting")
+
+    async def on_mount(self):
+        url, key = os.environ["TRACETUI_BASE_URL"], os.environ["TRACETUI_API_KEY"]
+        async with httpx.AsyncClient(headers={"Authorization": f"Bearer {key}"}) as client:
+            answer = await client.get(url + "/projects")
+        projects = [Project.model_validate(p) for p in answer.json()["data"]]
+        self.query_one(Label).update("floor-ready " + projects[0].name)
+
+Floor().run()
+"""
 APP = [PYTHON, "-m", "tui"]
 
 
@@ -50,18 +71,19 @@ def environment(base_url: str, key: str) -> dict[str, str]:
     }
 
 
-def start_up(env: dict[str, str]) -> tuple[float, float, float]:
-    """Median seconds to the first useful frame: (the app's project rows, the minimal app's
-    label, the label of the minimal app with the stack imported), run alternately."""
-    ours, floor, stack = [], [], []
+def start_up(env: dict[str, str]) -> tuple[float, float, float, float]:
+    """Median seconds: (the app's first frame, the app's project rows, the minimal app's label,
+    the stack floor's label with the projects fetched), run alternately."""
+    first, ours, floor, stack = [], [], [], []
     for _ in range(RUNS):
         with Terminal([PYTHON, "-c", FLOOR_APP], env) as term:
             floor.append(term.wait_for(b"floor-ready"))
         with Terminal(APP, env) as term:
+            first.append(term.wait_for(b"Projects"))  # the frame: header and status line
             ours.append(term.wait_for(b"support-chatbot"))
         with Terminal([PYTHON, "-c", STACK_FLOOR_APP], env) as term:
             stack.append(term.wait_for(b"floor-ready"))
-    return statistics.median(ours), statistics.median(floor), statistics.median(stack)
+    return tuple(statistics.median(x) for x in (first, ours, floor, stack))  # type: ignore[return-value]
 
 
 def trace_list_terminal(env: dict[str, str]) -> tuple[float, float]:
@@ -86,19 +108,27 @@ def run() -> list[Row]:
     store, keys = open_demo_store()
     with LocalService(store) as service:
         env = environment(service.base_url, keys.workspace)
-        ours, floor, stack = start_up(env)
+        first, ours, floor, stack = start_up(env)
         move_bytes, idle = trace_list_terminal(env)
     return [
         Row(
-            "start-up to project rows vs minimal app",
-            ours * 1000,
+            "start-up: first frame vs minimal app",
+            first * 1000,
             floor * 1000,
             "ms",
-            "ratio <= 1.6",
-            ours <= 1.6 * floor,
+            "ratio <= 1.15",
+            first <= 1.15 * floor,
         ),
         Row(
-            "  (minimal app importing httpx + pydantic)",
+            "start-up: project rows vs stack floor",
+            ours * 1000,
+            stack * 1000,
+            "ms",
+            "ratio <= 1.25",
+            ours <= 1.25 * stack,
+        ),
+        Row(
+            "  (stack floor: + httpx, pydantic, GET)",
             stack * 1000,
             floor * 1000,
             "ms",

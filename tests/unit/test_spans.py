@@ -176,7 +176,7 @@ def test_the_tree_columns_grow_with_the_pane() -> None:
     narrow, pane_at_160, full_160 = columns_for(78), columns_for(96), columns_for(158)
     assert narrow["model"] == 9 and narrow["bar"] == 7 and narrow["name"] >= 20
     assert pane_at_160["model"] > narrow["model"] and pane_at_160["bar"] > 7
-    assert full_160["model"] >= len("claude-3-5-sonnet-20241022") and full_160["kind"] >= 9
+    assert full_160["model"] >= len("claude-3-5-sonnet-2024") and full_160["kind"] >= 9
     for width in (78, 96, 158):
         columns = columns_for(width)
         assert sum(columns.values()) + len(columns) - 1 <= width

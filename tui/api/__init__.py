@@ -1,49 +1,108 @@
 """The tracing service client: async, tolerant of real servers' shapes, rate-limit aware.
 
 This package never imports Textual (a test enforces it) and shares no code with `tui.server`.
+Its names are loaded on first use (PEP 562): the command line checks the base URL and the app
+draws its first frame before httpx and pydantic are imported.
 """
 
-from tui.api.client import ApiClient, LogEntry, Page, Waiting, normalize_base_url
-from tui.api.errors import (
-    ApiError,
-    BadResponse,
-    Conflict,
-    ConnectionFailed,
-    FieldError,
-    Forbidden,
-    InvalidBaseUrl,
-    NotFound,
-    RateLimited,
-    ServerError,
-    TimedOut,
-    Unauthorized,
-    ValidationFailed,
-)
-from tui.api.models import Alert, Project, Span, Trace
-from tui.api.pagination import NextPage
+from __future__ import annotations
 
-__all__ = [
-    "Alert",
-    "ApiClient",
-    "ApiError",
-    "BadResponse",
-    "Conflict",
-    "ConnectionFailed",
-    "FieldError",
-    "Forbidden",
-    "InvalidBaseUrl",
-    "LogEntry",
-    "NextPage",
-    "NotFound",
-    "Page",
-    "Project",
-    "RateLimited",
-    "ServerError",
-    "Span",
-    "TimedOut",
-    "Trace",
-    "Unauthorized",
-    "ValidationFailed",
-    "Waiting",
-    "normalize_base_url",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tui.api.base_url import (
+        InvalidBaseUrl as InvalidBaseUrl,
+    )
+    from tui.api.base_url import (
+        normalize_base_url as normalize_base_url,
+    )
+    from tui.api.client import (
+        ApiClient as ApiClient,
+    )
+    from tui.api.client import (
+        LogEntry as LogEntry,
+    )
+    from tui.api.client import (
+        Page as Page,
+    )
+    from tui.api.client import (
+        Waiting as Waiting,
+    )
+    from tui.api.errors import (
+        ApiError as ApiError,
+    )
+    from tui.api.errors import (
+        BadResponse as BadResponse,
+    )
+    from tui.api.errors import (
+        Conflict as Conflict,
+    )
+    from tui.api.errors import (
+        ConnectionFailed as ConnectionFailed,
+    )
+    from tui.api.errors import (
+        FieldError as FieldError,
+    )
+    from tui.api.errors import (
+        Forbidden as Forbidden,
+    )
+    from tui.api.errors import (
+        NotFound as NotFound,
+    )
+    from tui.api.errors import (
+        RateLimited as RateLimited,
+    )
+    from tui.api.errors import (
+        ServerError as ServerError,
+    )
+    from tui.api.errors import (
+        TimedOut as TimedOut,
+    )
+    from tui.api.errors import (
+        Unauthorized as Unauthorized,
+    )
+    from tui.api.errors import (
+        ValidationFailed as ValidationFailed,
+    )
+    from tui.api.models import Alert as Alert
+    from tui.api.models import Project as Project
+    from tui.api.models import Span as Span
+    from tui.api.models import Trace as Trace
+    from tui.api.pagination import NextPage as NextPage
+
+_WHERE = {
+    "InvalidBaseUrl": "base_url",
+    "normalize_base_url": "base_url",
+    "ApiClient": "client",
+    "LogEntry": "client",
+    "Page": "client",
+    "Waiting": "client",
+    "ApiError": "errors",
+    "BadResponse": "errors",
+    "Conflict": "errors",
+    "ConnectionFailed": "errors",
+    "FieldError": "errors",
+    "Forbidden": "errors",
+    "NotFound": "errors",
+    "RateLimited": "errors",
+    "ServerError": "errors",
+    "TimedOut": "errors",
+    "Unauthorized": "errors",
+    "ValidationFailed": "errors",
+    "Alert": "models",
+    "Project": "models",
+    "Span": "models",
+    "Trace": "models",
+    "NextPage": "pagination",
+}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tui.api' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"tui.api.{module}"), name)
+    globals()[name] = value  # looked up once
+    return value

@@ -19,18 +19,17 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mappi
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, TypeVar
-from urllib.parse import SplitResult, quote, urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit
 
 import httpx
-from pydantic import SecretStr
 
 from tui.alert_rules import AlertDraft
+from tui.api.base_url import normalize_base_url
 from tui.api.deep_json import loads_with_depth_cut
 from tui.api.errors import (
     ApiError,
     BadResponse,
     ConnectionFailed,
-    InvalidBaseUrl,
     RateLimited,
     TimedOut,
     error_for_response,
@@ -40,6 +39,7 @@ from tui.api.pagination import NextPage, cursor_from_url, extract_items, extract
 from tui.api.ratelimit import Pacer, RateBudget, budget_from_headers
 from tui.api.readers import has_spans, read_records, read_trace, read_trace_fast
 from tui.gcpause import gc_paused
+from tui.secret import SecretLike
 from tui.urls import is_loopback, join_url, split_url
 
 log = logging.getLogger("tracetui.api")
@@ -47,40 +47,6 @@ R = TypeVar("R", bound=Record)
 DEFAULT_KEY = "(default)"
 MAX_PAGES = 10_000  # a hard stop for any paging loop, whatever the server says
 MIN_PACING_SHOWN = 0.5  # the token bucket's short waits are not worth telling anyone about
-
-
-def normalize_base_url(url: str) -> str:
-    """The base URL without a trailing slash; it must be http(s) and end in /v1."""
-    text = (url or "").strip()
-    parts = split_url(text)
-    if parts is None:
-        raise InvalidBaseUrl("The base URL cannot be read (a stray [ or ], or a bad port?)")
-    shown = _shown_url(parts)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InvalidBaseUrl(
-            f"The base URL must start with http:// or https:// and name a host: {shown}"
-        )
-    if parts.username is not None or parts.password is not None:
-        raise InvalidBaseUrl(
-            f"The base URL must not hold a user name or password ({shown}): "
-            "give the key in TRACETUI_API_KEY or the config file instead."
-        )
-    if parts.query or parts.fragment:
-        raise InvalidBaseUrl(f"The base URL must not have a query or fragment: {shown}")
-    path = parts.path.rstrip("/")
-    if not path.endswith("/v1"):
-        raise InvalidBaseUrl(
-            f"The base URL must end in /v1 (for example https://traces.example.com/v1): {shown}"
-        )
-    return f"{parts.scheme}://{parts.netloc}{path}"
-
-
-def _shown_url(parts: SplitResult) -> str:
-    """A URL as errors show it: never its user name, password, query or fragment (a key pasted
-    into the wrong place must not be echoed back)."""
-    host = parts.netloc.rpartition("@")[2]
-    path = parts.path.rpartition("@")[2]
-    return repr(urlunsplit((parts.scheme, host, path, "", "")))
 
 
 def iso(moment: datetime) -> str:
@@ -128,7 +94,7 @@ class Page:
 class _BearerAuth(httpx.Auth):
     """Sets the header at send time, so no plain key sits in a variable of the caller's frames."""
 
-    def __init__(self, key: SecretStr | None) -> None:
+    def __init__(self, key: SecretLike | None) -> None:
         self._key = key
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
@@ -146,8 +112,8 @@ class ApiClient:
     def __init__(
         self,
         base_url: str,
-        api_key: SecretStr | None = None,
-        project_keys: Mapping[str, SecretStr] | None = None,
+        api_key: SecretLike | None = None,
+        project_keys: Mapping[str, SecretLike] | None = None,
         *,
         timeout: float = 20.0,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -164,7 +130,7 @@ class ApiClient:
         self._scheme, self.host = urlsplit(self.base_url)[:2]
         self._on_loopback = is_loopback(urlsplit(self.base_url).hostname or "")
         self._default_key = api_key
-        self._project_keys: dict[str, SecretStr] = dict(project_keys or {})
+        self._project_keys: dict[str, SecretLike] = dict(project_keys or {})
         self.max_retries = max_retries
         self.max_rate_limit_retries = max_rate_limit_retries
         self.retry_budget = retry_budget
@@ -202,13 +168,13 @@ class ApiClient:
 
     # -- keys ------------------------------------------------------------------------------------
 
-    def set_project_key(self, project_id: str, key: SecretStr) -> None:
+    def set_project_key(self, project_id: str, key: SecretLike) -> None:
         self._project_keys[project_id] = key
 
     def _key_name(self, project_id: str | None) -> str:
         return project_id if project_id in self._project_keys else DEFAULT_KEY
 
-    def _key(self, project_id: str | None) -> SecretStr | None:
+    def _key(self, project_id: str | None) -> SecretLike | None:
         if project_id is not None and project_id in self._project_keys:
             return self._project_keys[project_id]
         return self._default_key

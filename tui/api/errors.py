@@ -107,14 +107,6 @@ class BadResponse(ApiError):
     title = "Unreadable response"
 
 
-class InvalidBaseUrl(ValueError):
-    """The base URL given to the client cannot be used; raised before any request is made."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
 Redact = Callable[[str], str]
 
 

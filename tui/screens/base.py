@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker
 
-from tui.api import ApiClient, ApiError
-
 if TYPE_CHECKING:
+    from tui.api import ApiClient, ApiError
     from tui.app import TraceTuiApp
 
 T = TypeVar("T")
@@ -65,6 +64,8 @@ class ApiCalls:
             # ctrl+r or the rate-limit timer may come after the user has left this screen.
             if retry is not None and self.still_open:
                 retry()
+
+        from tui.api import ApiError  # here: the first frame is drawn before the client loads
 
         async def run() -> None:
             try:

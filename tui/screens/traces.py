@@ -10,6 +10,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import Horizontal
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 from textual.worker import Worker
@@ -64,7 +65,9 @@ class TracesScreen(AppScreen):
         Binding("a", "alerts", "Alerts", id="traces.alerts"),
     ]
     DEFAULT_CSS = """
-    TracesScreen #header { height: auto; background: $boost; padding: 0 1; }
+    TracesScreen #top { height: auto; background: $boost; }
+    TracesScreen #header { height: auto; width: 1fr; padding: 0 0 0 1; }
+    TracesScreen #position { width: 24; padding: 0 1; color: $text-muted; text-align: right; }
     TracesScreen #columns { height: 1; color: $text-muted; text-style: bold; }
     TracesScreen #filter { dock: bottom; display: none; }
     TracesScreen #filter.-open { display: block; }
@@ -91,7 +94,10 @@ class TracesScreen(AppScreen):
         self._left = False  # another screen has been on top since this one opened
 
     def compose(self) -> ComposeResult:
-        yield Static(id="header")
+        with Horizontal(id="top"):
+            yield Static(id="header")
+            # Apart from the header, so a cursor move repaints only these few cells (SSH).
+            yield Static(id="position")
         yield Static(id="columns")
         yield TraceTable()
         yield Input(placeholder="filter loaded traces by name, id, status or input", id="filter")
@@ -232,7 +238,7 @@ class TracesScreen(AppScreen):
             and event.row >= table.row_count() - PREFETCH_ROWS
         ):
             self.load_page()
-        self.update_header()  # the row number
+        self.update_position()
 
     def update_header(self) -> None:
         table = self.query_one(TraceTable)
@@ -243,10 +249,8 @@ class TracesScreen(AppScreen):
         if self.filter_text:
             text.append(" · filter: ")
             text.append_text(safe_text(self.filter_text, 30, style="italic"))
-        if shown:
-            text.append(f" · row {table.cursor + 1:,} of {shown:,}")
         if self.filter_text:
-            text.append(f" (of {len(self.traces):,} loaded)")
+            text.append(f" · {shown:,} of {len(self.traces):,} loaded")
         if self.dropped:
             text.append(f" · {self.dropped:,} unreadable skipped", style="dim")
         if self.live_timer is not None:
@@ -273,6 +277,15 @@ class TracesScreen(AppScreen):
                 " · all loaded" if self.traces else " · no traces in this range", style="dim"
             )
         self.query_one("#header", Static).update(text)
+        self.update_position()
+
+    def update_position(self) -> None:
+        """Which row the cursor is on, of how many shown."""
+        table = self.query_one(TraceTable)
+        shown = len(table.rows)
+        position = f"row {table.cursor + 1:,} of {shown:,}" if shown else ""
+        # A fixed width and no layout: nothing else on screen moves, so nothing else repaints.
+        self.query_one("#position", Static).update(Text(position), layout=False)
 
     # -- actions ---------------------------------------------------------------------------------
 

@@ -32,12 +32,12 @@ def columns_for(width: int) -> dict[str, int]:
     names run to 26 characters), the name takes what is left."""
     cols = {
         "kind": 9 if width >= 120 else 5,
-        "model": 9 if width < 90 else max(12, min(28, width // 5)),
+        "model": 9 if width < 90 else max(12, min(28, width // 6)),
         "in": 6,
         "out": 6,
         "cost": 8,
         "dur": 7,
-        "bar": 7 if width < 90 else max(8, min(40, width // 6)),
+        "bar": 7 if width < 90 else max(8, min(40, width // 8)),
     }
     cols["name"] = max(10, width - sum(cols.values()) - len(cols))
     return cols

@@ -42,19 +42,16 @@ def widths_for(columns: Sequence[Column], wants: Sequence[int], width: int) -> l
     ]
     over = sum(widths) + GAP * len(columns) - width
     while over > 0:
-        room = [(widths[i] - c.least) * c.share if c.share else 0 for i, c in enumerate(columns)]
+        room = [(widths[i] - c.least) * c.share for i, c in enumerate(columns)]
         total = sum(room)
         if not total:
             break
-        taken = 0
-        for i, r in enumerate(room):
-            if r:
-                cut = min(widths[i] - columns[i].least, max(1, over * r // total), over - taken)
-                widths[i] -= cut
-                taken += cut
-        if not taken:
-            break
-        over -= taken
+        cuts = [min(widths[i] - columns[i].least, over * r // total) for i, r in enumerate(room)]
+        if not any(cuts):  # less than one cell each: from the column with the most room
+            cuts[room.index(max(room))] = 1
+        for i, cut in enumerate(cuts):
+            widths[i] -= cut
+        over -= sum(cuts)
     return widths
 
 
