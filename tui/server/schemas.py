@@ -171,7 +171,8 @@ def span_json(row: SpanInTrace, trace_id: str) -> dict[str, Any]:
 
 def span_fields(row: SpanInTrace, trace_id: str) -> dict[str, Any]:
     """Every field of a span's JSON but the last, its attributes. Unpacked, not read by name:
-    this runs once per span of the biggest traces."""
+    this runs once per span of the biggest traces. The extension fields of ingest (cost_source,
+    cache and reasoning tokens) are added only when they say something."""
     (
         span_id,
         parent_id,
@@ -186,8 +187,12 @@ def span_fields(row: SpanInTrace, trace_id: str) -> dict[str, Any]:
         status,
         error,
         _attributes,
+        cost_source,
+        cache_read,
+        cache_write,
+        reasoning,
     ) = row
-    return {
+    body = {
         "id": span_id,
         "trace_id": trace_id,
         "parent_id": parent_id,
@@ -203,6 +208,13 @@ def span_fields(row: SpanInTrace, trace_id: str) -> dict[str, Any]:
         "output_tokens": out,
         "cost_usd": cost,
     }
+    if cost_source is not None:
+        body["cost_source"] = cost_source
+    if cache_read or cache_write or reasoning:
+        body["cache_read_tokens"] = cache_read
+        body["cache_write_tokens"] = cache_write
+        body["reasoning_tokens"] = reasoning
+    return body
 
 
 def alert_json(row: AlertRow) -> dict[str, Any]:

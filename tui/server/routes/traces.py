@@ -54,7 +54,7 @@ def list_traces(
     next_cursor = None
     if more and rows:
         last = rows[-1]
-        next_cursor = encode_cursor(TracePosition(last.started_at, last.id), start, end)
+        next_cursor = encode_cursor(TracePosition(last.listed_at, last.id), start, end)
     return {"data": [trace_json(r) for r in rows], "next_cursor": next_cursor, "has_more": more}
 
 
@@ -92,7 +92,7 @@ def time_param(name: str, value: str | None, default: int) -> int:
 
 def encode_cursor(position: TracePosition, start: int, end: int) -> str:
     """Opaque to clients: the last row's position plus the time window of the first page."""
-    raw = json.dumps({"t": position.started_at, "i": position.trace_id, "f": start, "u": end})
+    raw = json.dumps({"t": position.listed_at, "i": position.trace_id, "f": start, "u": end})
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
