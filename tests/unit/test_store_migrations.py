@@ -120,9 +120,7 @@ def old_columns() -> dict[str, str]:
     """Each table's columns in the schema before migrations: later ones may add columns."""
     db = sqlite3.connect(":memory:")
     db.executescript(OLD_SCHEMA)
-    return {
-        t: ", ".join(row[1] for row in db.execute(f"PRAGMA table_info({t})")) for t in TABLES
-    }
+    return {t: ", ".join(row[1] for row in db.execute(f"PRAGMA table_info({t})")) for t in TABLES}
 
 
 def contents(path: Path) -> dict[str, list[tuple[object, ...]]]:
