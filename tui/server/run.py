@@ -7,18 +7,18 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
 import uvicorn
 
-from tui.server.app import create_app
+from tui.server.app import INGEST_RATE_LIMIT, create_app
 from tui.server.background import PeriodicTask
 from tui.server.demo import DemoKeys, populate
 from tui.server.migrations import SchemaTooNew
-from tui.server.store import Store, new_api_key
+from tui.server.store import Store, new_api_key, now_ms
 
 LOOPBACK = "127.0.0.1"
 
@@ -50,9 +50,18 @@ class LocalService:
     window_s: float = 60.0
     access_log: bool = False
     tasks: Sequence[PeriodicTask] | None = None
+    clock: Callable[[], int] = now_ms  # epoch ms: retention and ingest read the time here
+    ingest_rate_limit: int = INGEST_RATE_LIMIT
 
     def __post_init__(self) -> None:
-        self.app = create_app(self.store, self.rate_limit, self.window_s, self.tasks)
+        self.app = create_app(
+            self.store,
+            self.rate_limit,
+            self.window_s,
+            self.tasks,
+            clock=self.clock,
+            ingest_rate_limit=self.ingest_rate_limit,
+        )
         self._socket = bind_socket(self.host, self.port)
         self.port = self._socket.getsockname()[1]
         config = uvicorn.Config(
