@@ -225,7 +225,7 @@ def test_otlp_json_with_its_own_rules(project: tuple[str, httpx.Client]) -> None
 
 
 def test_gzip_bodies_are_inflated(project: tuple[str, httpx.Client]) -> None:
-    project_id, client = project
+    _, client = project
     trace = new_trace_id()
     body = gzip.compress(request(span(trace, new_span_id(), name="zipped")).SerializeToString())
     response = client.post(
@@ -288,7 +288,7 @@ def test_unsupported_content_types_and_encodings_get_415(
 
 
 def test_a_project_key_writes_into_its_project_whatever_the_resource_says(
-    service: RunningService, project: tuple[str, httpx.Client]
+    project: tuple[str, httpx.Client],
 ) -> None:
     project_id, client = project
     trace = new_trace_id()
