@@ -1,9 +1,9 @@
 """Reading an OTLP body within its limits: content type, gzip, and the size after inflating.
 
 The body is read as it streams in and refused with 413 as soon as it passes MAX_BODY_BYTES,
-compressed or not. A gzip body is inflated in pieces (zlib.decompressobj with max_length), so a
-small body that would inflate to gigabytes is refused after MAX_BODY_BYTES of output, never
-inflated whole.
+compressed or not. A gzip (or deflate: the OTel Python SDK offers both) body is inflated in
+pieces (zlib.decompressobj with max_length), so a small body that would inflate to gigabytes is
+refused after MAX_BODY_BYTES of output, never inflated whole.
 """
 
 from __future__ import annotations
@@ -13,6 +13,9 @@ from collections.abc import AsyncIterator
 
 MAX_BODY_BYTES = 16 * 1024 * 1024  # after decompression; OTLP exporters send ~1 MB at most
 CHUNK = 256 * 1024
+
+# zlib's window bits for each Content-Encoding (None: not compressed).
+WBITS = {"identity": None, "gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
@@ -52,16 +55,20 @@ def media_type(content_type: str | None) -> str:
 
 def encoding(content_encoding: str | None) -> str:
     value = (content_encoding or "identity").strip().lower()
-    if value not in ("identity", "gzip"):
-        raise BodyError(415, "unsupported_encoding", "Content-Encoding must be gzip or absent.")
+    if value not in WBITS:
+        raise BodyError(
+            415, "unsupported_encoding", "Content-Encoding must be gzip, deflate or absent."
+        )
     return value
 
 
 async def read_body(
     chunks: AsyncIterator[bytes], content_encoding: str, limit: int = MAX_BODY_BYTES
 ) -> bytes:
-    """The whole body, inflated if gzip; BodyError 413 past `limit`, 400 if the gzip is bad."""
-    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS) if content_encoding == "gzip" else None
+    """The whole body, inflated if compressed; BodyError 413 past `limit`, 400 if the
+    compressed stream is bad."""
+    wbits = WBITS[content_encoding]
+    inflater = None if wbits is None else zlib.decompressobj(wbits)
     out = bytearray()
     received = 0
     async for chunk in chunks:
@@ -76,7 +83,9 @@ async def read_body(
             try:
                 piece = inflater.decompress(data, limit + 1 - len(out))
             except zlib.error:
-                raise BodyError(400, "invalid_gzip", "The body is not valid gzip.") from None
+                raise BodyError(
+                    400, "invalid_compression", f"The body is not valid {content_encoding}."
+                ) from None
             out += piece
             if len(out) > limit:
                 raise too_large()
@@ -84,5 +93,5 @@ async def read_body(
             if inflater.eof:
                 break
     if inflater is not None and not inflater.eof:
-        raise BodyError(400, "invalid_gzip", "The gzip body ends early.")
+        raise BodyError(400, "invalid_compression", f"The {content_encoding} body ends early.")
     return bytes(out)

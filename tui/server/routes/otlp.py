@@ -64,7 +64,7 @@ RESPONSES: dict[int | str, dict[str, Any]] = {
         (400, "Unreadable body (google.rpc.Status)"),
         (401, "Missing or unknown key"),
         (413, "Body over the limit after decompression"),
-        (415, "Not application/x-protobuf or application/json, or not gzip"),
+        (415, "Not application/x-protobuf or application/json; not gzip or deflate"),
         (429, "Ingest rate limit; retry after Retry-After"),
         (500, "Internal error"),
         (503, "Overloaded; retry after Retry-After"),
@@ -100,7 +100,7 @@ async def export_traces(request: Request) -> Response:
 
 async def ingest(request: Request, answer: str) -> Response:
     media = media_type(request.headers.get("content-type"))
-    gzip = encoding(request.headers.get("content-encoding"))
+    compression = encoding(request.headers.get("content-encoding"))
     store: TraceStore = request.app.state.store
     scope = await run_in_threadpool(scope_of, store, request.headers.get("authorization"))
     state: Ingest = request.app.state.ingest
@@ -108,7 +108,7 @@ async def ingest(request: Request, answer: str) -> Response:
         raise Overloaded("too many ingest requests at once")
     state.in_flight += 1
     try:
-        body = await read_body(request.stream(), gzip)
+        body = await read_body(request.stream(), compression)
         now = request.app.state.clock()
         decoded = await run_in_threadpool(decode, media, body, state.prices, now)
         del body  # the spans are rows now; do not hold both while waiting for the writer
