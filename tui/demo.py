@@ -7,13 +7,20 @@ import asyncio
 from pydantic import SecretStr
 
 
-def run_demo(db: str | None, seed: int, mouse: bool = True) -> int:
+def run_demo(db: str | None, seed: int, mouse: bool = True, feed: bool = True) -> int:
     from tui.api.client import ApiClient
     from tui.app import TraceTuiApp
     from tui.server.run import LocalService, open_demo_store
 
     store, keys = open_demo_store(db, seed)
     with LocalService(store) as service:
+        live = None
+        if feed:
+            # A simulated app sending traces over OTLP, as a real one would: `L` in the trace
+            # list shows them arrive. Started after the service, so the app's start is as fast.
+            from tui.server.feed import Feed
+
+            live = Feed(service.base_url.removesuffix("/v1"), keys.projects).start()
 
         async def main() -> None:
             # The workspace key reads every project; the project keys are there as a user's
@@ -25,5 +32,9 @@ def run_demo(db: str | None, seed: int, mouse: bool = True) -> int:
             ) as client:
                 await TraceTuiApp(client, profile="demo").run_async(mouse=mouse)
 
-        asyncio.run(main())
+        try:
+            asyncio.run(main())
+        finally:
+            if live is not None:
+                live.stop()
     return 0

@@ -293,7 +293,9 @@ def test_nan_surrogates_and_absurd_counts_are_stored_as_safe_data(client: httpx.
     assert stored["attributes"]["nan"] == "NaN" and stored["attributes"]["inf"] == "-Infinity"
     assert stored["attributes"]["markup"] == "[@click=app.quit]\x1b[2J"  # data, kept
     assert stored["input_tokens"] == 10**12 and stored["output_tokens"] == 0  # clamped
-    assert stored["cost_source"] == "unknown_model" and stored["cost_usd"] == 0
+    assert (
+        stored["attributes"]["tracetui.cost_source"] == "unknown_model" and stored["cost_usd"] == 0
+    )
     assert stored["status"] == "error" and stored["error_message"].endswith(" broke")
     trace_row = client.get(f"/v1/traces/{trace.hex()}").json()
     assert trace_row["input_tokens"] == 10**12

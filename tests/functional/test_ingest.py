@@ -102,7 +102,7 @@ def test_children_first_root_last_each_answer_leaves_the_trace_right(
     spans = {s["id"]: s for s in first["spans"]}
     assert spans[chat.hex()]["kind"] == "llm" and spans[tool.hex()]["kind"] == "tool"
     assert spans[chat.hex()]["model"] == "gpt-4o-mini-2024-07-18"
-    assert spans[chat.hex()]["cost_source"] == "estimated"
+    assert spans[chat.hex()]["attributes"]["tracetui.cost_source"] == "estimated"
     assert spans[tool.hex()]["error_message"] == "KeyError: 48213"  # from the exception event
     assert [t["id"] for t in listed(client, project_id)] == [trace.hex()]
 
@@ -219,7 +219,10 @@ def test_otlp_json_with_its_own_rules(project: tuple[str, httpx.Client]) -> None
     assert attributes["n"] == 42 and attributes["f"] == 0.5 and attributes["b"] is True
     assert attributes["raw"] == "AAEC" and attributes["list"] == ["a", 2]
     assert attributes["map"] == {"k": "v"}
-    assert spans[child]["cost_usd"] == 0.25 and spans[child]["cost_source"] == "reported"
+    assert (
+        spans[child]["cost_usd"] == 0.25
+        and spans[child]["attributes"]["tracetui.cost_source"] == "reported"
+    )
     assert spans[child]["input_tokens"] == 7 and spans[child]["model"] == "gpt-4o"
     assert body["attributes"] == {"service.name": "j"}  # the resource's, when first stored
 
@@ -427,3 +430,28 @@ def test_group_commit_answers_each_request_its_own_refusals(service: RunningServ
             thread.join(30)
     assert answers.pop("b-foreign")[0] == 1
     assert all(answer == (0, "") for answer in answers.values())
+
+
+def test_ingested_traces_keep_the_spec_shape_the_app_reads_fastest(
+    project: tuple[str, httpx.Client],
+) -> None:
+    """What ingest adds (cost_source, cache and reasoning tokens) rides in the attributes: a
+    field beyond the spec's would send every ingested trace down the app's slow reader."""
+    from tui.api.readers import read_trace_fast
+
+    _, client = project
+    trace, root = new_trace_id(), new_span_id()
+    cached = dict(LLM, **{"gen_ai.usage.cache_read.input_tokens": 600})
+    post(
+        client,
+        request(
+            span(trace, root, name="run"),
+            span(trace, new_span_id(), root, "chat", attributes=cached),
+        ),
+    )
+    response = client.get(f"/v1/traces/{trace.hex()}")
+    fast = read_trace_fast(response.content)
+    assert fast is not None and len(fast.spans) == 2
+    chat = next(s for s in response.json()["spans"] if s["name"] == "chat")
+    assert chat["attributes"]["tracetui.cache_read_tokens"] == 600
+    assert chat["attributes"]["gen_ai.usage.cache_read.input_tokens"] == 600  # as sent, too

@@ -190,7 +190,10 @@ def test_the_otel_sdk_exporter_nested_spans_older_genai_names_and_an_exception(
     call = spans["chat claude"]
     assert call["kind"] == "llm" and call["model"] == "claude-3-5-sonnet-20241022"
     assert (call["input_tokens"], call["output_tokens"]) == (1000, 100)
-    assert call["cache_read_tokens"] == 400 and call["cost_source"] == "estimated"
+    assert (
+        call["attributes"]["tracetui.cache_read_tokens"] == 400
+        and call["attributes"]["tracetui.cost_source"] == "estimated"
+    )
     # Anthropic: $3/M input, $0.30/M cache read, $15/M output.
     assert call["cost_usd"] == pytest.approx(600 * 3e-6 + 400 * 0.3e-6 + 100 * 15e-6)
     assert call["attributes"]["gen_ai.prompt.0.content"] == "Where is my order?"  # flat, as sent
@@ -277,11 +280,14 @@ def test_openai_instrumented_by_openinference(
     for span in (plain, tool_call, streamed):
         assert span["kind"] == "llm" and span["model"] == MODEL, span
         assert (span["input_tokens"], span["output_tokens"]) == (12, 5)
-        assert span["cost_source"] == "estimated"
+        assert span["attributes"]["tracetui.cost_source"] == "estimated"
         assert span["attributes"]["openinference.span.kind"] == "LLM"
         assert span["attributes"]["llm.input_messages.0.message.content"] == "Hello?"
     # OpenInference reports the cached prompt tokens, priced at the cache-read rate.
-    assert plain["cache_read_tokens"] == 4 and plain["reasoning_tokens"] == 2
+    assert (
+        plain["attributes"]["tracetui.cache_read_tokens"] == 4
+        and plain["attributes"]["tracetui.reasoning_tokens"] == 2
+    )
     assert plain["cost_usd"] == pytest.approx(8 * INPUT_PRICE + 4 * CACHED_PRICE + 5 * OUTPUT_PRICE)
     assert plain["attributes"]["llm.output_messages.0.message.content"] == "Hi there"
     prefix = "llm.output_messages.0.message.tool_calls.0.tool_call.function"
@@ -312,11 +318,11 @@ def test_openai_instrumented_by_opentelemetry_openai_v2(
         assert span["kind"] == "llm" and span["model"] == MODEL, span
         assert (span["input_tokens"], span["output_tokens"]) == (12, 5)
         assert span["attributes"]["gen_ai.operation.name"] == "chat"
-        assert span["cost_source"] == "estimated"
+        assert span["attributes"]["tracetui.cost_source"] == "estimated"
         assert span["cost_usd"] == pytest.approx(
             12 * INPUT_PRICE
             + 5 * OUTPUT_PRICE
-            - span.get("cache_read_tokens", 0) * (INPUT_PRICE - CACHED_PRICE)
+            - span["attributes"].get("tracetui.cache_read_tokens", 0) * (INPUT_PRICE - CACHED_PRICE)
         )
         inputs = json.loads(span["attributes"]["gen_ai.input.messages"])
         assert inputs[0]["parts"][0]["content"] == "Hello?"

@@ -6,6 +6,13 @@ a day ahead of the service's clock. An end before the start is a duration of 0. 
 to 1,024 characters and a model to 256 (they are shown in every list); attributes are kept
 whole and as sent, with span events and links under `tracetui.events` / `tracetui.links`.
 A span naming itself as parent is kept as sent: the app shows it as a flagged root.
+
+What the service adds to the attributes, under `tracetui.*` (the span's JSON keeps exactly the
+spec's fields, which the app reads on its fast path): `tracetui.cost_source` ("reported",
+"estimated" or "unknown_model") whenever a cost was reported or could be asked for, and
+`tracetui.cache_read_tokens`, `tracetui.cache_write_tokens`, `tracetui.reasoning_tokens` when
+the span reports them (under whichever convention's name). They are columns of the spans table
+too, for queries.
 """
 
 from __future__ import annotations
@@ -106,6 +113,14 @@ def span_row(
     if ascii_only:
         model = clean(model) if model else model
         error = clean(error) if error else error
+    if found.cost_source is not None:
+        attributes["tracetui.cost_source"] = found.cost_source
+    if found.cache_read_tokens:
+        attributes["tracetui.cache_read_tokens"] = found.cache_read_tokens
+    if found.cache_write_tokens:
+        attributes["tracetui.cache_write_tokens"] = found.cache_write_tokens
+    if found.reasoning_tokens:
+        attributes["tracetui.reasoning_tokens"] = found.reasoning_tokens
     if events:
         attributes["tracetui.events"] = events
     if links:
