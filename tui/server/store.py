@@ -118,6 +118,40 @@ def key_info(row: ApiKeyRow) -> KeyInfo:
     return KeyInfo(row.key_hash[:KEY_ID_LENGTH], row.project_id, row.label, row.created_at)
 
 
+def summaries(spans: Iterable[SpanRow], project_id: str, attributes: str) -> list[TraceRow]:
+    """The trace rows of traces made of `spans` alone, by the rules of UPSERT_TRACES (a test
+    checks that both agree): a span id seen twice counts once, its last version."""
+    traces: dict[str, dict[str, SpanRow]] = {}
+    for span in spans:
+        traces.setdefault(span.trace_id, {})[span.id] = span
+    rows = []
+    for trace_id, by_id in traces.items():
+        members = by_id.values()
+        start = min(s.started_at for s in members)
+        end = max(s.started_at + s.duration_ms for s in members)
+        roots = [s for s in members if s.parent_id is None]
+        named = min(roots or members, key=lambda s: (s.started_at, s.id))
+        errors = sum(s.status == "error" for s in members)
+        rows.append(
+            TraceRow(
+                trace_id,
+                project_id,
+                named.name,
+                start,
+                end - start,
+                len(by_id),
+                sum(s.input_tokens for s in members),
+                sum(s.output_tokens for s in members),
+                round(sum(s.cost_usd for s in members), 9),
+                "error" if errors else "ok",
+                errors,
+                attributes,
+                start,
+            )
+        )
+    return rows
+
+
 def new_api_key(kind: str) -> str:
     """A fresh random key; the prefix tells a workspace key (`ws`) from a project key (`pk`)."""
     return f"tt_{kind}_{secrets.token_urlsafe(24)}"
@@ -323,25 +357,29 @@ class Store:
             return [sum(self._ingest_group(db, group) for group in batch) for batch in batches]
 
     def _ingest_group(self, db: sqlite3.Connection, group: SpanGroup) -> int:
-        """Store one group's spans and recompute their traces; returns how many were refused."""
+        """Store one group's spans and their traces' rows; returns how many were refused."""
         project_id = group.project_id or self._project_named(db, group.project_name)
         trace_ids = {span.trace_id for span in group.spans}
-        ids_json = json.dumps(list(trace_ids))
-        # A trace id already stored in another project is not this key's to write into.
-        foreign = {
-            trace_id
-            for trace_id, owner in db.execute(
+        stored = dict(
+            db.execute(
                 "SELECT id, project_id FROM traces WHERE id IN (SELECT value FROM json_each(?))",
-                (ids_json,),
-            )
-            if owner != project_id
-        }
+                (json.dumps(list(trace_ids)),),
+            ).fetchall()
+        )
+        # A trace id already stored in another project is not this key's to write into.
+        foreign = {trace_id for trace_id, owner in stored.items() if owner != project_id}
         spans = group.spans
         if foreign:
             spans = [span for span in spans if span.trace_id not in foreign]
-            ids_json = json.dumps(list(trace_ids - foreign))
         db.executemany(UPSERT_SPAN, spans)
-        db.execute(UPSERT_TRACES, (project_id, group.resource, ids_json))
+        # Traces seen before are recomputed from all their stored spans; new ones (most, as
+        # exporters send whole traces) are summed here from the batch alone, which saves
+        # reading back what was just written (a third of the writer's time per span).
+        seen = [trace_id for trace_id in trace_ids - foreign if trace_id in stored]
+        if seen:
+            db.execute(UPSERT_TRACES, (project_id, group.resource, json.dumps(seen)))
+        new = [span for span in spans if span.trace_id not in stored]
+        db.executemany(INSERT[TraceRow], summaries(new, project_id, group.resource))
         return len(group.spans) - len(spans)
 
     def _project_named(self, db: sqlite3.Connection, name: str | None) -> str:

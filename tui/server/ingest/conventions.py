@@ -92,7 +92,7 @@ def first(attributes: dict[str, Any], keys: tuple[str, ...]) -> Any:
 def count(value: Any) -> int:
     """A token count from whatever came: ints, integral floats, numeric strings; else 0."""
     if type(value) is int:
-        return min(max(value, 0), MAX_TOKENS)
+        return value if 0 <= value <= MAX_TOKENS else min(max(value, 0), MAX_TOKENS)
     if isinstance(value, str):
         try:
             value = float(value.strip())
@@ -138,6 +138,9 @@ def kind_of(attributes: dict[str, Any], model: str | None) -> str:
 
 
 def reported_cost(attributes: dict[str, Any]) -> float | None:
+    if "llm.cost.total" not in attributes and "gen_ai.usage.cost" not in attributes:
+        if "llm.cost.prompt" not in attributes and "llm.cost.completion" not in attributes:
+            return None  # the common case, answered without a call
     total = money(first(attributes, ("llm.cost.total", "gen_ai.usage.cost")))
     if total is not None:
         return total
@@ -149,19 +152,45 @@ def reported_cost(attributes: dict[str, Any]) -> float | None:
 
 
 def facts(attributes: dict[str, Any], prices: PriceBook, model_limit: int = 256) -> Facts:
-    """Kind, model, tokens and cost of a span from its attributes, estimated when not reported."""
-    model = text(first(attributes, MODEL), model_limit)
-    inp = count(first(attributes, INPUT_TOKENS))
-    out = count(first(attributes, OUTPUT_TOKENS))
-    cache_read = count(first(attributes, CACHE_READ))
-    cache_write = count(first(attributes, CACHE_WRITE))
-    reasoning = count(first(attributes, REASONING))
+    """Kind, model, tokens and cost of a span from its attributes, estimated when not reported.
+
+    Runs once per ingested span: plain look-ups, no loops (`first` is spelled out here)."""
+    get = attributes.get
+    model = text(
+        get("gen_ai.response.model") or get("gen_ai.request.model") or get("llm.model_name"),
+        model_limit,
+    )
+    inp = count(
+        get("gen_ai.usage.input_tokens")
+        or get("gen_ai.usage.prompt_tokens")
+        or get("llm.token_count.prompt")
+    )
+    out = count(
+        get("gen_ai.usage.output_tokens")
+        or get("gen_ai.usage.completion_tokens")
+        or get("llm.token_count.completion")
+    )
+    cache_read = count(
+        get("gen_ai.usage.cache_read.input_tokens")
+        or get("llm.token_count.prompt_details.cache_read")
+    )
+    cache_write = count(
+        get("gen_ai.usage.cache_creation.input_tokens")
+        or get("llm.token_count.prompt_details.cache_write")
+    )
+    reasoning = count(
+        get("gen_ai.usage.reasoning.output_tokens")
+        or get("llm.token_count.completion_details.reasoning")
+    )
     cost = reported_cost(attributes)
     source: str | None = None
     if cost is not None:
         source = "reported"
     elif model is not None and (inp or out):
-        provider = text(first(attributes, PROVIDER), 64)
+        provider = text(
+            get("gen_ai.provider.name") or get("gen_ai.system") or first(attributes, PROVIDER),
+            64,
+        )
         cost = prices.estimate(provider, model, inp, out, cache_read, cache_write)
         source = "unknown_model" if cost is None else "estimated"
     return Facts(
