@@ -20,7 +20,10 @@ from tui.server.rows import KeyInfo
 from tui.server.store import Store, new_api_key
 
 
-def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    # Looked up per call, not bound at import: whoever replaced sys.stdout since gets the key.
+    out = out or sys.stdout
+    err = err or sys.stderr
     if not Path(args.db).is_file():
         print(
             f"tracetui: no database at {args.db}; `tracetui serve` creates one, or pass --db PATH.",

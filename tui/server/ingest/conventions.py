@@ -137,10 +137,12 @@ def kind_of(attributes: dict[str, Any], model: str | None) -> str:
     return "chain"
 
 
+COST_KEYS = ("llm.cost.total", "gen_ai.usage.cost", "llm.cost.prompt", "llm.cost.completion")
+
+
 def reported_cost(attributes: dict[str, Any]) -> float | None:
-    if "llm.cost.total" not in attributes and "gen_ai.usage.cost" not in attributes:
-        if "llm.cost.prompt" not in attributes and "llm.cost.completion" not in attributes:
-            return None  # the common case, answered without a call
+    if not any(key in attributes for key in COST_KEYS):
+        return None  # the common case, answered without a call
     total = money(first(attributes, ("llm.cost.total", "gen_ai.usage.cost")))
     if total is not None:
         return total
