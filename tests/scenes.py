@@ -81,7 +81,8 @@ SCENES = (
 def demo_service(path: Path) -> tuple[LocalService, DemoKeys]:
     store = Store(path)
     keys = populate(store, seed=7, now=FIXED_NOW_MS, scale=0.2, big_traces=True)
-    return LocalService(store, rate_limit=1000).start(), keys
+    # The service's clock too: retention would hide the pinned data once it is old enough.
+    return LocalService(store, rate_limit=1000, clock=lambda: FIXED_NOW_MS).start(), keys
 
 
 def make_app(service: LocalService, keys: DemoKeys, scene: Scene) -> TraceTuiApp:

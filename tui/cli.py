@@ -1,4 +1,5 @@
-"""The command line: `tracetui [demo|serve] ...`. Heavy imports happen inside the subcommands."""
+"""The command line: `tracetui [demo|serve|keys|trace] ...`. Heavy imports happen inside the
+subcommands."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tui.api.client import ApiClient
     from tui.app import StartAt
+
+
+DEFAULT_DB = "tracetui.sqlite3"  # what serve and keys use without --db
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,19 +30,53 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="open the app on a local service with demo data")
     demo.add_argument("--db", help="demo database file (default: a fresh temporary one)")
     demo.add_argument("--seed", type=int, default=7, help="seed of the demo data (default 7)")
+    demo.add_argument(
+        "--no-feed",
+        action="store_true",
+        help="no live traces (by default a simulated app sends some over OTLP every few seconds)",
+    )
 
     trace = sub.add_parser("trace", help="open one trace (for the link in an alert)")
     trace.add_argument("trace_id", metavar="ID")
 
     serve = sub.add_parser("serve", help="run the local tracing service")
-    serve.add_argument("--db", help="SQLite database file (default: ./tracetui.sqlite3)")
+    serve.add_argument("--db", help=f"SQLite database file (default: ./{DEFAULT_DB})")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     serve.add_argument("--demo", action="store_true", help="fill an empty database with demo data")
     serve.add_argument(
         "--rate-limit", type=int, default=1000, help="requests per minute per key (default 1000)"
     )
+    serve.add_argument(
+        "--ingest-rate-limit",
+        type=int,
+        default=10_000,
+        help="OTLP export requests per minute per key, apart from --rate-limit (default 10000)",
+    )
+    add_keys_parser(sub)
     return parser
+
+
+def add_keys_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`tracetui keys ...` (run by tui.server.keys; parsed here so the app's start-up never
+    imports the service)."""
+    keys = sub.add_parser("keys", help="create, list and revoke the local service's API keys")
+    actions = keys.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
+    db_help = f"the service's database (default: ./{DEFAULT_DB}, as tracetui serve)"
+
+    create = actions.add_parser("create", help="make a key; prints it alone on stdout")
+    target = create.add_mutually_exclusive_group(required=True)
+    target.add_argument("--project", metavar="ID", help="a key for this project only")
+    target.add_argument("--workspace", action="store_true", help="a key for every project")
+    create.add_argument("--label", help="a name to know it by (default: the project and date)")
+    create.add_argument("--db", default=DEFAULT_DB, help=db_help)
+
+    listing = actions.add_parser("list", help="ids, projects, creation times, labels (no keys)")
+    listing.add_argument("--db", default=DEFAULT_DB, help=db_help)
+
+    revoke = actions.add_parser("revoke", help="delete a key by its id (or prefix) or label")
+    revoke.add_argument("ref", metavar="ID_OR_LABEL")
+    revoke.add_argument("--db", default=DEFAULT_DB, help=db_help)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -46,11 +84,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "serve":
         from tui.server.run import serve
 
-        return serve(args.db, args.host, args.port, args.demo, args.rate_limit)
+        return serve(
+            args.db, args.host, args.port, args.demo, args.rate_limit, args.ingest_rate_limit
+        )
+    if args.command == "keys":
+        from tui.server.keys import run as run_keys
+
+        return run_keys(args)
     if args.command == "demo":
         from tui.demo import run_demo
 
-        return run_demo(args.db, args.seed, mouse=not args.no_mouse)
+        return run_demo(args.db, args.seed, mouse=not args.no_mouse, feed=not args.no_feed)
     from tui.app import StartAt
 
     start = StartAt(args.project, args.trace_id if args.command == "trace" else None)

@@ -8,7 +8,7 @@ import sys
 from pydantic import SecretStr
 
 
-def run_demo(db: str | None, seed: int, mouse: bool = True) -> int:
+def run_demo(db: str | None, seed: int, mouse: bool = True, feed: bool = True) -> int:
     from tui.api.client import ApiClient
     from tui.app import TraceTuiApp
     from tui.server.migrations import SchemaTooNew
@@ -20,6 +20,13 @@ def run_demo(db: str | None, seed: int, mouse: bool = True) -> int:
         print(f"tracetui: {error}", file=sys.stderr)
         return 2
     with LocalService(store) as service:
+        live = None
+        if feed:
+            # A simulated app sending traces over OTLP, as a real one would: `L` in the trace
+            # list shows them arrive. Started after the service, so the app's start is as fast.
+            from tui.server.feed import Feed
+
+            live = Feed(service.base_url.removesuffix("/v1"), keys.projects).start()
 
         async def main() -> None:
             # The workspace key reads every project; the project keys are there as a user's
@@ -31,5 +38,9 @@ def run_demo(db: str | None, seed: int, mouse: bool = True) -> int:
             ) as client:
                 await TraceTuiApp(client, profile="demo").run_async(mouse=mouse)
 
-        asyncio.run(main())
+        try:
+            asyncio.run(main())
+        finally:
+            if live is not None:
+                live.stop()
     return 0

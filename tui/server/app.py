@@ -6,7 +6,7 @@ its own project (403 elsewhere). The routes live in `routes/` (one router per re
 they share in `deps`, the error body in `errors`, the background tasks in `background`.
 """
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
@@ -14,18 +14,29 @@ from fastapi import FastAPI
 from tui.server.backend import TraceStore
 from tui.server.background import Background, PeriodicTask, default_tasks
 from tui.server.errors import install_error_handlers
+from tui.server.ingest.costs import warm_in_background
+from tui.server.ingest.writer import IngestWriter
 from tui.server.ratelimit import RateLimiter, RateLimitMiddleware
 from tui.server.routes import ROUTERS
+from tui.server.routes.otlp import Ingest
+from tui.server.rows import now_ms
+
+INGEST_RATE_LIMIT = 10_000  # OTLP export requests per window per key (see ratelimit)
 
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     background: Background = app.state.background
+    writer: IngestWriter = app.state.ingest.writer
+    writer.start()
+    # The price table takes ~0.5 s to import: load it now, beside the first requests.
+    warm_in_background()
     await background.start()
     try:
         yield
     finally:
         await background.stop()
+        writer.stop()
 
 
 def create_app(
@@ -33,9 +44,13 @@ def create_app(
     rate_limit: int = 1000,
     window_s: float = 60.0,
     tasks: Sequence[PeriodicTask] | None = None,
+    clock: Callable[[], int] = now_ms,
+    ingest_rate_limit: int = INGEST_RATE_LIMIT,
+    writer: IngestWriter | None = None,
 ) -> FastAPI:
-    """The service over `store`, limited to `rate_limit` requests per `window_s` per key,
-    running `tasks` in the background (by default, background.default_tasks)."""
+    """The service over `store`, limited to `rate_limit` API requests and `ingest_rate_limit`
+    OTLP exports per `window_s` per key, running `tasks` in the background (by default,
+    background.default_tasks). `clock` (epoch ms) is what retention and ingest call now."""
     app = FastAPI(
         title="tracetui local tracing service",
         version="1.0.0",
@@ -45,9 +60,14 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.store = store  # read by deps.store_of
-    app.state.background = Background(default_tasks(store) if tasks is None else tasks)
+    app.state.clock = clock  # read by deps.clock_of
+    app.state.background = Background(default_tasks(store, clock) if tasks is None else tasks)
+    app.state.ingest = Ingest(writer or IngestWriter(store))
     app.state.limiter = RateLimiter(rate_limit, window_s)
-    app.add_middleware(RateLimitMiddleware, limiter=app.state.limiter)
+    app.state.ingest_limiter = RateLimiter(ingest_rate_limit, window_s)
+    app.add_middleware(
+        RateLimitMiddleware, limiter=app.state.limiter, ingest_limiter=app.state.ingest_limiter
+    )
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router, prefix="/v1")

@@ -8,7 +8,7 @@ for the demo data and the tests are not part of it: they are the SQLite store's 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Protocol
 
 from tui.server.rows import (
@@ -17,6 +17,7 @@ from tui.server.rows import (
     Once,
     ProjectRow,
     Remembered,
+    SpanGroup,
     SpanInTrace,
     TracePosition,
     TraceRow,
@@ -71,4 +72,19 @@ class TraceStore(Protocol):
     def forget_responses(self, created_before: int) -> int:
         """Drop remembered Idempotency-Key answers stored before `created_before` (epoch ms);
         returns how many went."""
+        ...
+
+    def ingest(self, batches: Sequence[Sequence[SpanGroup]]) -> list[int]:
+        """Store ingested spans, all `batches` (one per request) in one transaction: a span
+        replaces the stored one with its trace and span id, and the trace rows of the traces
+        touched are recomputed from all their spans. A group without project_id goes to the
+        project its project_name names (by id, else by name; none: the default project),
+        created if missing. Spans of a trace stored in another project are refused. Returns,
+        per batch, how many spans were refused."""
+        ...
+
+    def expire(self, now: int) -> int:
+        """Delete the traces (and their spans) stored longer ago than their project's
+        retention_days before `now` (epoch ms), in short transactions; returns how many went.
+        Bounded: what one call leaves is taken by the next."""
         ...

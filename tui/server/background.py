@@ -26,6 +26,7 @@ from tui.server.rows import now_ms
 log = logging.getLogger("tracetui.server")
 
 IDEMPOTENCY_TTL_MS = 24 * 3_600_000  # how long an Idempotency-Key's first answer is replayed
+RETENTION_PERIOD_S = 600.0  # how often expired traces are swept (reads hide them meanwhile)
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,21 @@ class PeriodicTask:
 
 
 def default_tasks(store: TraceStore, clock: Callable[[], int] = now_ms) -> list[PeriodicTask]:
-    """Every task the service runs; register new ones (alerts, webhooks, retention) here."""
-    return [forget_old_responses(store, clock)]
+    """Every task the service runs; register new ones (alerts, webhooks) here."""
+    return [forget_old_responses(store, clock), expire_old_traces(store, clock)]
+
+
+def expire_old_traces(
+    store: TraceStore, clock: Callable[[], int] = now_ms, period_s: float = RETENTION_PERIOD_S
+) -> PeriodicTask:
+    """Delete traces older than their project's retention_days. The store deletes in short
+    transactions of a few hundred traces, and a round stops after a bounded number of them
+    (the next round takes the rest), so the ingest writer never waits long for the lock."""
+
+    def expire() -> None:
+        store.expire(clock())
+
+    return PeriodicTask("expire-old-traces", period_s, expire)
 
 
 def forget_old_responses(

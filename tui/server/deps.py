@@ -1,5 +1,5 @@
-"""What the routes share: the store, the caller's key scope, readable projects and traces, and
-creating a record once per Idempotency-Key.
+"""What the routes share: the store, the clock, the caller's key scope, readable projects and
+traces (never one past its project's retention), and creating a record once per Idempotency-Key.
 
 Routes reach the store through `StoreDep` (the app's state), never through a closure, and see
 it as the TraceStore protocol. Dependencies that touch the store are plain `def`s: FastAPI runs
@@ -8,6 +8,7 @@ them in its thread pool, so a slow disk never holds up the event loop.
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, Path, Request
@@ -26,6 +27,23 @@ async def store_of(request: Request) -> TraceStore:
 
 
 StoreDep = Annotated[TraceStore, Depends(store_of)]
+
+DAY_MS = 86_400_000
+
+
+async def clock_of(request: Request) -> Callable[[], int]:
+    """The service's clock (epoch ms): tests move it to check retention."""
+    clock: Callable[[], int] = request.app.state.clock
+    return clock
+
+
+ClockDep = Annotated[Callable[[], int], Depends(clock_of)]
+
+
+def retention_start(project: ProjectRow, now: int) -> int:
+    """The oldest listed_at still served: the retention sweep deletes what is older, and until
+    it has, reads act as if it had."""
+    return now - project.retention_days * DAY_MS
 
 
 def scope_of(store: StoreDep, authorization: Annotated[str | None, Header()] = None) -> KeyScope:
@@ -64,13 +82,19 @@ def readable_project(store: TraceStore, scope: KeyScope, project_id: str) -> Pro
     return project
 
 
-def readable_trace(store: TraceStore, scope: KeyScope, trace_id: str) -> TraceRow:
-    """The trace, if this key may read its project: 404 if none, 403 for another project's."""
+def readable_trace(store: TraceStore, scope: KeyScope, trace_id: str, now: int) -> TraceRow:
+    """The trace, if this key may read its project: 404 if none (or past its project's
+    retention at `now`), 403 for another project's."""
     trace = store.get_trace(trace_id)
+    missing = ApiError(404, "not_found", f"No trace with id {trace_id!r}.")
     if trace is None:
-        raise ApiError(404, "not_found", f"No trace with id {trace_id!r}.")
+        raise missing
     if not scope.can_read(trace.project_id):
         raise ApiError(403, "forbidden", "This API key is not valid for that trace's project.")
+    project = store.get_project(trace.project_id)
+    listed_at = trace.listed_at if trace.listed_at is not None else trace.started_at
+    if project is not None and listed_at < retention_start(project, now):
+        raise missing
     return trace
 
 
@@ -83,8 +107,10 @@ def project_in_path(store: StoreDep, scope: Auth, project_id: Annotated[str, Pat
     return readable_project(store, scope, project_id)
 
 
-def trace_in_path(store: StoreDep, scope: Auth, trace_id: Annotated[str, Path()]) -> TraceRow:
-    return readable_trace(store, scope, trace_id)
+def trace_in_path(
+    store: StoreDep, scope: Auth, clock: ClockDep, trace_id: Annotated[str, Path()]
+) -> TraceRow:
+    return readable_trace(store, scope, trace_id, clock())
 
 
 ReadableProject = Annotated[ProjectRow, Depends(project_in_path)]

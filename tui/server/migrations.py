@@ -110,8 +110,53 @@ CREATE TABLE IF NOT EXISTS idempotency (
 );
 """
 
+# OTLP ingest. Spans become a rowid table: a WITHOUT ROWID table keeps each ~1 KB row inside
+# its primary-key B-tree, keyed by random hex trace ids, so every insert split pages at random
+# places (47 us a span here, against 25 us appended to a rowid table; reading a 50,000-span
+# trace also got faster, 267 -> 172 ms). (trace_id, id) stays unique: a re-sent span replaces
+# itself. Spans gain what ingest keeps beyond the spec: where the cost came from and the cache
+# and reasoning token counts. Traces gain listed_at, the start a trace had when it was first
+# stored: the list is ordered and paged by it, so a late root that moves started_at earlier
+# never moves a trace across a reader's cursor (no duplicate, no gap).
+SCHEMA_V2 = """
+CREATE TABLE spans_v2 (
+    trace_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    parent_id TEXT,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    model TEXT,
+    started_at INTEGER NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cost_usd REAL NOT NULL,
+    status TEXT NOT NULL,
+    error_message TEXT,
+    attributes TEXT NOT NULL,
+    cost_source TEXT,
+    cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+    cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+    reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (trace_id, id)
+);
+INSERT INTO spans_v2 (trace_id, id, parent_id, name, kind, model, started_at, duration_ms,
+    input_tokens, output_tokens, cost_usd, status, error_message, attributes)
+SELECT trace_id, id, parent_id, name, kind, model, started_at, duration_ms,
+    input_tokens, output_tokens, cost_usd, status, error_message, attributes
+FROM spans ORDER BY trace_id, started_at, id;
+DROP TABLE spans;
+ALTER TABLE spans_v2 RENAME TO spans;
+CREATE INDEX spans_by_trace_time ON spans(trace_id, started_at, id);
+ALTER TABLE traces ADD COLUMN listed_at INTEGER NOT NULL DEFAULT 0;
+UPDATE traces SET listed_at = started_at;
+DROP INDEX traces_by_project_time;
+CREATE INDEX traces_by_project_listed ON traces(project_id, listed_at, id);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "projects, keys, traces, spans, alerts, idempotency", SCHEMA_V1),
+    Migration(2, "OTLP ingest: spans in a rowid table with extension fields; listed_at", SCHEMA_V2),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -2,6 +2,9 @@
 
 Every response, errors included, carries X-RateLimit-Limit, X-RateLimit-Remaining and
 X-RateLimit-Reset (unix seconds). Past the limit the answer is 429 with Retry-After in seconds.
+OTLP ingest (POST /v1/traces) counts against a budget of its own, larger and separate from the
+API's: a busy application sends a batch every few seconds per process, and that must not eat
+the budget a developer's app browses with. Its 429 is in the request's encoding (OTLP).
 The middleware is also the service's last error boundary: an unexpected exception becomes a
 plain JSON 500 (with the headers), never a stack trace on the wire.
 """
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tui.server.errors import error_json
+from tui.server.ingest.responses import answer_type, failure
 
 log = logging.getLogger("tracetui.server")
 
@@ -81,6 +85,17 @@ def per_window(window_s: float) -> str:
     return "per minute" if window_s == 60 else f"per {window_s:g} s"
 
 
+def is_ingest(scope: Scope) -> bool:
+    return scope.get("method") == "POST" and scope.get("path") == "/v1/traces"
+
+
+def header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
 def bucket_for(scope: Scope) -> str:
     """A key's bucket is the hash of its bearer token; callers without one share their IP's."""
     for name, value in scope.get("headers", []):
@@ -93,15 +108,20 @@ def bucket_for(scope: Scope) -> str:
 class RateLimitMiddleware:
     """Applies the limiter before the app runs, and adds the headers to whatever it answers."""
 
-    def __init__(self, app: ASGIApp, limiter: RateLimiter) -> None:
+    def __init__(
+        self, app: ASGIApp, limiter: RateLimiter, ingest_limiter: RateLimiter | None = None
+    ) -> None:
         self.app = app
         self.limiter = limiter
+        self.ingest_limiter = ingest_limiter
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        decision = self.limiter.hit(bucket_for(scope))
+        ingest = self.ingest_limiter is not None and is_ingest(scope)
+        limiter = self.ingest_limiter if ingest and self.ingest_limiter else self.limiter
+        decision = limiter.hit(bucket_for(scope))
         headers = [
             (b"x-ratelimit-limit", str(decision.limit).encode()),
             (b"x-ratelimit-remaining", str(decision.remaining).encode()),
@@ -109,16 +129,16 @@ class RateLimitMiddleware:
         ]
         if not decision.allowed:
             message = (
-                f"Rate limit of {decision.limit} requests {per_window(self.limiter.window_s)} "
-                "exceeded; "
-                f"retry in {decision.retry_after} s."
+                f"Rate limit of {decision.limit} {'ingest ' if ingest else ''}requests "
+                f"{per_window(limiter.window_s)} exceeded; retry in {decision.retry_after} s."
             )
-            await send_json(
-                send,
-                429,
-                error_json(429, "rate_limited", message),
-                [*headers, (b"retry-after", str(decision.retry_after).encode())],
-            )
+            retry = [*headers, (b"retry-after", str(decision.retry_after).encode())]
+            if ingest:
+                answer = answer_type(header(scope, b"content-type"))
+                body = failure(answer, 429, "rate_limited", message)
+                await send_json(send, 429, body, retry, answer.encode())
+            else:
+                await send_json(send, 429, error_json(429, "rate_limited", message), retry)
             return
 
         started = False
@@ -141,14 +161,18 @@ class RateLimitMiddleware:
 
 
 async def send_json(
-    send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]
+    send: Send,
+    status: int,
+    body: bytes,
+    headers: list[tuple[bytes, bytes]],
+    content_type: bytes = b"application/json",
 ) -> None:
     await send(
         {
             "type": "http.response.start",
             "status": status,
             "headers": [
-                (b"content-type", b"application/json"),
+                (b"content-type", content_type),
                 (b"content-length", str(len(body)).encode()),
                 *headers,
             ],

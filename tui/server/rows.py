@@ -51,6 +51,9 @@ class TraceRow(NamedTuple):
     status: str
     error_count: int
     attributes: str
+    # The start the trace had when first stored: its place in the list, which never moves (a
+    # late root moves started_at only). None when written: the store takes started_at.
+    listed_at: int | None = None
 
 
 class TraceSummary(NamedTuple):
@@ -67,6 +70,7 @@ class TraceSummary(NamedTuple):
     total_cost_usd: float
     status: str
     error_count: int
+    listed_at: int
 
 
 class SpanRow(NamedTuple):
@@ -86,6 +90,12 @@ class SpanRow(NamedTuple):
     status: str
     error_message: str | None
     attributes: str  # a JSON object, as text: answers splice it in without parsing it
+    # Beyond the spec (ingest): "reported", "estimated", "unknown_model", or None when there
+    # was nothing to cost; cache and reasoning token counts as the emitter reported them.
+    cost_source: str | None = None
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
 
 
 class SpanInTrace(NamedTuple):
@@ -104,6 +114,10 @@ class SpanInTrace(NamedTuple):
     status: str
     error_message: str | None
     attributes: str
+    cost_source: str | None
+    cache_read_tokens: int
+    cache_write_tokens: int
+    reasoning_tokens: int
 
 
 class AlertRow(NamedTuple):
@@ -163,8 +177,26 @@ class KeyScope:
 class TracePosition:
     """A place in a project's newest-first trace order: the last row of the previous page."""
 
-    started_at: int
+    listed_at: int
     trace_id: str
+
+
+class SpanGroup(NamedTuple):
+    """Ingested spans of one OTLP resource, bound for one project."""
+
+    project_id: str | None  # a project key's project; None: route by project_name
+    project_name: str | None  # named by the resource (workspace key); None: the default project
+    resource: str  # the resource's attributes as a JSON object: a new trace's attributes
+    spans: list[SpanRow]
+
+
+class KeyInfo(NamedTuple):
+    """An API key as `tracetui keys list` shows it: never the key, nor its whole hash."""
+
+    key_id: str  # the first 12 hex digits of the key's SHA-256
+    project_id: str | None
+    label: str
+    created_at: int
 
 
 def new_project(

@@ -7,18 +7,18 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
 import uvicorn
 
-from tui.server.app import create_app
+from tui.server.app import INGEST_RATE_LIMIT, create_app
 from tui.server.background import PeriodicTask
 from tui.server.demo import DemoKeys, populate
 from tui.server.migrations import SchemaTooNew
-from tui.server.store import Store, new_api_key
+from tui.server.store import Store, new_api_key, now_ms
 
 LOOPBACK = "127.0.0.1"
 
@@ -50,9 +50,18 @@ class LocalService:
     window_s: float = 60.0
     access_log: bool = False
     tasks: Sequence[PeriodicTask] | None = None
+    clock: Callable[[], int] = now_ms  # epoch ms: retention and ingest read the time here
+    ingest_rate_limit: int = INGEST_RATE_LIMIT
 
     def __post_init__(self) -> None:
-        self.app = create_app(self.store, self.rate_limit, self.window_s, self.tasks)
+        self.app = create_app(
+            self.store,
+            self.rate_limit,
+            self.window_s,
+            self.tasks,
+            clock=self.clock,
+            ingest_rate_limit=self.ingest_rate_limit,
+        )
         self._socket = bind_socket(self.host, self.port)
         self.port = self._socket.getsockname()[1]
         config = uvicorn.Config(
@@ -111,6 +120,24 @@ class LocalService:
         self.stop()
 
 
+def print_otlp_lines(service: LocalService, key: str | None, db: str) -> None:
+    """The two lines to paste into an instrumented app's environment, and the app's own."""
+    host = service.host
+    if host in ("0.0.0.0", "::", ""):  # noqa: S104 - every interface: loopback reaches it
+        host = LOOPBACK
+    root = f"http://{f'[{host}]' if ':' in host else host}:{service.port}"
+    shown = key or "<KEY>"
+    print("  send your app's traces here (OTLP/HTTP): paste these two lines into its shell,")
+    print(f"    export OTEL_EXPORTER_OTLP_ENDPOINT={root}")
+    print(f'    export OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer {shown}"')
+    if key is None:
+        print(f"  with a key from: tracetui keys create --workspace --db {db}")
+    print(
+        f"  and browse them: TRACETUI_BASE_URL={root}/v1 TRACETUI_API_KEY={shown} tracetui",
+        flush=True,
+    )
+
+
 def open_demo_store(path: str | Path | None = None, seed: int = 7) -> tuple[Store, DemoKeys]:
     """A demo database at `path` (a fresh temporary file if None), filled if it is empty."""
     if path is None:
@@ -125,19 +152,34 @@ def open_demo_store(path: str | Path | None = None, seed: int = 7) -> tuple[Stor
     return store, keys
 
 
-def serve(db: str | None, host: str, port: int, demo: bool, rate_limit: int) -> int:
+def serve(
+    db: str | None,
+    host: str,
+    port: int,
+    demo: bool,
+    rate_limit: int,
+    ingest_rate_limit: int = INGEST_RATE_LIMIT,
+) -> int:
     """`tracetui serve`: run in the foreground until interrupted."""
     try:
         store, keys = open_demo_store(db) if demo else (Store(db or "tracetui.sqlite3"), None)
     except SchemaTooNew as error:
         print(f"tracetui: {error}", file=sys.stderr)
         return 2
+    new_key = None
     if keys is None and not store.has_workspace_key():
         # A new database needs one key to be usable at all; it is shown this once only.
-        key = new_api_key("ws")
-        store.add_key(key, None, "workspace key")
-        print(f"  new workspace key (shown once, store it now): {key}")
-    service = LocalService(store, host=host, port=port, rate_limit=rate_limit, access_log=True)
+        new_key = new_api_key("ws")
+        store.add_key(new_key, None, "workspace key")
+        print(f"  new workspace key (shown once, store it now): {new_key}")
+    service = LocalService(
+        store,
+        host=host,
+        port=port,
+        rate_limit=rate_limit,
+        ingest_rate_limit=ingest_rate_limit,
+        access_log=True,
+    )
     print(f"tracetui local service on {service.base_url}  (database: {store.path})", flush=True)
     if keys is not None:
         print(f"  workspace key: {keys.workspace}")
@@ -147,6 +189,7 @@ def serve(db: str | None, host: str, port: int, demo: bool, rate_limit: int) -> 
             f'  try: curl -H "Authorization: Bearer {keys.workspace}" {service.base_url}/projects',
             flush=True,
         )
+    print_otlp_lines(service, keys.workspace if keys else new_key, store.path)
     if host not in (LOOPBACK, "localhost", "::1"):
         print(f"  warning: listening on {host}, reachable from other machines", flush=True)
     service.start()

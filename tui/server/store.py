@@ -13,7 +13,7 @@ import json
 import secrets
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -23,10 +23,12 @@ from tui.server.rows import (
     AlertRow,
     ApiKeyRow,
     IdempotencyRow,
+    KeyInfo,
     KeyScope,
     Once,
     ProjectRow,
     Remembered,
+    SpanGroup,
     SpanInTrace,
     SpanRow,
     TracePosition,
@@ -65,14 +67,89 @@ SELECT_SPANS = (
     f"SELECT {columns(SpanInTrace)} FROM spans WHERE trace_id = ? ORDER BY started_at, id"
 )
 SELECT_TRACES = (
-    f"SELECT {columns(TraceSummary)} FROM traces WHERE project_id = ? AND started_at >= ? "
-    "AND started_at <= ?"
+    f"SELECT {columns(TraceSummary)} FROM traces WHERE project_id = ? AND listed_at >= ? "
+    "AND listed_at <= ?"
 )
+# A re-sent span replaces itself (exporters retry): every column but the key is updated.
+UPSERT_SPAN = (
+    INSERT[SpanRow]
+    + " ON CONFLICT (trace_id, id) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in SpanRow._fields[2:])
+)
+# The trace rows of the traces whose ids are in the JSON array ?3, computed from all their
+# stored spans: right after every batch, whatever order and however often spans came. Named
+# after the earliest root (no parent), else the earliest span while the root has not come.
+# listed_at and the attributes are set when the trace is first stored and never change.
+UPSERT_TRACES = """
+INSERT INTO traces (id, project_id, name, started_at, duration_ms, span_count, input_tokens,
+    output_tokens, total_cost_usd, status, error_count, attributes, listed_at)
+SELECT s.trace_id, ?1,
+    coalesce(
+        (SELECT r.name FROM spans r WHERE r.trace_id = s.trace_id AND r.parent_id IS NULL
+         ORDER BY r.started_at, r.id LIMIT 1),
+        (SELECT r.name FROM spans r WHERE r.trace_id = s.trace_id
+         ORDER BY r.started_at, r.id LIMIT 1)),
+    min(s.started_at), max(s.started_at + s.duration_ms) - min(s.started_at), count(*),
+    sum(s.input_tokens), sum(s.output_tokens), round(sum(s.cost_usd), 9),
+    CASE WHEN sum(s.status = 'error') > 0 THEN 'error' ELSE 'ok' END, sum(s.status = 'error'),
+    ?2, min(s.started_at)
+FROM spans s WHERE s.trace_id IN (SELECT value FROM json_each(?3)) GROUP BY s.trace_id
+ON CONFLICT (id) DO UPDATE SET name = excluded.name, started_at = excluded.started_at,
+    duration_ms = excluded.duration_ms, span_count = excluded.span_count,
+    input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+    total_cost_usd = excluded.total_cost_usd, status = excluded.status,
+    error_count = excluded.error_count
+"""
+DEFAULT_PROJECT = "default"  # where the workspace key's spans go when no resource names one
+DAY_MS = 86_400_000
 
 
 def hash_key(api_key: str) -> str:
     """The stored form of an API key."""
     return hashlib.sha256(api_key.encode("utf-8")).hexdigest()
+
+
+KEY_ID_LENGTH = 12
+DEFAULT_RETENTION_DAYS = 30
+
+
+def key_info(row: ApiKeyRow) -> KeyInfo:
+    """A key's public face: an id from the first digits of its hash, never the key."""
+    return KeyInfo(row.key_hash[:KEY_ID_LENGTH], row.project_id, row.label, row.created_at)
+
+
+def summaries(spans: Iterable[SpanRow], project_id: str, attributes: str) -> list[TraceRow]:
+    """The trace rows of traces made of `spans` alone, by the rules of UPSERT_TRACES (a test
+    checks that both agree): a span id seen twice counts once, its last version."""
+    traces: dict[str, dict[str, SpanRow]] = {}
+    for span in spans:
+        traces.setdefault(span.trace_id, {})[span.id] = span
+    rows = []
+    for trace_id, by_id in traces.items():
+        members = by_id.values()
+        start = min(s.started_at for s in members)
+        end = max(s.started_at + s.duration_ms for s in members)
+        roots = [s for s in members if s.parent_id is None]
+        named = min(roots or members, key=lambda s: (s.started_at, s.id))
+        errors = sum(s.status == "error" for s in members)
+        rows.append(
+            TraceRow(
+                trace_id,
+                project_id,
+                named.name,
+                start,
+                end - start,
+                len(by_id),
+                sum(s.input_tokens for s in members),
+                sum(s.output_tokens for s in members),
+                round(sum(s.cost_usd for s in members), 9),
+                "error" if errors else "ok",
+                errors,
+                attributes,
+                start,
+            )
+        )
+    return rows
 
 
 def new_api_key(kind: str) -> str:
@@ -126,10 +203,39 @@ class Store:
 
     # -- keys ----------------------------------------------------------------------------------
 
-    def add_key(self, api_key: str, project_id: str | None, label: str) -> None:
+    def add_key(self, api_key: str, project_id: str | None, label: str) -> KeyInfo:
         row = ApiKeyRow(hash_key(api_key), project_id, label, now_ms())
         with self.transaction() as db:
             db.execute(insert_sql(ApiKeyRow, "INSERT OR REPLACE"), row)
+        return key_info(row)
+
+    def list_keys(self) -> list[KeyInfo]:
+        """Every key, oldest first, as `keys list` shows it (no key, no whole hash)."""
+        rows = self._connection().execute(
+            f"SELECT {columns(ApiKeyRow)} FROM api_keys ORDER BY created_at, key_hash"
+        )
+        return [key_info(ApiKeyRow._make(row)) for row in rows]
+
+    def find_keys(self, ref: str) -> list[KeyInfo]:
+        """The keys `ref` names: a key id (or a prefix of one, 6 hex digits at least), else a
+        label. More than one means `ref` is ambiguous."""
+        keys = self.list_keys()
+        ref_lower = ref.strip().lower()
+        if len(ref_lower) >= 6 and all(c in "0123456789abcdef" for c in ref_lower):
+            by_id = [k for k in keys if k.key_id.startswith(ref_lower)]
+            if by_id:
+                return by_id
+        return [k for k in keys if k.label == ref]
+
+    def revoke_key(self, key_id: str) -> bool:
+        """Delete the key whose id is `key_id` (whole); True if there was one."""
+        if len(key_id) != KEY_ID_LENGTH:
+            return False
+        with self.transaction() as db:
+            cursor = db.execute(
+                "DELETE FROM api_keys WHERE substr(key_hash, 1, ?) = ?", (KEY_ID_LENGTH, key_id)
+            )
+        return cursor.rowcount > 0
 
     def has_workspace_key(self) -> bool:
         row = (
@@ -190,16 +296,17 @@ class Store:
 
         Returns the rows and whether more follow. Reads one row beyond `limit` to know that.
         """
-        # One upper bound, the tighter of `end` and the cursor: given two, SQLite seeks with one
-        # and filters by the other, and a late page would scan every row before it.
-        upper = end - 1 if after is None else min(end - 1, after.started_at)
+        # Ordered and paged by listed_at (see rows.TraceRow), which never changes once a trace
+        # is stored. One upper bound, the tighter of `end` and the cursor: given two, SQLite
+        # seeks with one and filters by the other, and a late page would scan every row before.
+        upper = end - 1 if after is None else min(end - 1, after.listed_at)
         sql = SELECT_TRACES
         args: list[Any] = [project_id, start, upper]
         if after is not None:
-            # Rows that share the cursor's start time are ordered by id.
-            sql += " AND (started_at < ? OR id < ?)"
-            args += [after.started_at, after.trace_id]
-        sql += " ORDER BY started_at DESC, id DESC LIMIT ?"
+            # Rows that share the cursor's position are ordered by id.
+            sql += " AND (listed_at < ? OR id < ?)"
+            args += [after.listed_at, after.trace_id]
+        sql += " ORDER BY listed_at DESC, id DESC LIMIT ?"
         args.append(limit + 1)
         rows = list(map(TraceSummary._make, self._connection().execute(sql, args)))
         return rows[:limit], len(rows) > limit
@@ -235,9 +342,89 @@ class Store:
         traces: Iterable[TraceRow],
         spans: Iterable[SpanRow] = (),
     ) -> None:
-        """Bulk insert (the demo data, benchmarks and tests; OTLP ingest later)."""
-        db.executemany(INSERT[TraceRow], traces)
+        """Bulk insert of whole traces (the demo data, benchmarks and tests)."""
+        db.executemany(
+            INSERT[TraceRow],
+            (t if t.listed_at is not None else t._replace(listed_at=t.started_at) for t in traces),
+        )
         db.executemany(INSERT[SpanRow], spans)
+
+    # -- ingest --------------------------------------------------------------------------------
+
+    def ingest(self, batches: Sequence[Sequence[SpanGroup]]) -> list[int]:
+        """See TraceStore.ingest: every batch in one transaction."""
+        with self.transaction() as db:
+            return [sum(self._ingest_group(db, group) for group in batch) for batch in batches]
+
+    def _ingest_group(self, db: sqlite3.Connection, group: SpanGroup) -> int:
+        """Store one group's spans and their traces' rows; returns how many were refused."""
+        project_id = group.project_id or self._project_named(db, group.project_name)
+        trace_ids = {span.trace_id for span in group.spans}
+        stored = dict(
+            db.execute(
+                "SELECT id, project_id FROM traces WHERE id IN (SELECT value FROM json_each(?))",
+                (json.dumps(list(trace_ids)),),
+            ).fetchall()
+        )
+        # A trace id already stored in another project is not this key's to write into.
+        foreign = {trace_id for trace_id, owner in stored.items() if owner != project_id}
+        spans = group.spans
+        if foreign:
+            spans = [span for span in spans if span.trace_id not in foreign]
+        db.executemany(UPSERT_SPAN, spans)
+        # Traces seen before are recomputed from all their stored spans; new ones (most, as
+        # exporters send whole traces) are summed here from the batch alone, which saves
+        # reading back what was just written (a third of the writer's time per span).
+        seen = [trace_id for trace_id in trace_ids - foreign if trace_id in stored]
+        if seen:
+            db.execute(UPSERT_TRACES, (project_id, group.resource, json.dumps(seen)))
+        new = [span for span in spans if span.trace_id not in stored]
+        db.executemany(INSERT[TraceRow], summaries(new, project_id, group.resource))
+        return len(group.spans) - len(spans)
+
+    def _project_named(self, db: sqlite3.Connection, name: str | None) -> str:
+        """The project a resource names (by id, else by name), created if there is none."""
+        name = (name or "").strip()[:200] or DEFAULT_PROJECT
+        row = db.execute(
+            "SELECT id FROM projects WHERE id = ?1 OR name = ?1 "
+            "ORDER BY id = ?1 DESC, created_at, id LIMIT 1",
+            (name,),
+        ).fetchone()
+        if row is not None:
+            return str(row[0])
+        description = "Created by OTLP ingest for the spans that named it."
+        return self.insert_project(db, name, description, DEFAULT_RETENTION_DAYS).id
+
+    # -- retention -----------------------------------------------------------------------------
+
+    def expire(self, now: int, batch: int = 500, max_batches: int = 200) -> int:
+        """See TraceStore.expire: one short transaction per `batch` traces, so the ingest
+        writer waits for one batch at most."""
+        deleted = 0
+        for project in self.list_projects():
+            cutoff = now - project.retention_days * DAY_MS
+            for _ in range(max_batches):
+                with self.transaction() as db:
+                    ids = [
+                        row[0]
+                        for row in db.execute(
+                            "SELECT id FROM traces WHERE project_id = ? AND listed_at < ? LIMIT ?",
+                            (project.id, cutoff, batch),
+                        )
+                    ]
+                    ids_json = json.dumps(ids)
+                    db.execute(
+                        "DELETE FROM spans WHERE trace_id IN (SELECT value FROM json_each(?))",
+                        (ids_json,),
+                    )
+                    db.execute(
+                        "DELETE FROM traces WHERE id IN (SELECT value FROM json_each(?))",
+                        (ids_json,),
+                    )
+                deleted += len(ids)
+                if len(ids) < batch:
+                    break
+        return deleted
 
     # -- alerts --------------------------------------------------------------------------------
 

@@ -12,9 +12,16 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
-from tui.server.deps import Auth, ReadableTrace, StoreDep, readable_project
+from tui.server.deps import (
+    Auth,
+    ClockDep,
+    ReadableTrace,
+    StoreDep,
+    readable_project,
+    retention_start,
+)
 from tui.server.errors import ApiError
-from tui.server.rows import TracePosition, now_ms
+from tui.server.rows import TracePosition
 from tui.server.schemas import json_text, parse_timestamp, spans_json_text, trace_json
 
 DEFAULT_WINDOW_MS = 24 * 3_600_000
@@ -27,6 +34,7 @@ router = APIRouter()
 def list_traces(
     scope: Auth,
     store: StoreDep,
+    clock: ClockDep,
     project_id: Annotated[str, Query(min_length=1)],
     from_: Annotated[str | None, Query(alias="from")] = None,
     to: Annotated[str | None, Query()] = None,
@@ -34,14 +42,15 @@ def list_traces(
     cursor: Annotated[str | None, Query()] = None,
 ) -> dict[str, Any]:
     # Called here, not as a dependency: project_id stays the first query parameter documented.
-    readable_project(store, scope, project_id)
+    project = readable_project(store, scope, project_id)
+    now = clock()
     after: TracePosition | None = None
     if cursor:
         # The window travels in the cursor, so "the last 24 hours" does not slide between
         # pages; from/to sent along with a cursor are ignored.
         after, start, end = decode_cursor(cursor)
     else:
-        end = time_param("to", to, now_ms())
+        end = time_param("to", to, now)
         start = time_param("from", from_, end - DEFAULT_WINDOW_MS)
         if start > end:
             raise ApiError(
@@ -50,11 +59,15 @@ def list_traces(
                 "from must not be after to.",
                 [{"field": "from", "message": "must not be after to"}],
             )
-    rows, more = store.list_traces(project_id, start, end, limit, after)
+    # Nothing past the project's retention, although the sweep may not have deleted it yet.
+    # Applied on every page, not stored in the cursor: a page read later shows less, never more.
+    rows, more = store.list_traces(
+        project_id, max(start, retention_start(project, now)), end, limit, after
+    )
     next_cursor = None
     if more and rows:
         last = rows[-1]
-        next_cursor = encode_cursor(TracePosition(last.started_at, last.id), start, end)
+        next_cursor = encode_cursor(TracePosition(last.listed_at, last.id), start, end)
     return {"data": [trace_json(r) for r in rows], "next_cursor": next_cursor, "has_more": more}
 
 
@@ -92,7 +105,7 @@ def time_param(name: str, value: str | None, default: int) -> int:
 
 def encode_cursor(position: TracePosition, start: int, end: int) -> str:
     """Opaque to clients: the last row's position plus the time window of the first page."""
-    raw = json.dumps({"t": position.started_at, "i": position.trace_id, "f": start, "u": end})
+    raw = json.dumps({"t": position.listed_at, "i": position.trace_id, "f": start, "u": end})
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 

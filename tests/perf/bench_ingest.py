@@ -1,0 +1,351 @@
+"""OTLP ingest at full speed, the service in its own process (`tracetui serve`), side by side
+with the floor measured in the same run.
+
+- 50,000 LLM-like spans (about 500 bytes of prompt and answer text each, GenAI conventions,
+  traces of a root and four model calls) posted as OTLP protobuf in batches of 512 over HTTP,
+  by SENDERS connections at once (several processes of one app, each exporting its batches),
+  until all are listable; against the floor: decoding the same protobuf bodies plus inserting
+  the same rows into the same spans table, one transaction per batch, in one thread.
+- The trace list's p95 latency (100 rows) while that ingest runs, against the same list idle.
+- The service's peak resident memory over the run (VmHWM of its process).
+- The service's start (process spawned) to its first answer, median of STARTS starts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+from tests.perf.report import Row
+from tui.server.demo import add_bulk_traces
+from tui.server.ingest import otlp_proto
+from tui.server.ingest.costs import PriceBook
+from tui.server.rows import SpanRow
+from tui.server.store import INSERT, Store, now_ms
+
+SPANS = 50_000
+BATCH = 512
+SENDERS = 4
+STARTS = 5
+KEY = "tt_ws_bench_ingest_key_0123456789"
+PROJECT = "proj_ingest_bench"
+QUESTION = (
+    "Our checkout page times out when a customer applies two discount codes at once; the logs "
+    "show a lock wait on the orders table. What should I check first, and how do I reproduce "
+    "it locally without production data?"
+)
+ANSWER = (
+    "Start with the transaction that applies discounts: it probably locks the order row, then "
+    "the customer row, while the cart service takes them in the other order. Reproduce it with "
+    "two concurrent requests against a local database seeded by the fixtures script."
+)
+
+
+def kv(key: str, value: str | int) -> KeyValue:
+    if isinstance(value, int):
+        return KeyValue(key=key, value=AnyValue(int_value=value))
+    return KeyValue(key=key, value=AnyValue(string_value=value))
+
+
+def bodies(seed: int = 1) -> list[bytes]:
+    """SPANS spans as protobuf ExportTraceServiceRequests of BATCH spans, traces of a root and
+    four chat calls, ending over the last hour."""
+    rng = random.Random(seed)
+    end = time.time_ns() - 60 * 10**9
+    spans: list[Span] = []
+    while len(spans) < SPANS:
+        trace, root = rng.randbytes(16), rng.randbytes(8)
+        t0 = end - rng.randrange(3600 * 10**9)
+        for n in range(4):
+            messages_in = json.dumps(
+                [{"role": "user", "parts": [{"type": "text", "content": QUESTION}]}]
+            )
+            messages_out = json.dumps(
+                [
+                    {
+                        "role": "assistant",
+                        "parts": [{"type": "text", "content": ANSWER}],
+                        "finish_reason": "stop",
+                    }
+                ]
+            )
+            spans.append(
+                Span(
+                    trace_id=trace,
+                    span_id=rng.randbytes(8),
+                    parent_span_id=root,
+                    name="chat gpt-4o-mini",
+                    kind=Span.SPAN_KIND_CLIENT,
+                    start_time_unix_nano=t0 + n * 10**8,
+                    end_time_unix_nano=t0 + (n + 1) * 10**8,
+                    attributes=[
+                        kv("gen_ai.operation.name", "chat"),
+                        kv("gen_ai.provider.name", "openai"),
+                        kv("gen_ai.request.model", "gpt-4o-mini"),
+                        kv("gen_ai.response.model", "gpt-4o-mini-2024-07-18"),
+                        kv("gen_ai.usage.input_tokens", rng.randint(200, 3000)),
+                        kv("gen_ai.usage.output_tokens", rng.randint(20, 500)),
+                        kv("gen_ai.input.messages", messages_in),
+                        kv("gen_ai.output.messages", messages_out),
+                    ],
+                )
+            )
+        spans.append(
+            Span(
+                trace_id=trace,
+                span_id=root,
+                name="answer_question",
+                kind=Span.SPAN_KIND_SERVER,
+                start_time_unix_nano=t0,
+                end_time_unix_nano=t0 + 5 * 10**8,
+                attributes=[kv("gen_ai.operation.name", "invoke_agent")],
+            )
+        )
+    out = []
+    for start in range(0, SPANS, BATCH):
+        message = ExportTraceServiceRequest()
+        resource_spans = message.resource_spans.add()
+        resource_spans.resource.attributes.append(kv("service.name", "bench"))
+        resource_spans.resource.attributes.append(kv("tracetui.project", PROJECT))
+        scope_spans = resource_spans.scope_spans.add()
+        scope_spans.spans.extend(spans[start : start + BATCH])
+        out.append(message.SerializeToString())
+    return out
+
+
+def floor_seconds(payloads: list[bytes]) -> tuple[float, float]:
+    """(decode + insert the same rows, one transaction per batch; decode + map alone), s."""
+    prices = PriceBook()
+    now = now_ms()
+    rows: list[list[SpanRow]] = []
+    started = time.perf_counter()
+    for body in payloads:
+        decoded = otlp_proto.decode(body, prices, now)
+        rows.append([row for draft in decoded.drafts for row in draft.spans])
+    mapped = time.perf_counter() - started
+    path = Path(tempfile.mkdtemp(prefix="tracetui-floor-")) / "floor.sqlite3"
+    Store(path).close()  # the service's schema, spans table and indexes included
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    started = time.perf_counter()
+    for body, batch in zip(payloads, rows, strict=True):
+        ExportTraceServiceRequest.FromString(body)
+        db.execute("BEGIN IMMEDIATE")
+        db.executemany(INSERT[SpanRow], batch)
+        db.execute("COMMIT")
+    floor = time.perf_counter() - started
+    db.close()
+    return floor, mapped
+
+
+class Serve:
+    """`tracetui serve` in its own process on a free loopback port."""
+
+    def __init__(self, db: Path) -> None:
+        self.started = time.perf_counter()
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tui",
+                "serve",
+                "--db",
+                str(db),
+                "--port",
+                "0",
+                "--rate-limit",
+                "1000000000",
+                "--ingest-rate-limit",
+                "1000000000",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        self.url = ""
+        for line in self.process.stdout:
+            if found := re.search(r"local service on (\S+)/v1", line):
+                self.url = found[1]
+                break
+        # Keep reading: a full pipe would stall the service (its access log).
+        threading.Thread(target=self.process.stdout.read, daemon=True).start()
+
+    def first_answer_s(self) -> float:
+        with httpx.Client(headers={"Authorization": f"Bearer {KEY}"}) as client:
+            while True:
+                try:
+                    if client.get(f"{self.url}/v1/projects").status_code == 200:
+                        return time.perf_counter() - self.started
+                except httpx.TransportError:
+                    time.sleep(0.002)
+
+    def peak_rss_mb(self) -> float:
+        status = Path(f"/proc/{self.process.pid}/status").read_text()
+        return int(re.search(r"VmHWM:\s+(\d+) kB", status)[1]) / 1024  # type: ignore[index]
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(20)
+
+
+def database() -> Path:
+    path = Path(tempfile.mkdtemp(prefix="tracetui-bench-ingest-")) / "ingest.sqlite3"
+    store = Store(path)
+    with store.transaction() as db:
+        store.insert_project(db, "ingest bench", None, 30, project_id=PROJECT)
+    store.add_key(KEY, None, "bench")
+    # A list worth reading while idle: 10,000 traces already there.
+    add_bulk_traces(store, PROJECT, 10_000, now_ms() - 2 * 3_600_000, span=3_600_000)
+    store.close()
+    return path
+
+
+def list_latencies(url: str, stop: threading.Event, out: list[float]) -> None:
+    params = {"project_id": PROJECT, "limit": 100}
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {KEY}"}) as client:
+        while not stop.is_set():
+            started = time.perf_counter()
+            response = client.get("/v1/traces", params=params)
+            out.append(time.perf_counter() - started)
+            assert response.status_code == 200
+            stop.wait(0.01)
+
+
+def p95(samples: list[float]) -> float:
+    return statistics.quantiles(samples, n=20)[-1]
+
+
+def post_all(url: str, payloads: list[bytes]) -> None:
+    queue: Iterator[bytes] = iter(payloads)
+    lock = threading.Lock()
+    failures: list[int] = []
+
+    def sender() -> None:
+        headers = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/x-protobuf"}
+        with httpx.Client(base_url=url, headers={**headers, "X-Bench": "1"}, timeout=60) as c:
+            while True:
+                with lock:
+                    body = next(queue, None)
+                if body is None:
+                    return
+                status = c.post("/v1/traces", content=body).status_code
+                if status != 200:
+                    failures.append(status)
+
+    threads = [threading.Thread(target=sender) for _ in range(SENDERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures, failures
+
+
+def listed_spans(url: str) -> int:
+    """Spans of the project's traces, counted through the API (the listable ones)."""
+    total, cursor = 0, None
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {KEY}"}) as client:
+        while True:
+            params = {"project_id": PROJECT, "limit": 500, "from": "2000-01-01T00:00:00Z"}
+            body = client.get(
+                "/v1/traces", params={**params, **({"cursor": cursor} if cursor else {})}
+            ).json()
+            total += sum(t["span_count"] for t in body["data"] if not t["id"].startswith(PROJECT))
+            cursor = body["next_cursor"]
+            if cursor is None:
+                return total
+
+
+def run() -> list[Row]:
+    payloads = bodies()
+    size = sum(map(len, payloads)) / SPANS
+    floor, mapped = floor_seconds(payloads)
+
+    starts = []
+    for _ in range(STARTS):
+        service = Serve(database())
+        starts.append(service.first_answer_s())
+        service.stop()
+    start_s = statistics.median(starts)
+
+    service = Serve(database())
+    try:
+        service.first_answer_s()
+        time.sleep(1.0)  # the price table warms in the background
+        idle: list[float] = []
+        stop = threading.Event()
+        lister = threading.Thread(target=list_latencies, args=(service.url, stop, idle))
+        lister.start()
+        time.sleep(3)
+        stop.set()
+        lister.join()
+
+        busy: list[float] = []
+        stop = threading.Event()
+        lister = threading.Thread(target=list_latencies, args=(service.url, stop, busy))
+        lister.start()
+        started = time.perf_counter()
+        post_all(service.url, payloads)
+        elapsed = time.perf_counter() - started
+        stop.set()
+        lister.join()
+        listable = listed_spans(service.url)
+        assert listable == SPANS, listable  # all listable once the last answer came
+        rss = service.peak_rss_mb()
+    finally:
+        service.stop()
+
+    rate = SPANS / elapsed
+    print(
+        f"ingest: {SPANS} spans ({size:.0f} bytes each on the wire) in {len(payloads)} posts by "
+        f"{SENDERS} senders: {elapsed:.2f} s, {rate:,.0f} spans/s; floor (decode + insert) "
+        f"{floor:.2f} s = {SPANS / floor:,.0f} spans/s; decode + map alone {mapped:.2f} s "
+        f"({mapped / SPANS * 1e6:.1f} us/span); list p95 idle {p95(idle) * 1000:.1f} ms "
+        f"({len(idle)} lists), busy {p95(busy) * 1000:.1f} ms ({len(busy)}); peak RSS {rss:.0f} MB; "
+        f"start to first answer {[round(s * 1000) for s in starts]} ms"
+    )
+    return [
+        Row(
+            "ingest 50k spans over HTTP vs floor (time)",
+            elapsed,
+            floor,
+            "s",
+            "ratio <= 2",
+            elapsed <= 2 * floor,
+        ),
+        Row("ingest 50k spans: spans per second", rate / 1000, 0, "k", ">= 20 k/s", rate >= 20_000),
+        Row(
+            "trace list p95 while ingesting vs idle",
+            p95(busy) * 1000,
+            p95(idle) * 1000,
+            "ms",
+            "ratio <= 3",
+            p95(busy) <= 3 * p95(idle),
+        ),
+        Row("service peak RSS during ingest", rss, 0, "MB", "<= 300 MB", rss <= 300),
+        Row("service start to first answer", start_s * 1000, 0, "ms", "<= 1500 ms", start_s <= 1.5),
+    ]
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    from tests.perf.report import print_table
+
+    print_table(run())

@@ -1,0 +1,62 @@
+"""A new trace's row summed in Python from its batch (store.summaries) is the row that
+UPSERT_TRACES computes in SQL from the stored spans: the two ways must never drift apart."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from tui.server.rows import SpanGroup, SpanRow
+from tui.server.store import UPSERT_TRACES, Store
+
+NOW = 1_795_000_000_000
+
+
+def random_spans(rng: random.Random, traces: int) -> list[SpanRow]:
+    """Spans of several traces in any order: with and without roots, errors, re-sent ids."""
+    spans = []
+    for t in range(traces):
+        trace_id = f"{t:032x}"
+        count = rng.randint(1, 12)
+        has_root = rng.random() < 0.7
+        for s in range(count):
+            parent = None if (s == 0 and has_root) else f"{rng.randint(0, 99):016x}"
+            spans.append(
+                SpanRow(
+                    trace_id,
+                    f"{rng.randint(0, count):016x}",  # collisions: a re-sent span
+                    parent,
+                    rng.choice(["root", "llm", "tool", "retrieve"]),
+                    "llm",
+                    "gpt-4o",
+                    NOW + rng.randint(0, 60_000),
+                    rng.randint(0, 9_000),
+                    rng.randint(0, 5_000),
+                    rng.randint(0, 2_000),
+                    round(rng.random() / 100, 9),
+                    rng.choice(["ok", "ok", "ok", "error"]),
+                    None,
+                    "{}",
+                )
+            )
+    rng.shuffle(spans)
+    return spans
+
+
+def test_a_batchs_new_traces_match_the_sql_recomputation(tmp_path: Path) -> None:
+    store = Store(tmp_path / "summaries.sqlite3")
+    with store.transaction() as db:
+        store.insert_project(db, "p", None, 30, project_id="p")
+    spans = random_spans(random.Random(7), 60)
+    resource = json.dumps({"service.name": "bench"})
+    # Every trace is new: its row comes from store.summaries.
+    store.ingest([[SpanGroup("p", None, resource, spans)]])
+    db = store._connection()
+    by_python = db.execute("SELECT * FROM traces ORDER BY id").fetchall()
+    assert len(by_python) == 60
+    ids = json.dumps([row[0] for row in by_python])
+    with store.transaction() as db:
+        db.execute(UPSERT_TRACES, ("p", resource, ids))
+    by_sql = store._connection().execute("SELECT * FROM traces ORDER BY id").fetchall()
+    assert by_sql == by_python

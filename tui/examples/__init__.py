@@ -1,0 +1,1 @@
+"""Examples to run with `python -m tui.examples.NAME` (they need the [examples] extra)."""

@@ -1,0 +1,314 @@
+"""A simulated LLM application for `tracetui demo`: a new trace every few seconds, over OTLP.
+
+It goes through the same door as a real application: an ExportTraceServiceRequest
+(opentelemetry-proto) POSTed to /v1/traces with a project key, children first and the root
+last, as an SDK's batch processor sends them. Two apps take turns: a support chatbot that
+speaks the OTel GenAI conventions (gen_ai.input.messages / gen_ai.output.messages, a tool call,
+now and then a rate-limit error) and a docs search that speaks OpenInference (a CHAIN with a
+RETRIEVER and an LLM span, flattened llm.input_messages.*). Costs are left to the service's
+estimate, as most instrumentations do. It never writes to the terminal (the app owns it):
+failures go to a debug log only.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import threading
+import time
+from typing import Any
+
+import httpx
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
+
+log = logging.getLogger("tracetui.demo.feed")
+
+QUESTIONS = (
+    ("Where is my order #48213?", "It shipped yesterday and arrives within 2 business days."),
+    ("Can I return shoes after 30 days?", "Returns are accepted for 60 days if unworn."),
+    ("My discount code SAVE20 doesn't work", "SAVE20 expired on Friday; try WINTER15."),
+    ("Do you ship to Norway?", "Yes, to Norway in 3-5 business days."),
+)
+DOCS_QUESTIONS = (
+    ("How do I rotate an API key?", "Create a new key, deploy it, then revoke the old one."),
+    ("How do I configure SSO with Okta?", "Add tracetui as a SAML app in Okta, then..."),
+    ("What is the rate limit of the public API?", "1000 requests per minute per key."),
+)
+
+
+def value(item: Any) -> AnyValue:
+    if isinstance(item, bool):
+        return AnyValue(bool_value=item)
+    if isinstance(item, int):
+        return AnyValue(int_value=item)
+    if isinstance(item, float):
+        return AnyValue(double_value=item)
+    return AnyValue(string_value=str(item))
+
+
+def attributes(pairs: dict[str, Any]) -> list[KeyValue]:
+    return [KeyValue(key=k, value=value(v)) for k, v in pairs.items()]
+
+
+class TraceBuilder:
+    """The spans of one trace, ids random, times in ms from `start`."""
+
+    def __init__(self, rng: random.Random, start_ms: int) -> None:
+        self.rng = rng
+        self.trace_id = rng.randbytes(16)
+        self.start_ms = start_ms
+        self.spans: list[Span] = []
+
+    def span(
+        self,
+        name: str,
+        parent: bytes,
+        offset_ms: int,
+        duration_ms: int,
+        attrs: dict[str, Any],
+        kind: Span.SpanKind.ValueType = Span.SPAN_KIND_INTERNAL,
+        error: tuple[str, str] | None = None,
+    ) -> bytes:
+        span_id = self.rng.randbytes(8)
+        start_ns = (self.start_ms + offset_ms) * 1_000_000
+        span = Span(
+            trace_id=self.trace_id,
+            span_id=span_id,
+            parent_span_id=parent,
+            name=name,
+            kind=kind,
+            start_time_unix_nano=start_ns,
+            end_time_unix_nano=start_ns + duration_ms * 1_000_000,
+            attributes=attributes(attrs),
+        )
+        if error is not None:
+            kind_name, message = error
+            span.status.CopyFrom(Status(code=Status.STATUS_CODE_ERROR, message=message))
+            event = span.events.add()
+            event.name = "exception"
+            event.time_unix_nano = start_ns + duration_ms * 1_000_000
+            event.attributes.extend(
+                attributes({"exception.type": kind_name, "exception.message": message})
+            )
+        self.spans.append(span)
+        return span_id
+
+
+def support_ticket(rng: random.Random, now_ms: int) -> tuple[list[Span], Span]:
+    """A support agent in OTel GenAI conventions: classify, look up the order, answer."""
+    question, answer = rng.choice(QUESTIONS)
+    total = rng.randint(1800, 5200)
+    b = TraceBuilder(rng, now_ms - total)
+    root = rng.randbytes(8)
+    user = [{"role": "user", "parts": [{"type": "text", "content": question}]}]
+    model = rng.choice(["gpt-4o-mini", "gpt-4o"])
+    b.span(
+        f"chat {model}",
+        root,
+        20,
+        rng.randint(300, 900),
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": "openai",
+            "gen_ai.request.model": model,
+            "gen_ai.response.model": model,
+            "gen_ai.usage.input_tokens": rng.randint(400, 1200),
+            "gen_ai.usage.output_tokens": rng.randint(5, 20),
+            "gen_ai.input.messages": json.dumps(user),
+            "gen_ai.output.messages": json.dumps(
+                [
+                    {
+                        "role": "assistant",
+                        "parts": [
+                            {
+                                "type": "tool_call",
+                                "id": "call_1",
+                                "name": "lookup_order",
+                                "arguments": {"order_id": 48213},
+                            }
+                        ],
+                        "finish_reason": "tool_call",
+                    }
+                ]
+            ),
+        },
+        kind=Span.SPAN_KIND_CLIENT,
+    )
+    failed = rng.random() < 0.12
+    b.span(
+        "execute_tool lookup_order",
+        root,
+        950,
+        rng.randint(30, 400),
+        {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "lookup_order",
+            "gen_ai.tool.call.id": "call_1",
+            "gen_ai.tool.call.arguments": '{"order_id": 48213}',
+            "gen_ai.tool.call.result": "" if failed else '{"status": "shipped"}',
+        },
+        error=("httpx.ReadTimeout", "timed out reading from orders-service:8080")
+        if failed
+        else None,
+    )
+    b.span(
+        f"chat {model}",
+        root,
+        1400,
+        total - 1450,
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": "openai",
+            "gen_ai.request.model": model,
+            "gen_ai.response.model": model,
+            "gen_ai.usage.input_tokens": rng.randint(900, 2400),
+            "gen_ai.usage.output_tokens": rng.randint(40, 220),
+            "gen_ai.usage.cache_read.input_tokens": rng.choice([0, 512, 1024]),
+            "gen_ai.input.messages": json.dumps(user),
+            "gen_ai.output.messages": json.dumps(
+                [
+                    {
+                        "role": "assistant",
+                        "parts": [{"type": "text", "content": answer}],
+                        "finish_reason": "stop",
+                    }
+                ]
+            ),
+        },
+        kind=Span.SPAN_KIND_CLIENT,
+    )
+    children = b.spans
+    b.spans = []
+    b.span(
+        "invoke_agent support",
+        b"",
+        0,
+        total,
+        {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support"},
+    )
+    root_span = b.spans[0]
+    root_span.span_id = root
+    return children, root_span
+
+
+def docs_question(rng: random.Random, now_ms: int) -> tuple[list[Span], Span]:
+    """A RAG answer in OpenInference conventions: retrieve, then one LLM call."""
+    question, answer = rng.choice(DOCS_QUESTIONS)
+    total = rng.randint(900, 3500)
+    b = TraceBuilder(rng, now_ms - total)
+    root = rng.randbytes(8)
+    docs: dict[str, Any] = {}
+    for n in range(rng.randint(2, 4)):
+        page = rng.choice(["keys", "sso", "limits", "webhooks"])
+        docs[f"retrieval.documents.{n}.document.id"] = f"docs/{page}.md#{n}"
+        docs[f"retrieval.documents.{n}.document.score"] = round(rng.uniform(0.5, 0.95), 3)
+        docs[f"retrieval.documents.{n}.document.content"] = f"({page}) {answer}"
+    b.span(
+        "retrieve",
+        root,
+        5,
+        rng.randint(40, 200),
+        {"openinference.span.kind": "RETRIEVER", "input.value": question, **docs},
+    )
+    model = rng.choice(["claude-3-5-haiku-20241022", "gpt-4o-mini"])
+    b.span(
+        "synthesize",
+        root,
+        260,
+        total - 280,
+        {
+            "openinference.span.kind": "LLM",
+            "llm.model_name": model,
+            "llm.provider": "anthropic" if model.startswith("claude") else "openai",
+            "llm.input_messages.0.message.role": "system",
+            "llm.input_messages.0.message.content": "Answer from the documents only.",
+            "llm.input_messages.1.message.role": "user",
+            "llm.input_messages.1.message.content": question,
+            "llm.output_messages.0.message.role": "assistant",
+            "llm.output_messages.0.message.content": answer,
+            "llm.token_count.prompt": rng.randint(1500, 5000),
+            "llm.token_count.completion": rng.randint(60, 400),
+        },
+    )
+    children = b.spans
+    b.spans = []
+    b.span(
+        "answer_question",
+        b"",
+        0,
+        total,
+        {"openinference.span.kind": "CHAIN", "input.value": question, "output.value": answer},
+    )
+    root_span = b.spans[0]
+    root_span.span_id = root
+    return children, root_span
+
+
+APPS = (
+    ("proj_support", "support-chatbot", support_ticket),
+    ("proj_rag", "docs-rag-search", docs_question),
+)
+
+
+def export(spans: list[Span], service_name: str) -> bytes:
+    message = ExportTraceServiceRequest()
+    resource_spans = message.resource_spans.add()
+    resource_spans.resource.attributes.extend(
+        attributes({"service.name": service_name, "telemetry.sdk.name": "tracetui-demo-feed"})
+    )
+    scope_spans = resource_spans.scope_spans.add()
+    scope_spans.scope.name = "tracetui.demo.feed"
+    scope_spans.spans.extend(spans)
+    return message.SerializeToString()
+
+
+class Feed:
+    """Sends a trace every `interval_s` seconds (±30%) to the service at `root_url` (no /v1),
+    each app's with its project key from `keys`, until stop()."""
+
+    def __init__(
+        self,
+        root_url: str,
+        keys: dict[str, str],
+        interval_s: float = 4.0,
+        seed: int | None = None,
+    ) -> None:
+        self.url = root_url.rstrip("/") + "/v1/traces"
+        self.keys = keys
+        self.interval_s = interval_s
+        self.rng = random.Random(seed if seed is not None else os.urandom(8))
+        self.sent = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="tracetui-demo-feed", daemon=True)
+
+    def start(self) -> Feed:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+    def send_one(self, client: httpx.Client) -> None:
+        project_id, service_name, build = self.rng.choice(APPS)
+        key = self.keys.get(project_id)
+        if key is None:
+            return
+        children, root = build(self.rng, time.time_ns() // 1_000_000)
+        headers = {"Content-Type": "application/x-protobuf", "Authorization": f"Bearer {key}"}
+        for batch in (children, [root]):  # as batch processors send them: the root ends last
+            response = client.post(self.url, content=export(batch, service_name), headers=headers)
+            response.raise_for_status()
+        self.sent += 1
+
+    def _run(self) -> None:
+        with httpx.Client(timeout=5) as client:
+            while not self._stop.wait(self.interval_s * self.rng.uniform(0.7, 1.3)):
+                try:
+                    self.send_one(client)
+                except httpx.HTTPError as error:
+                    log.debug("demo feed: %s", type(error).__name__)

@@ -1,0 +1,208 @@
+"""What the spec's span needs, read from the attributes of the two conventions LLM apps emit.
+
+OTel GenAI semantic conventions (`gen_ai.*`, including the older `prompt_tokens` /
+`completion_tokens` and `gen_ai.system`) and OpenInference (`openinference.span.kind`,
+`llm.*`), in that order where both say the same thing. Messages, documents and tool details stay
+in the attributes as sent (`gen_ai.input.messages`, `gen_ai.prompt.N.*`, `llm.input_messages.*`,
+`input.value`, `retrieval.documents.*`, `gen_ai.tool.*`): the app reads them there.
+
+Every value is untrusted: counts may arrive as strings, floats, negatives or 10**30, costs as
+NaN. They are coerced (numbers in strings read) and clamped, never trusted to fit a column.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+from tui.server.ingest.costs import PriceBook
+
+MAX_TOKENS = 10**12  # per span: sums over a million such spans still fit SQLite's int64
+MAX_COST = 1e9
+
+# The spec's kinds are llm, retrieval, tool, agent and chain.
+OPENINFERENCE_KINDS = {
+    "LLM": "llm",
+    "EMBEDDING": "llm",
+    "RETRIEVER": "retrieval",
+    "RERANKER": "retrieval",
+    "TOOL": "tool",
+    "AGENT": "agent",
+    "CHAIN": "chain",
+    "GUARDRAIL": "chain",
+    "EVALUATOR": "chain",
+    "PROMPT": "chain",
+}
+GENAI_OPERATION_KINDS = {
+    "chat": "llm",
+    "text_completion": "llm",
+    "generate_content": "llm",
+    "embeddings": "llm",
+    "execute_tool": "tool",
+    "invoke_agent": "agent",
+    "create_agent": "agent",
+    "invoke_workflow": "chain",
+    "retrieval": "retrieval",
+}
+
+MODEL = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
+PROVIDER = ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system")
+INPUT_TOKENS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt")
+OUTPUT_TOKENS = (
+    "gen_ai.usage.output_tokens",
+    "gen_ai.usage.completion_tokens",
+    "llm.token_count.completion",
+)
+CACHE_READ = (
+    "gen_ai.usage.cache_read.input_tokens",
+    "llm.token_count.prompt_details.cache_read",
+)
+CACHE_WRITE = (
+    "gen_ai.usage.cache_creation.input_tokens",
+    "llm.token_count.prompt_details.cache_write",
+)
+REASONING = (
+    "gen_ai.usage.reasoning.output_tokens",
+    "llm.token_count.completion_details.reasoning",
+)
+
+
+class Facts(NamedTuple):
+    """The span fields the attributes decide."""
+
+    kind: str
+    model: str | None
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    cost_source: str | None  # reported, estimated, unknown_model; None: nothing to cost
+    cache_read_tokens: int
+    cache_write_tokens: int
+    reasoning_tokens: int
+
+
+def first(attributes: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    for key in keys:
+        value = attributes.get(key)
+        if value is not None:
+            return value
+    return None
+
+
+def count(value: Any) -> int:
+    """A token count from whatever came: ints, integral floats, numeric strings; else 0."""
+    if type(value) is int:
+        return value if 0 <= value <= MAX_TOKENS else min(max(value, 0), MAX_TOKENS)
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return 0
+    if isinstance(value, float) and math.isfinite(value):
+        return int(min(max(value, 0.0), MAX_TOKENS))
+    return 0
+
+
+def money(value: Any) -> float | None:
+    """A reported cost in US dollars, or None if it is not a finite, non-negative number."""
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+        if math.isfinite(number) and 0 <= number <= MAX_COST:
+            return number
+    return None
+
+
+def text(value: Any, limit: int) -> str | None:
+    if isinstance(value, str) and value:
+        return value[:limit]
+    return None
+
+
+def kind_of(attributes: dict[str, Any], model: str | None) -> str:
+    kind = attributes.get("openinference.span.kind")
+    if isinstance(kind, str) and kind.upper() in OPENINFERENCE_KINDS:
+        return OPENINFERENCE_KINDS[kind.upper()]
+    operation = attributes.get("gen_ai.operation.name")
+    if isinstance(operation, str) and operation in GENAI_OPERATION_KINDS:
+        return GENAI_OPERATION_KINDS[operation]
+    if model is not None:
+        return "llm"
+    if "gen_ai.tool.name" in attributes or "tool.name" in attributes:
+        return "tool"
+    return "chain"
+
+
+COST_KEYS = ("llm.cost.total", "gen_ai.usage.cost", "llm.cost.prompt", "llm.cost.completion")
+
+
+def reported_cost(attributes: dict[str, Any]) -> float | None:
+    if not any(key in attributes for key in COST_KEYS):
+        return None  # the common case, answered without a call
+    total = money(first(attributes, ("llm.cost.total", "gen_ai.usage.cost")))
+    if total is not None:
+        return total
+    prompt = money(attributes.get("llm.cost.prompt"))
+    completion = money(attributes.get("llm.cost.completion"))
+    if prompt is None and completion is None:
+        return None
+    return (prompt or 0.0) + (completion or 0.0)
+
+
+def facts(attributes: dict[str, Any], prices: PriceBook, model_limit: int = 256) -> Facts:
+    """Kind, model, tokens and cost of a span from its attributes, estimated when not reported.
+
+    Runs once per ingested span: plain look-ups, no loops (`first` is spelled out here)."""
+    get = attributes.get
+    model = text(
+        get("gen_ai.response.model") or get("gen_ai.request.model") or get("llm.model_name"),
+        model_limit,
+    )
+    inp = count(
+        get("gen_ai.usage.input_tokens")
+        or get("gen_ai.usage.prompt_tokens")
+        or get("llm.token_count.prompt")
+    )
+    out = count(
+        get("gen_ai.usage.output_tokens")
+        or get("gen_ai.usage.completion_tokens")
+        or get("llm.token_count.completion")
+    )
+    cache_read = count(
+        get("gen_ai.usage.cache_read.input_tokens")
+        or get("llm.token_count.prompt_details.cache_read")
+    )
+    cache_write = count(
+        get("gen_ai.usage.cache_creation.input_tokens")
+        or get("llm.token_count.prompt_details.cache_write")
+    )
+    reasoning = count(
+        get("gen_ai.usage.reasoning.output_tokens")
+        or get("llm.token_count.completion_details.reasoning")
+    )
+    cost = reported_cost(attributes)
+    source: str | None = None
+    if cost is not None:
+        source = "reported"
+    elif model is not None and (inp or out):
+        provider = text(
+            get("gen_ai.provider.name") or get("gen_ai.system") or first(attributes, PROVIDER),
+            64,
+        )
+        cost = prices.estimate(provider, model, inp, out, cache_read, cache_write)
+        source = "unknown_model" if cost is None else "estimated"
+    return Facts(
+        kind_of(attributes, model),
+        model,
+        inp,
+        out,
+        cost or 0.0,
+        source,
+        cache_read,
+        cache_write,
+        reasoning,
+    )

@@ -1,0 +1,96 @@
+"""`tracetui keys create|list|revoke`: API keys of a local service's database, from the shell.
+
+A new key is printed alone on stdout (so `KEY=$(tracetui keys create ...)` captures it) and
+everything else goes to stderr. Only a key's SHA-256 is stored; a key is known afterwards by
+its id, the first 12 hex digits of that hash, which `list` shows and `revoke` takes (a prefix
+of 6 or more digits will do), or by its label. A running service sees the change at once: it
+looks keys up on every request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import TextIO
+
+from tui.server.migrations import SchemaTooNew
+from tui.server.rows import KeyInfo
+from tui.server.store import Store, new_api_key
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    # Looked up per call, not bound at import: whoever replaced sys.stdout since gets the key.
+    out = out or sys.stdout
+    err = err or sys.stderr
+    if not Path(args.db).is_file():
+        print(
+            f"tracetui: no database at {args.db}; `tracetui serve` creates one, or pass --db PATH.",
+            file=err,
+        )
+        return 2
+    try:
+        store = Store(args.db)
+    except SchemaTooNew as error:
+        print(f"tracetui: {error}", file=err)
+        return 2
+    if args.keys_command == "create":
+        return create(store, args.project, args.label, out, err)
+    if args.keys_command == "list":
+        return show(store, out)
+    return revoke(store, args.ref, err)
+
+
+def create(
+    store: Store, project_id: str | None, label: str | None, out: TextIO, err: TextIO
+) -> int:
+    if project_id is not None and store.get_project(project_id) is None:
+        known = ", ".join(p.id for p in store.list_projects()) or "none yet"
+        print(f"tracetui: no project {project_id!r} (projects: {known}).", file=err)
+        return 2
+    key = new_api_key("pk" if project_id else "ws")
+    today = time.strftime("%Y-%m-%d", time.gmtime())
+    info = store.add_key(key, project_id, label or f"{project_id or 'workspace'} key {today}")
+    print(key, file=out, flush=True)
+    print(
+        f"Created {describe(info)}. The key is shown this once: store it now.",
+        file=err,
+    )
+    return 0
+
+
+def show(store: Store, out: TextIO) -> int:
+    print(f"{'ID':<13} {'PROJECT':<18} {'CREATED':<21} LABEL", file=out)
+    for key in store.list_keys():
+        created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(key.created_at / 1000))
+        project = key.project_id or "(workspace)"
+        print(
+            f"{key.key_id:<13} {printable(project):<18} {created:<21} {printable(key.label)}",
+            file=out,
+        )
+    return 0
+
+
+def revoke(store: Store, ref: str, err: TextIO) -> int:
+    found = store.find_keys(ref)
+    if not found:
+        print(f"tracetui: no key has the id or label {printable(ref)!r}.", file=err)
+        return 1
+    if len(found) > 1:
+        ids = ", ".join(k.key_id for k in found)
+        print(f"tracetui: {len(found)} keys match ({ids}); revoke one by its id.", file=err)
+        return 2
+    store.revoke_key(found[0].key_id)
+    print(f"Revoked {describe(found[0])}.", file=err)
+    return 0
+
+
+def describe(key: KeyInfo) -> str:
+    scope = f"project {key.project_id}" if key.project_id else "the workspace"
+    return f"key {key.key_id} for {scope} (label {printable(key.label)!r})"
+
+
+def printable(text: str) -> str:
+    """Labels are typed by people, but a database can hold anything: no escape sequences."""
+    return "".join(c if c.isprintable() else "?" for c in text)

@@ -1,0 +1,133 @@
+"""POST /v1/traces: OTLP/HTTP trace export (GET on the same path is the trace list).
+
+`OTEL_EXPORTER_OTLP_ENDPOINT=http://HOST:PORT` makes any OTel SDK post here. Answers are in the
+request's encoding (see ingest.responses), errors included, which is why this route checks the
+key itself instead of through the Auth dependency (whose errors are the JSON API's). Order of
+checks: content type and encoding (415), key (401), room (503), body (413, 400), then the spans;
+the writer's commit comes before the answer, so a trace is listable when its request returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
+
+from tui.server.backend import TraceStore
+from tui.server.deps import scope_of
+from tui.server.errors import ApiError
+from tui.server.ingest import otlp_json, otlp_proto
+from tui.server.ingest.body import JSON, PROTOBUF, BodyError, encoding, media_type, read_body
+from tui.server.ingest.costs import PRICES, PriceBook
+from tui.server.ingest.responses import answer_type, failure, success
+from tui.server.ingest.types import Decoded, Unreadable
+from tui.server.ingest.writer import IngestWriter, Overloaded
+from tui.server.rows import SpanGroup
+
+log = logging.getLogger("tracetui.server")
+
+MAX_IN_FLIGHT = 8  # requests being read and decoded at once: bounds the memory bodies take
+RETRY_AFTER_S = 1
+
+router = APIRouter()
+
+
+@dataclass
+class Ingest:
+    """The route's state, in app.state.ingest: the writer and what bounds the work in hand."""
+
+    writer: IngestWriter
+    prices: PriceBook = PRICES
+    max_in_flight: int = MAX_IN_FLIGHT
+    in_flight: int = field(default=0)
+
+
+def decode(media: str, body: bytes, prices: PriceBook, now_ms: int) -> Decoded:
+    if media == PROTOBUF:
+        return otlp_proto.decode(body, prices, now_ms)
+    return otlp_json.decode(body, prices, now_ms)
+
+
+BOTH = {
+    PROTOBUF: {"schema": {"type": "string", "format": "binary"}},
+    JSON: {"schema": {"type": "object"}},
+}
+RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"description": text, "content": BOTH}
+    for status, text in (
+        (200, "ExportTraceServiceResponse (partial_success names refused spans)"),
+        (400, "Unreadable body (google.rpc.Status)"),
+        (401, "Missing or unknown key"),
+        (413, "Body over the limit after decompression"),
+        (415, "Not application/x-protobuf or application/json; not gzip or deflate"),
+        (429, "Ingest rate limit; retry after Retry-After"),
+        (500, "Internal error"),
+        (503, "Overloaded; retry after Retry-After"),
+    )
+}
+
+
+@router.post(
+    "/traces",
+    summary="Export traces (OTLP/HTTP)",
+    response_class=Response,
+    responses=RESPONSES,
+    openapi_extra={"requestBody": {"required": True, "content": BOTH}},
+)
+async def export_traces(request: Request) -> Response:
+    answer = answer_type(request.headers.get("content-type"))
+    try:
+        return await ingest(request, answer)
+    except (ApiError, BodyError) as error:
+        body = failure(answer, error.status, error.code, error.message)
+        return Response(body, status_code=error.status, media_type=answer)
+    except Unreadable as error:
+        return Response(failure(answer, 400, "invalid_body", str(error)), 400, media_type=answer)
+    except Overloaded:
+        message = "The service is busy writing spans; retry shortly."
+        return Response(
+            failure(answer, 503, "overloaded", message),
+            503,
+            headers={"Retry-After": str(RETRY_AFTER_S)},
+            media_type=answer,
+        )
+
+
+async def ingest(request: Request, answer: str) -> Response:
+    media = media_type(request.headers.get("content-type"))
+    compression = encoding(request.headers.get("content-encoding"))
+    store: TraceStore = request.app.state.store
+    scope = await run_in_threadpool(scope_of, store, request.headers.get("authorization"))
+    state: Ingest = request.app.state.ingest
+    if state.in_flight >= state.max_in_flight:
+        raise Overloaded("too many ingest requests at once")
+    state.in_flight += 1
+    try:
+        body = await read_body(request.stream(), compression)
+        now = request.app.state.clock()
+        decoded = await run_in_threadpool(decode, media, body, state.prices, now)
+        del body  # the spans are rows now; do not hold both while waiting for the writer
+        groups = [
+            SpanGroup(
+                scope.project_id,
+                None if scope.project_id else draft.project_name,
+                draft.resource,
+                draft.spans,
+            )
+            for draft in decoded.drafts
+        ]
+        refused = 0
+        if groups:
+            refused = await asyncio.wrap_future(state.writer.submit(groups))
+    finally:
+        state.in_flight -= 1
+    rejected = decoded.rejected + refused
+    reason = decoded.first_reason
+    if refused and reason is None:
+        reason = "a trace id is already used by another project"
+    return Response(success(answer, rejected, reason), media_type=answer)
