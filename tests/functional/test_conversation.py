@@ -37,6 +37,7 @@ from tests.functional.test_app import (
 from tui.app import StartAt, TraceTuiApp
 from tui.screens.help import HelpScreen
 from tui.screens.trace_detail import TraceDetailScreen
+from tui.server.demo import add_bulk_traces
 from tui.server.store import now_ms
 from tui.widgets.document import DocumentView
 from tui.widgets.span_detail import SpanDetail
@@ -403,7 +404,13 @@ async def test_the_trace_list_shows_an_input_preview_and_filters_by_it(
 
 
 async def test_no_preview_no_input_column(service: RunningService) -> None:
-    async with running_app(service, StartAt(project_id="proj_rag")) as (app, _):
+    # Traces whose rows carry no input preview (nor an `input`): the list looks as it did.
+    project_id = "proj_no_preview"
+    if service.store.get_project(project_id) is None:
+        with service.store.transaction() as db:
+            service.store.insert_project(db, project_id, None, 30, project_id=project_id)
+        add_bulk_traces(service.store, project_id, 30, now_ms())
+    async with running_app(service, StartAt(project_id=project_id)) as (app, _):
         screen = await loaded_traces(app, _)
         assert not screen.query_one(TraceTable).previews
         assert "input" not in rendered_text(screen.query_one("#columns"))
@@ -418,3 +425,11 @@ async def test_the_footer_keeps_the_pane_keys_at(service: RunningService, width:
         )
         for shown in ("tab Pane", "c View", "z Zoom", "/ Find", "? Keys", "q Quit"):
             assert shown in footer
+
+
+async def test_the_services_preview_fills_the_input_column(service: RunningService) -> None:
+    """The local service gives list rows an input_preview (an extension): the column shows."""
+    async with running_app(service, StartAt(project_id="proj_rag")) as (app, _):
+        screen = await loaded_traces(app, _)
+        assert screen.query_one(TraceTable).previews
+        assert "input" in rendered_text(screen.query_one("#columns"))

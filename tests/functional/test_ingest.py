@@ -4,6 +4,7 @@ more than once; both encodings; gzip; auth and routing; limits; the answer's enc
 from __future__ import annotations
 
 import gzip
+import json
 import threading
 import time
 import uuid
@@ -455,3 +456,44 @@ def test_ingested_traces_keep_the_spec_shape_the_app_reads_fastest(
     chat = next(s for s in response.json()["spans"] if s["name"] == "chat")
     assert chat["attributes"]["tracetui.cache_read_tokens"] == 600
     assert chat["attributes"]["gen_ai.usage.cache_read.input_tokens"] == 600  # as sent, too
+
+
+def test_the_list_shows_what_the_user_asked(project: tuple[str, httpx.Client]) -> None:
+    """A trace's list row carries an input preview (an extension): the first model call's last
+    user message until the root comes with its own input, which then wins for good."""
+    project_id, client = project
+    trace, root, chat, later = new_trace_id(), new_span_id(), new_span_id(), new_span_id()
+    t0 = now_ms() - 60_000
+    messages = [
+        {"role": "user", "parts": [{"type": "text", "content": "Hello"}]},
+        {"role": "assistant", "parts": [{"type": "text", "content": "Hi, how can I help?"}]},
+        {"role": "user", "parts": [{"type": "text", "content": "Where is\norder #48213?"}]},
+    ]
+    attributes = {**LLM, "gen_ai.input.messages": json.dumps(messages)}
+    tool = {"gen_ai.operation.name": "execute_tool"}
+    assert partial(
+        post(
+            client,
+            request(
+                span(trace, chat, root, "chat", t0 + 10, 300, attributes),
+                span(trace, later, root, "t", t0 + 20, 5, tool),
+            ),
+        )
+    ) == (0, "")
+    assert [t.get("input_preview") for t in listed(client, project_id)] == [
+        "Where is order #48213?"
+    ]
+
+    # Another model call later does not replace it; the root's own input does.
+    other = {**LLM, "gen_ai.input.messages": json.dumps(messages[:1])}
+    post(client, request(span(trace, new_span_id(), root, "chat", t0 + 400, 300, other)))
+    assert listed(client, project_id)[0]["input_preview"] == "Where is order #48213?"
+    post(client, request(span(trace, root, b"", "agent", t0, 900, {"input.value": "Order status"})))
+    assert listed(client, project_id)[0]["input_preview"] == "Order status"
+    post(client, request(span(trace, new_span_id(), root, "chat", t0 + 800, 30, attributes)))
+    assert listed(client, project_id)[0]["input_preview"] == "Order status"
+    # A trace with no input anywhere has no preview field at all (the spec's shape).
+    bare = new_trace_id()
+    post(client, request(span(bare, new_span_id(), b"", "cron", t0 + 5, 10, tool)))
+    rows = {t["id"]: t for t in listed(client, project_id)}
+    assert "input_preview" not in rows[bare.hex()]

@@ -93,7 +93,7 @@ OLD_ROWS = [
     f"INSERT INTO api_keys VALUES ('{hash_key('ws-key')}', NULL, 'workspace', 1000)",
     f"INSERT INTO api_keys VALUES ('{hash_key('pk-key')}', 'proj_b', 'b key', 1001)",
     "INSERT INTO traces VALUES ('t1', 'proj_a', 'run', 5000, 40, 2, 10, 20, 0.25, 'error', 1,"
-    ' \'{"user.id": "u_1"}\')',
+    ' \'{"user.id": "u_1", "input": "Where is\\nmy order?"}\')',
     "INSERT INTO spans VALUES ('t1', 's1', NULL, 'root', 'agent', NULL, 5000, 40, 0, 0, 0.0,"
     " 'ok', NULL, '{}')",
     "INSERT INTO spans VALUES ('t1', 's2', 's1', 'call', 'llm', 'gpt-4o', 5001, 30, 10, 20,"
@@ -168,6 +168,8 @@ def test_a_database_from_before_migrations_opens_with_every_row_intact(tmp_path:
     assert [entry for entry in schema_of(path) if entry[1] not in changed] == kept
     raw = sqlite3.connect(path)
     assert raw.execute("SELECT listed_at FROM traces").fetchall() == [(5000,)]
+    # Migration 3: the list's preview, from a stored trace's `input` attribute, on one line.
+    assert raw.execute("SELECT input_preview FROM traces").fetchall() == [("Where is my order?",)]
     assert raw.execute(
         "SELECT cost_source, cache_read_tokens, reasoning_tokens FROM spans"
     ).fetchall() == [(None, 0, 0), (None, 0, 0)]

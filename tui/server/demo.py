@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tui.server import demo_conventions as conventions
+from tui.server.ingest.preview import one_line
 from tui.server.prices import cost_usd
 from tui.server.rows import SpanRow, TraceRow, now_ms
 from tui.server.store import Store
@@ -139,7 +141,11 @@ class TraceBuilder:
         completion_tokens: tuple[int, int],
         prompt: str,
         completion: str,
+        system: str | None = None,
+        messages: list[dict[str, Any]] | None = None,
+        openinference: bool = False,
     ) -> int:
+        """A model call: its input is `messages` (GenAI) if given, else `prompt` from the user."""
         inp = self.rng.randint(*prompt_tokens)
         out = self.rng.randint(*completion_tokens)
         duration = self.latency(250 + out * 18)
@@ -147,32 +153,36 @@ class TraceBuilder:
         if error:
             duration = min(duration, self.rng.randint(200, 60_000))
             out = 0
-        self.add(
-            parent,
-            name,
-            "llm",
-            start,
-            duration,
-            model,
-            (inp, out),
-            {
-                "llm.temperature": self.rng.choice([0, 0.2, 0.7]),
-                "llm.request_id": f"req_{self.rng.getrandbits(48):012x}",
-                "llm.prompt": prompt,
-                "llm.completion": "" if error else completion,
-            },
-            error,
-        )
+        temperature = self.rng.choice([0, 0.2, 0.7])
+        response_id = f"{self.rng.getrandbits(48):012x}"
+        answer = None if error else completion
+        if model in conventions.EMBEDDING_MODELS:
+            attributes = conventions.embedding(model, prompt, openinference)
+        elif openinference:
+            attributes = conventions.openinference_llm(
+                model, system, prompt, answer, temperature, response_id
+            )
+        else:
+            messages = messages or [conventions.text_message("user", prompt)]
+            attributes = conventions.genai_chat(
+                model, system, messages, answer, temperature, response_id
+            )
+        self.add(parent, name, "llm", start, duration, model, (inp, out), attributes, error)
         return start + duration
 
-    def tool(self, parent: str, name: str, start: int, args: dict[str, Any], result: str) -> int:
+    def tool(
+        self,
+        parent: str,
+        name: str,
+        start: int,
+        args: dict[str, Any],
+        result: str,
+        call_id: str | None = None,
+    ) -> int:
         duration = self.latency(self.rng.choice([15, 40, 120, 900]))
         error = self.maybe_fail(TOOL_ERRORS)
-        attributes = {
-            "tool.name": name,
-            "tool.arguments": args,
-            "tool.result": "" if error else result,
-        }
+        call_id = call_id or f"call_{self.trace_id[:6]}{self.next_span}"
+        attributes = conventions.genai_tool(name, call_id, args, None if error else result)
         self.add(parent, name, "tool", start, duration, attributes=attributes, error=error)
         return start + duration
 
@@ -216,6 +226,14 @@ QUESTIONS = (
     "How do I rotate an API key?",
     "Why is my webhook returning 401?",
 )
+# The support bot's knowledge base articles (the content its search returns).
+KB_ARTICLES = (
+    "Orders ship within one business day; tracking links are emailed when the parcel leaves.",
+    "Returns are free within 60 days for unworn items; start one from the order page.",
+    "Discount codes cannot be combined, and expire at midnight UTC on their end date.",
+    "We ship to the EU, Norway, Switzerland and the UK; delivery takes 3-5 business days.",
+    "A password reset link is valid for one hour; check the spam folder if it does not come.",
+)
 FILES = (
     "src/billing/invoice.py",
     "src/api/routes.py",
@@ -234,33 +252,97 @@ def support_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int
     s0 = t
     t = b.llm(search, "embed_query", t, "text-embedding-3-small", (12, 60), (0, 0), question, "")
     t += b.latency(35)
-    docs = [{"id": f"kb-{b.rng.randint(100, 999)}", "score": round(b.rng.uniform(0.6, 0.95), 3)}]
+    article = b.rng.randint(100, 999)
+    score = round(b.rng.uniform(0.6, 0.95), 3)
+    content = KB_ARTICLES[article % len(KB_ARTICLES)]
+    docs = [{"id": f"kb-{article}", "score": score, "content": content}]
     b.add(
         root,
         "kb.search",
         "retrieval",
         s0,
         t - s0,
-        attributes={"retrieval.documents": docs},
+        attributes={
+            "gen_ai.operation.name": "retrieval",
+            "gen_ai.retrieval.query.text": question,
+            "gen_ai.retrieval.documents": json.dumps(docs),
+        },
         span_id=search,
     )
-    t = b.llm(root, "classify_intent", t + 2, "gpt-4o-mini", (300, 700), (3, 12), question, "order")
+    t = b.llm(
+        root,
+        "classify_intent",
+        t + 2,
+        "gpt-4o-mini",
+        (300, 700),
+        (3, 12),
+        question,
+        "order",
+        system=conventions.CLASSIFY_SYSTEM,
+    )
+    # The conversation so far: now and then an earlier turn, then the question and, when the
+    # order was looked up, the model's tool call and its result.
+    turn = int(b.trace_id[-2:], 16) % (len(conventions.EARLIER_TURNS) + 2)
+    messages = []
+    if turn < len(conventions.EARLIER_TURNS):
+        asked, answered = conventions.EARLIER_TURNS[turn]
+        messages += [
+            conventions.text_message("user", asked),
+            conventions.text_message("assistant", answered),
+        ]
+    messages.append(conventions.text_message("user", question))
     if b.rng.random() < 0.5:
-        t = b.tool(root, "orders.lookup", t + 2, {"order_id": 48213}, '{"status": "shipped"}')
+        call_id = f"call_{b.trace_id[:12]}"
+        arguments = {"order_id": 48213}
+        result = '{"status": "shipped", "carrier": "DHL", "eta": "2 business days"}'
+        t = b.tool(root, "orders.lookup", t + 2, arguments, result, call_id=call_id)
+        messages += [
+            conventions.tool_call_message(call_id, "orders.lookup", arguments),
+            conventions.tool_result_message(call_id, result),
+        ]
     model = b.rng.choice(["gpt-4o", "claude-3-5-sonnet-20241022", "gpt-4o-mini"])
     answer = "Your order shipped yesterday and should arrive within 2 business days."
-    t = b.llm(root, "draft_reply", t + 2, model, (900, 3200), (60, 420), question, answer)
+    t = b.llm(
+        root,
+        "draft_reply",
+        t + 2,
+        model,
+        (900, 3200),
+        (60, 420),
+        question,
+        answer,
+        system=conventions.SUPPORT_SYSTEM,
+        messages=messages,
+    )
     t = b.tool(root, "guardrails.output", t + 1, {"text": answer}, "allowed") + 2
-    b.add(None, "handle_ticket", "agent", start, t - start, span_id=root)
+    b.add(
+        None,
+        "handle_ticket",
+        "agent",
+        start,
+        t - start,
+        attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support"},
+        span_id=root,
+    )
     return "handle_ticket", {"input": question, "output": answer}, t - start
 
 
 def rag_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int]:
+    """The docs search, in OpenInference conventions (as Phoenix's instrumentations write)."""
     question = b.rng.choice(QUESTIONS[5:])
     root = b.span_id()
     t = b.llm(
-        root, "embed_query", start + 2, "text-embedding-3-small", (8, 40), (0, 0), question, ""
+        root,
+        "embed_query",
+        start + 2,
+        "text-embedding-3-small",
+        (8, 40),
+        (0, 0),
+        question,
+        "",
+        openinference=True,
     )
+    found: list[dict[str, Any]] = []
     for name, median in (("pgvector.search", 60), ("rerank", 180)):
         duration = b.latency(median)
         error = b.maybe_fail(RETRIEVAL_ERRORS)
@@ -273,15 +355,55 @@ def rag_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int]:
             }
             for i in range(b.rng.randint(3, 8))
         ]
-        attributes = {"retrieval.top_k": len(docs), "retrieval.documents": docs}
+        attributes = conventions.openinference_documents(question, docs)
+        if model:
+            attributes["openinference.span.kind"] = "RERANKER"
         b.add(root, name, "retrieval", t + 1, duration, model, tokens, attributes, error)
         t += 1 + duration
+        found = docs
     model = b.rng.choice(["claude-3-5-haiku-20241022", "gpt-4o-mini", "gpt-4o"])
     answer = "Go to Settings -> API keys, create a new key, deploy it, then revoke the old one."
-    t = b.llm(root, "synthesize_answer", t + 2, model, (1500, 6000), (80, 600), question, answer)
+    context = "\n".join(
+        f"[{n + 1}] {conventions.DOC_CONTENT[d['id'][5:].split('.')[0]]}"
+        for n, d in enumerate(found[:3])
+    )
+    t = b.llm(
+        root,
+        "synthesize_answer",
+        t + 2,
+        model,
+        (1500, 6000),
+        (80, 600),
+        f"{question}\n\nDocuments:\n{context}",
+        answer,
+        system=conventions.DOCS_SYSTEM,
+        openinference=True,
+    )
     if b.rng.random() < 0.3:
-        t = b.llm(root, "suggest_followups", t + 1, "gpt-4o-mini", (200, 500), (20, 80), answer, "")
-    b.add(None, "answer_question", "chain", start, t + 2 - start, span_id=root)
+        t = b.llm(
+            root,
+            "suggest_followups",
+            t + 1,
+            "gpt-4o-mini",
+            (200, 500),
+            (20, 80),
+            answer,
+            "How do I revoke a key?\nCan a key be limited to one project?",
+            openinference=True,
+        )
+    b.add(
+        None,
+        "answer_question",
+        "chain",
+        start,
+        t + 2 - start,
+        attributes={
+            "openinference.span.kind": "CHAIN",
+            "input.value": question,
+            "output.value": answer,
+        },
+        span_id=root,
+    )
     return "answer_question", {"input": question, "output": answer}, t + 2 - start
 
 
@@ -298,6 +420,7 @@ def agent_step(b: TraceBuilder, parent: str, start: int, depth: int) -> int:
         (100, 900),
         "Decide the next action.",
         "Read the failing test.",
+        system=conventions.AGENT_SYSTEM,
     )
     for _ in range(b.rng.randint(1, 3)):
         name = b.rng.choice(["read_file", "run_tests", "apply_patch", "grep"])
@@ -383,6 +506,7 @@ def trace_row(
         status="error" if errors else "ok",
         error_count=len(errors),
         attributes=json.dumps(attrs),
+        input_preview=one_line(attrs["input"]) if isinstance(attrs.get("input"), str) else None,
     )
 
 

@@ -154,9 +154,20 @@ DROP INDEX traces_by_project_time;
 CREATE INDEX traces_by_project_listed ON traces(project_id, listed_at, id);
 """
 
+# The list's input preview (see ingest/preview.py): set by ingest, and here for the traces
+# already stored from their `input` attribute (the demo's), when it is text.
+SCHEMA_V3 = """
+ALTER TABLE traces ADD COLUMN input_preview TEXT;
+UPDATE traces SET input_preview = substr(
+        trim(replace(replace(json_extract(attributes, '$.input'), char(10), ' '), char(13), ' ')),
+        1, 200)
+    WHERE json_valid(attributes) AND json_type(attributes, '$.input') = 'text';
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "projects, keys, traces, spans, alerts, idempotency", SCHEMA_V1),
     Migration(2, "OTLP ingest: spans in a rowid table with extension fields; listed_at", SCHEMA_V2),
+    Migration(3, "traces: input_preview for the list", SCHEMA_V3),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -54,6 +54,8 @@ class TraceRow(NamedTuple):
     # The start the trace had when first stored: its place in the list, which never moves (a
     # late root moves started_at only). None when written: the store takes started_at.
     listed_at: int | None = None
+    # Beyond the spec: what the user asked, on one line, for the list (ingest/preview.py).
+    input_preview: str | None = None
 
 
 class TraceSummary(NamedTuple):
@@ -71,6 +73,7 @@ class TraceSummary(NamedTuple):
     status: str
     error_count: int
     listed_at: int
+    input_preview: str | None
 
 
 class SpanRow(NamedTuple):

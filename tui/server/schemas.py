@@ -142,6 +142,8 @@ def trace_json(row: TraceSummary | TraceRow) -> dict[str, Any]:
         "total_tokens": row.input_tokens + row.output_tokens,
         "total_cost_usd": row.total_cost_usd,
     }
+    if row.input_preview is not None:  # beyond the spec: the app shows it when given
+        body["input_preview"] = row.input_preview
     if isinstance(row, TraceRow):
         body["attributes"] = json.loads(row.attributes)
     return body

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from tui.server.ingest.preview import preview_of
 from tui.server.migrations import migrate
 from tui.server.rows import (
     AlertRow,
@@ -131,6 +132,7 @@ def summaries(spans: Iterable[SpanRow], project_id: str, attributes: str) -> lis
         end = max(s.started_at + s.duration_ms for s in members)
         roots = [s for s in members if s.parent_id is None]
         named = min(roots or members, key=lambda s: (s.started_at, s.id))
+        preview = next(iter(previews(members)), (None, False))[0]
         errors = sum(s.status == "error" for s in members)
         rows.append(
             TraceRow(
@@ -147,9 +149,21 @@ def summaries(spans: Iterable[SpanRow], project_id: str, attributes: str) -> lis
                 errors,
                 attributes,
                 start,
+                preview,
             )
         )
     return rows
+
+
+def previews(spans: Iterable[SpanRow]) -> Iterator[tuple[str, bool]]:
+    """(preview, from a root) of `spans`: a root's first, then each other span's in order."""
+    spans = list(spans)
+    for span in spans:
+        if span.parent_id is None and (found := preview_of(span.attributes)):
+            yield found, True
+    for span in spans:
+        if span.parent_id is not None and (found := preview_of(span.attributes)):
+            yield found, False
 
 
 def new_api_key(kind: str) -> str:
@@ -378,9 +392,25 @@ class Store:
         seen = [trace_id for trace_id in trace_ids - foreign if trace_id in stored]
         if seen:
             db.execute(UPSERT_TRACES, (project_id, group.resource, json.dumps(seen)))
+            self._update_previews(db, [s for s in spans if s.trace_id in stored])
         new = [span for span in spans if span.trace_id not in stored]
         db.executemany(INSERT[TraceRow], summaries(new, project_id, group.resource))
         return len(group.spans) - len(spans)
+
+    def _update_previews(self, db: sqlite3.Connection, spans: list[SpanRow]) -> None:
+        """A stored trace's preview from newly arrived spans: a root's replaces it (the root's
+        input is the trace's), another span's only fills it in when there was none."""
+        by_trace: dict[str, list[SpanRow]] = {}
+        for span in spans:
+            by_trace.setdefault(span.trace_id, []).append(span)
+        for trace_id, members in by_trace.items():
+            for preview, from_root in previews(members):
+                db.execute(
+                    "UPDATE traces SET input_preview = ?1 WHERE id = ?2"
+                    + ("" if from_root else " AND input_preview IS NULL"),
+                    (preview, trace_id),
+                )
+                break
 
     def _project_named(self, db: sqlite3.Connection, name: str | None) -> str:
         """The project a resource names (by id, else by name), created if there is none."""
