@@ -29,6 +29,11 @@ def fit_right(value: object, width: int) -> str:
     return fit(value, width).rstrip().rjust(width) if width > 0 else ""
 
 
+def counted(count: int, noun: str) -> str:
+    """`1 error`, `2 errors`: a count with its noun (plural by an s)."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def tokens(value: int | None) -> str:
     if value is None:
         return "–"

@@ -78,3 +78,9 @@ def test_cost_duration_ago() -> None:
     now = datetime(2026, 11, 21, 12, tzinfo=timezone.utc)
     assert fmt.ago(now - timedelta(minutes=3), now) == "3m ago"
     assert fmt.ago(now + timedelta(minutes=3), now) == "future"
+
+
+def test_counted_says_one_error_and_two_errors() -> None:
+    from tui.formatting import counted
+
+    assert [counted(n, "error") for n in (0, 1, 2)] == ["0 errors", "1 error", "2 errors"]
