@@ -26,6 +26,7 @@ from tests.chat_traces import (
     text,
 )
 from tests.conftest import RunningService
+from tests.otlp import new_span_id, new_trace_id, partial, post, request, root_client, span
 from tests.functional.test_app import (
     detail_lines,
     loaded_traces,
@@ -433,3 +434,41 @@ async def test_the_services_preview_fills_the_input_column(service: RunningServi
         screen = await loaded_traces(app, _)
         assert screen.query_one(TraceTable).previews
         assert "input" in rendered_text(screen.query_one("#columns"))
+
+
+async def test_a_chat_span_ingested_over_otlp_shows_its_question_and_answer_at_120x40(
+    service: RunningService,
+) -> None:
+    """The whole way: OTLP protobuf into the service (children first, the root last, as batch
+    processors send them), then the app on the trace: one key down to the model call, and the
+    user's question and the assistant's answer are on screen."""
+    question = "Can I change the delivery address of order #77120?"
+    answer = "Yes: until it ships, under Orders -> #77120 -> Change address."
+    trace, root, chat = new_trace_id(), new_span_id(), new_span_id()
+    t0 = now_ms() - 30_000
+    attributes = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": "gpt-4o-mini",
+        "gen_ai.usage.input_tokens": 420,
+        "gen_ai.usage.output_tokens": 38,
+        "gen_ai.input.messages": json.dumps([genai("user", text(question))]),
+        "gen_ai.output.messages": json.dumps(
+            [genai("assistant", text(answer)) | {"finish_reason": "stop"}]
+        ),
+    }
+    with root_client(service.base_url, service.keys.projects["proj_support"]) as client:
+        assert partial(
+            post(client, request(span(trace, chat, root, "chat", t0 + 5, 900, attributes)))
+        ) == (0, "")
+        assert partial(post(client, request(span(trace, root, b"", "invoke_agent", t0, 1000)))) == (
+            0,
+            "",
+        )
+    async with running_app(service, StartAt(trace_id=trace.hex()), size=(120, 40)) as (app, pilot):
+        await wait_for(pilot, lambda: tree_shown(app))
+        await pilot.press("down")  # the model call
+        await pilot.pause()
+        shown = flat("\n".join(on_screen(app)))
+        assert question in shown and answer in shown
+        assert "read as OTel GenAI" in shown
