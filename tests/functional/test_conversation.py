@@ -26,7 +26,6 @@ from tests.chat_traces import (
     text,
 )
 from tests.conftest import RunningService
-from tests.otlp import new_span_id, new_trace_id, partial, post, request, root_client, span
 from tests.functional.test_app import (
     detail_lines,
     loaded_traces,
@@ -35,6 +34,7 @@ from tests.functional.test_app import (
     tree_shown,
     wait_for,
 )
+from tests.otlp import new_span_id, new_trace_id, partial, post, request, root_client, span
 from tui.app import StartAt, TraceTuiApp
 from tui.screens.help import HelpScreen
 from tui.screens.trace_detail import TraceDetailScreen
