@@ -226,6 +226,26 @@ QUESTIONS = (
     "How do I rotate an API key?",
     "Why is my webhook returning 401?",
 )
+# What the apps answer each question (the support bot the first five, the docs search the rest).
+ANSWERS = {
+    "Where is my order #48213?": "Your order shipped yesterday and should arrive within 2 "
+    "business days.",
+    "How do I reset my password?": "Use 'Forgot password' on the sign-in page; the link in the "
+    "email is valid for one hour.",
+    "Can I return shoes after 30 days?": "Yes: unworn items can be returned for free within 60 "
+    "days, from the order page.",
+    "Do you ship to Norway?": "Yes, we ship to Norway; delivery takes 3-5 business days.",
+    "My discount code SAVE20 doesn't work": "SAVE20 expired on Friday, and codes cannot be "
+    "combined; WINTER15 is valid until the end of the month.",
+    "How do I configure SSO with Okta?": "Add tracetui as a SAML 2.0 app in Okta, paste its "
+    "metadata URL under Settings -> Security, then map the email attribute [1].",
+    "What is the rate limit of the public API?": "1,000 requests per minute per key; a 429 "
+    "says how long to wait in Retry-After [1].",
+    "How do I rotate an API key?": "Go to Settings -> API keys, create a new key, deploy it, "
+    "then revoke the old one [1].",
+    "Why is my webhook returning 401?": "Your endpoint is probably checking the signature with "
+    "an old signing secret; copy the current one from the alert [1].",
+}
 # The support bot's knowledge base articles (the content its search returns).
 KB_ARTICLES = (
     "Orders ship within one business day; tracking links are emailed when the parcel leaves.",
@@ -301,7 +321,7 @@ def support_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int
             conventions.tool_result_message(call_id, result),
         ]
     model = b.rng.choice(["gpt-4o", "claude-3-5-sonnet-20241022", "gpt-4o-mini"])
-    answer = "Your order shipped yesterday and should arrive within 2 business days."
+    answer = ANSWERS[question]
     t = b.llm(
         root,
         "draft_reply",
@@ -362,7 +382,7 @@ def rag_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int]:
         t += 1 + duration
         found = docs
     model = b.rng.choice(["claude-3-5-haiku-20241022", "gpt-4o-mini", "gpt-4o"])
-    answer = "Go to Settings -> API keys, create a new key, deploy it, then revoke the old one."
+    answer = ANSWERS[question]
     context = "\n".join(
         f"[{n + 1}] {conventions.DOC_CONTENT[d['id'][5:].split('.')[0]]}"
         for n, d in enumerate(found[:3])
