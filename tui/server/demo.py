@@ -375,6 +375,8 @@ def rag_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int]:
             }
             for i in range(b.rng.randint(3, 8))
         ]
+        if model:  # a reranker answers best first
+            docs.sort(key=lambda doc: -doc["score"])
         attributes = conventions.openinference_documents(question, docs)
         if model:
             attributes["openinference.span.kind"] = "RERANKER"
