@@ -1,5 +1,9 @@
-"""The service's background work: the one place where periodic tasks are registered, started
-and stopped (by the app's lifespan).
+"""The service's background work: the one place where periodic tasks and long-running workers
+are registered, started and stopped (by the app's lifespan).
+
+Periodic tasks: forgetting Idempotency-Keys, the retention sweep, and alert evaluation (every
+`--alert-interval` seconds). Workers: the webhook delivery worker (alerts/delivery.py), a task
+of the event loop that sends over the network and waits on nothing else.
 
 A task is a blocking round run every `period_s` seconds in a worker thread, so no round, however
 slow its SQLite work, ever holds up the event loop that answers requests. A round that raises is
@@ -19,7 +23,9 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
+from tui.server.alerts.service import Alerts
 from tui.server.backend import TraceStore
 from tui.server.rows import now_ms
 
@@ -38,9 +44,33 @@ class PeriodicTask:
     round: Callable[[], object]
 
 
-def default_tasks(store: TraceStore, clock: Callable[[], int] = now_ms) -> list[PeriodicTask]:
-    """Every task the service runs; register new ones (alerts, webhooks) here."""
-    return [forget_old_responses(store, clock), expire_old_traces(store, clock)]
+class Worker(Protocol):
+    """Long-running background work with its own loop, started and stopped with the service."""
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+def default_tasks(
+    store: TraceStore, clock: Callable[[], int] = now_ms, alerts: Alerts | None = None
+) -> list[PeriodicTask]:
+    """Every periodic task the service runs; register new ones here."""
+    tasks = [forget_old_responses(store, clock), expire_old_traces(store, clock)]
+    if alerts is not None and alerts.interval_s:
+        tasks.append(evaluate_alerts(alerts, alerts.interval_s))
+    return tasks
+
+
+def evaluate_alerts(alerts: Alerts, period_s: float) -> PeriodicTask:
+    """An evaluation round of every alert every `period_s` seconds (`--alert-interval`). A
+    round reads windows of traces by index and writes in one short transaction; its webhooks
+    go to the delivery worker, so a slow receiver never slows the next round."""
+
+    def evaluate() -> None:
+        alerts.evaluate()
+
+    return PeriodicTask("evaluate-alerts", period_s, evaluate)
 
 
 def expire_old_traces(
@@ -71,22 +101,32 @@ def forget_old_responses(
 class Background:
     """Runs its tasks between `start` and `stop`, both called from the service's event loop."""
 
-    def __init__(self, tasks: Iterable[PeriodicTask] = (), stop_timeout_s: float = 5.0) -> None:
+    def __init__(
+        self,
+        tasks: Iterable[PeriodicTask] = (),
+        stop_timeout_s: float = 5.0,
+        workers: Iterable[Worker] = (),
+    ) -> None:
         self.tasks: Sequence[PeriodicTask] = tuple(tasks)
+        self.workers: Sequence[Worker] = tuple(workers)
         self.stop_timeout_s = stop_timeout_s
         self._running: dict[str, asyncio.Task[None]] = {}
         self._stopping = asyncio.Event()
 
     def running(self) -> list[str]:
-        """The names of the tasks whose loop has not ended."""
+        """The names of the periodic tasks whose loop has not ended."""
         return [name for name, task in self._running.items() if not task.done()]
 
     async def start(self) -> None:
         self._stopping = asyncio.Event()  # bound to the loop that runs the service
+        for worker in self.workers:
+            await worker.start()
         for task in self.tasks:
             self._running[task.name] = asyncio.create_task(self._loop(task), name=task.name)
 
     async def stop(self) -> None:
+        for worker in self.workers:
+            await worker.stop()
         self._stopping.set()
         tasks = list(self._running.values())
         if not tasks:
