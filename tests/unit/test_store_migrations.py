@@ -164,6 +164,12 @@ def test_a_database_from_before_migrations_opens_with_every_row_intact(tmp_path:
     # table now) and ordered traces by listed_at, which old traces take from started_at.
     changed = {"spans", "sqlite_autoindex_spans_1", "spans_by_trace_time", "traces"}
     changed |= {"traces_by_project_time", "traces_by_project_listed"}
+    # Migration 3 (alerts) only adds: an index of traces, four tables and their indexes.
+    changed |= {"traces_by_project_started", "alert_secrets", "alert_states", "alert_events"}
+    changed |= {"sqlite_autoindex_alert_secrets_1", "sqlite_autoindex_alert_states_1"}
+    changed |= {"sqlite_autoindex_alert_events_1", "alert_events_by_alert", "sqlite_sequence"}
+    changed |= {"webhook_deliveries", "sqlite_autoindex_webhook_deliveries_1"}
+    changed |= {"webhook_deliveries_due"}
     kept = [entry for entry in schema if entry[1] not in changed]
     assert [entry for entry in schema_of(path) if entry[1] not in changed] == kept
     raw = sqlite3.connect(path)
