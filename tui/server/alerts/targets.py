@@ -9,7 +9,8 @@ address, fe80::/10), carrier-grade NAT, multicast, reserved and unspecified addr
 refused, IPv4 written inside IPv6 (::ffff:a.b.c.d) included. The request then goes to the
 address that was checked, not to the name again (a second lookup could answer otherwise: DNS
 rebinding), with the name kept in the Host header and in TLS (SNI, certificate check).
-Redirects are never followed. `--allow-private-webhooks` lifts the address rule for local use.
+Redirects are never followed. `--allow-private-webhooks` lifts the address rule for local use,
+except for the cloud metadata addresses, which no webhook ever needs: always refused.
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ from urllib.parse import urlsplit, urlunsplit
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 RESOLVE_TIMEOUT_S = 5.0
 HINT = "start the service with --allow-private-webhooks to allow it"
+# Cloud instance metadata (AWS, GCP, Azure, OpenStack; AWS ECS tasks; Alibaba; AWS over IPv6).
+METADATA = frozenset(
+    ipaddress.ip_address(a)
+    for a in ("169.254.169.254", "169.254.170.2", "100.100.100.200", "fd00:ec2::254")
+)
 
 
 class Refused(Exception):
@@ -117,14 +123,16 @@ async def resolve_target(
         addresses = [ipaddress.ip_address(a.split("%")[0]) for a in found]
         if not addresses:
             raise OSError(f"{host} resolves to no address")
-    if not allow_private:
-        # Every address must pass, not just one: a name may resolve to a public address and a
-        # private one, and the connection could land on either.
-        for address in addresses:
-            kind = address_kind(address)
-            if kind is not None:
-                where = "" if literal is not None else f"{host} resolves to "
-                raise Refused(f"refused: {where}{address}, a {kind} address ({HINT})")
+    # Every address must pass, not just one: a name may resolve to a public address and a
+    # private one, and the connection could land on either.
+    where = "" if literal is not None else f"{host} resolves to "
+    for address in addresses:
+        embedded = getattr(address, "ipv4_mapped", None) or address
+        if embedded in METADATA or address in METADATA:
+            raise Refused(f"refused: {where}{address}, a cloud metadata address")
+        kind = None if allow_private else address_kind(address)
+        if kind is not None:
+            raise Refused(f"refused: {where}{address}, a {kind} address ({HINT})")
     chosen = addresses[0]
     netloc = f"[{chosen}]" if chosen.version == 6 else str(chosen)
     default_port = 443 if parts.scheme == "https" else 80
