@@ -545,3 +545,25 @@ DEMO_ALERTS: dict[str, list[dict[str, Any]]] = {
         },
     ],
 }
+
+# The demo's live alert: the feed's order-service incidents (feed.Incidents) take the support
+# bot's error rate over 2 minutes from about 2% to 90%, so it fires during one and resolves
+# after it.
+LIVE_ALERT: dict[str, Any] = {
+    "id": "alert_proj_support_live",
+    "project_id": "proj_support",
+    "name": "Order look-ups failing",
+    "metric": "error_rate_pct_2m",
+    "condition": "gte",
+    "threshold": 40,
+}
+
+
+def point_alerts_at(store: Store, receiver_url: str) -> None:
+    """Send every alert's webhooks to `receiver_url` (the demo's own receiver), and add the
+    live alert if the database has not got it yet."""
+    if store.get_alert(LIVE_ALERT["id"]) is None:
+        with store.transaction() as db:
+            store.insert_alert(db, webhook_url=receiver_url, **LIVE_ALERT)
+    for alert in store.all_alerts():
+        store.set_webhook_url(alert.id, f"{receiver_url}/{alert.id}")
