@@ -20,6 +20,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -68,9 +70,19 @@ def evaluate_alerts(alerts: Alerts, period_s: float) -> PeriodicTask:
     go to the delivery worker, so a slow receiver never slows the next round."""
 
     def evaluate() -> None:
+        lower_priority()
         alerts.evaluate()
 
     return PeriodicTask("evaluate-alerts", period_s, evaluate)
+
+
+def lower_priority(niceness: int = 10) -> None:
+    """Make the calling thread yield the CPU to the service's requests (Linux, where a thread
+    has a niceness of its own: each round runs in a thread of its own). Elsewhere, nothing:
+    the call would change the whole process's, or another process's."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), niceness)
 
 
 def expire_old_traces(

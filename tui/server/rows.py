@@ -307,6 +307,7 @@ class WindowStats(NamedTuple):
     errors: int
     cost_usd: float
     p95_ms: float | None = None
+    slowest: list[tuple[str, float]] = []  # (trace id, duration ms), slowest first, with p95
 
 
 def new_event_id(prefix: str) -> str:

@@ -93,6 +93,7 @@ class Evaluator:
         self.on_webhooks = on_webhooks
         self.drift_sample = drift_sample
         self._lock = threading.Lock()
+        self._worst: dict[tuple[str, int, int, str], list[tuple[str, float]]] = {}
         self._prompts: OrderedDict[tuple[str, int], Counter[str]] = OrderedDict()
 
     def round(self) -> RoundResult:
@@ -103,6 +104,7 @@ class Evaluator:
         return result
 
     def _round(self, at: int) -> RoundResult:
+        self._worst = {}
         alerts = self.store.all_alerts()
         before = self.store.alert_states()
         by_project: dict[str, list[tuple[AlertRow, Metric]]] = {}
@@ -128,7 +130,7 @@ class Evaluator:
                     type(error).__name__,
                 )
                 continue
-            for alert, metric, evaluated, drift in results:
+            for alert, metric, evaluated, drift, stats in results:
                 old = before.get(alert.id)
                 old_state = old.state if old is not None else NO_DATA
                 new_state = self._state(alert, evaluated.value)
@@ -161,7 +163,7 @@ class Evaluator:
                     event_type = RESOLVED
                 if event_type is not None:
                     webhooks.append(
-                        self._webhook(event_type, alert, metric, evaluated, new_state, drift)
+                        self._webhook(event_type, alert, metric, evaluated, new_state, drift, stats)
                     )
         stale = self.store.record_round(states, expected, events, webhooks)
         skipped = set(stale)
@@ -182,7 +184,7 @@ class Evaluator:
 
     def _project(
         self, project_id: str, members: Sequence[tuple[AlertRow, Metric]], at: int
-    ) -> list[tuple[AlertRow, Metric, Evaluated, Drift | None]]:
+    ) -> list[tuple[AlertRow, Metric, Evaluated, Drift | None, WindowStats | None]]:
         """Every alert of one project evaluated at `at`, one window read per period."""
         by_period: dict[int, list[tuple[AlertRow, Metric]]] = {}
         for alert, metric in members:
@@ -205,7 +207,7 @@ class Evaluator:
             for alert, metric in group:
                 raw = raw_value(metric.measure, stats, drift)
                 value = None if raw is None else in_unit(metric.measure, metric.unit, raw)
-                out.append((alert, metric, Evaluated(value, start, at, at), drift))
+                out.append((alert, metric, Evaluated(value, start, at, at), drift, stats))
         return out
 
     def _drift(self, project_id: str, start: int, end: int) -> Drift:
@@ -259,17 +261,18 @@ class Evaluator:
         evaluated: Evaluated,
         state: str,
         drift: Drift | None,
+        stats: WindowStats | None,
     ) -> DeliveryRow:
         if metric.measure == "prompt_drift":
             worst = drift.worst if drift is not None else []
+        elif metric.measure == "latency" and stats is not None and stats.p95_ms is not None:
+            worst = stats.slowest  # read along with the p95
         else:
-            worst = self.store.worst_traces(
-                alert.project_id,
-                evaluated.window_start,
-                evaluated.window_end,
-                metric.measure,
-                WORST,
-            )
+            # Alerts that share a window and a measure share its worst traces: one read each.
+            key = (alert.project_id, evaluated.window_start, evaluated.window_end, metric.measure)
+            if key not in self._worst:
+                self._worst[key] = self.store.worst_traces(*key, WORST)
+            worst = self._worst[key]
         project = self.store.get_project(alert.project_id)
         body = event_body(
             event_type,
