@@ -24,6 +24,7 @@ from tests.webhooks import (
     service,
     wait_until,
 )
+from tui.server.background import forget_alert_history
 from tui.server.store import Store
 
 P = "proj_alerts"
@@ -303,3 +304,28 @@ def test_a_round_makes_webhooks_even_with_no_worker_running(tmp_path: Path) -> N
         with service(Store(path), clock):
             receiver.wait_for(1)
     assert receiver.types() == ["alert.firing"]
+
+
+def test_history_and_finished_webhooks_are_forgotten_in_time(tmp_path: Path) -> None:
+    clock = Clock()
+    store = new_store(tmp_path / "forget.sqlite3")
+    add_traces(store, P, [(clock.now - SECOND, 5000, False, 0.0)])
+    day = 86_400_000
+    forget = forget_alert_history(store, clock)
+    with receiving() as receiver, service(store, clock) as running, api(running) as client:
+        alert = create_alert(client, P, receiver)
+        running.alerts.evaluate()
+        receiver.wait_for(1)
+        wait_until(lambda: len(deliveries(client, alert["id"])) == 1)
+        kept = events(client, P, alert["id"])
+        assert len(kept) == 2 and store.count("webhook_deliveries") == 1
+        clock.advance(6 * day)
+        forget.round()
+        assert store.count("webhook_deliveries") == 1
+        clock.advance(2 * day)  # a week after it was made, the delivered webhook goes...
+        forget.round()
+        assert store.count("webhook_deliveries") == 0
+        assert events(client, P, alert["id"]) == kept  # ...its history stays 90 days
+        clock.advance(83 * day)
+        forget.round()
+        assert events(client, P, alert["id"]) == []

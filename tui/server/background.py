@@ -35,6 +35,8 @@ log = logging.getLogger("tracetui.server")
 
 IDEMPOTENCY_TTL_MS = 24 * 3_600_000  # how long an Idempotency-Key's first answer is replayed
 RETENTION_PERIOD_S = 600.0  # how often expired traces are swept (reads hide them meanwhile)
+ALERT_HISTORY_MS = 90 * 86_400_000  # state changes and attempts listed by .../events
+FINISHED_WEBHOOKS_MS = 7 * 86_400_000  # delivered or given-up webhooks (and their bodies)
 
 
 @dataclass(frozen=True)
@@ -59,9 +61,24 @@ def default_tasks(
 ) -> list[PeriodicTask]:
     """Every periodic task the service runs; register new ones here."""
     tasks = [forget_old_responses(store, clock), expire_old_traces(store, clock)]
-    if alerts is not None and alerts.interval_s:
-        tasks.append(evaluate_alerts(alerts, alerts.interval_s))
+    if alerts is not None:
+        tasks.append(forget_alert_history(store, clock))
+        if alerts.interval_s:
+            tasks.append(evaluate_alerts(alerts, alerts.interval_s))
     return tasks
+
+
+def forget_alert_history(
+    store: TraceStore, clock: Callable[[], int] = now_ms, period_s: float = 3600.0
+) -> PeriodicTask:
+    """Keep an alert's history for ALERT_HISTORY_MS and finished webhooks for a week: without
+    this, both tables grow by a row per state change and per attempt, for ever."""
+
+    def forget() -> None:
+        now = clock()
+        store.forget_alert_history(now - ALERT_HISTORY_MS, now - FINISHED_WEBHOOKS_MS)
+
+    return PeriodicTask("forget-alert-history", period_s, forget)
 
 
 def evaluate_alerts(alerts: Alerts, period_s: float) -> PeriodicTask:

@@ -289,6 +289,17 @@ class AlertTables:
             found.append((key, value))
         return found
 
+    def forget_alert_history(self, events_before: int, deliveries_before: int) -> int:
+        """Drop alert events older than `events_before` and finished webhooks (delivered or
+        given up) made before `deliveries_before` (epoch ms); returns how many rows went."""
+        with self.transaction() as db:
+            events = db.execute("DELETE FROM alert_events WHERE at < ?", (events_before,))
+            done = db.execute(
+                "DELETE FROM webhook_deliveries WHERE status != 'pending' AND created_at < ?",
+                (deliveries_before,),
+            )
+        return events.rowcount + done.rowcount
+
     # -- the webhook outbox ----------------------------------------------------------------------
 
     def due_deliveries(self, now: int, limit: int) -> list[DeliveryRow]:

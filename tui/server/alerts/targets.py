@@ -101,8 +101,11 @@ async def resolve_target(
 ) -> Target:
     """The Target of `url` once its host is resolved and checked; Refused if it may not be
     sent to. A name that does not resolve raises OSError (worth retrying: DNS recovers)."""
-    parts = urlsplit(url)
-    host = parts.hostname
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError as exc:  # a bracketed host that does not close, say
+        raise Refused("the webhook URL cannot be read") from exc
     if parts.scheme not in ("http", "https") or not host:
         raise Refused("the webhook URL is not an http:// or https:// URL with a host")
     try:

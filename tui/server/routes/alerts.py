@@ -116,7 +116,10 @@ def send_test(
     now = clock()
     state = store.alert_states(project.id).get(alert.id)
     evaluated_at = state.last_evaluated_at if state and state.last_evaluated_at else now
-    period_ms = parse_metric(alert.metric).period_ms
+    try:
+        period_ms = parse_metric(alert.metric).period_ms
+    except ValueError:  # a metric this service would not accept now: no window to show
+        period_ms = 0
     value = state.last_value if state else None
     evaluated = Evaluated(value, evaluated_at - period_ms, evaluated_at, evaluated_at)
     body = event_body(TEST, alert, project, evaluated, state.state if state else "no_data", [], now)
