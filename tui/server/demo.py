@@ -8,6 +8,7 @@ agent also holds one trace of 12,000 spans and one 2,500 levels deep, so the app
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import math
@@ -66,6 +67,13 @@ def demo_keys(seed: int) -> DemoKeys:
         workspace=f"tt_ws_{derive('workspace')}",
         projects={p.id: f"tt_pk_{derive(p.id)}" for p in DEMO_PROJECTS},
     )
+
+
+def demo_secret(seed: int, alert_id: str) -> str:
+    """A demo alert's webhook secret, derived from the seed like the demo keys (so the same
+    seed makes the same database)."""
+    digest = hashlib.sha256(f"tracetui-demo:{seed}:{alert_id}:whsec".encode()).digest()
+    return "whsec_" + base64.b64encode(digest).decode()
 
 
 # -- building one trace -------------------------------------------------------------------------
@@ -432,9 +440,11 @@ def populate(
                 spans += b.rows
             store.insert_traces(db, traces, spans)
             for n, alert in enumerate(DEMO_ALERTS[project.id]):
+                alert_id = f"alert_{project.id}_{n}"
                 store.insert_alert(
                     db,
-                    id=f"alert_{project.id}_{n}",
+                    secret=demo_secret(seed, alert_id),
+                    id=alert_id,
                     project_id=project.id,
                     created_at=now - DAY_MS + n,
                     **alert,

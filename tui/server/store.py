@@ -360,12 +360,16 @@ class Store(AlertTables):
         traces: Iterable[TraceRow],
         spans: Iterable[SpanRow] = (),
     ) -> None:
-        """Bulk insert of whole traces (the demo data, benchmarks and tests)."""
+        """Bulk insert of whole traces (the demo data, benchmarks and tests). Rows may be plain
+        tuples of the row classes' fields, those with defaults left out."""
+        rows = (t if isinstance(t, TraceRow) else TraceRow(*t) for t in traces)  # plain tuples too
         db.executemany(
             INSERT[TraceRow],
-            (t if t.listed_at is not None else t._replace(listed_at=t.started_at) for t in traces),
+            (t if t.listed_at is not None else t._replace(listed_at=t.started_at) for t in rows),
         )
-        db.executemany(INSERT[SpanRow], spans)
+        db.executemany(
+            INSERT[SpanRow], (s if isinstance(s, SpanRow) else SpanRow(*s) for s in spans)
+        )
 
     # -- ingest --------------------------------------------------------------------------------
 
@@ -453,12 +457,14 @@ class Store(AlertTables):
         )
         return list(map(AlertRow._make, rows))
 
-    def insert_alert(self, db: sqlite3.Connection, **fields: Any) -> AlertRow:
+    def insert_alert(
+        self, db: sqlite3.Connection, secret: str | None = None, **fields: Any
+    ) -> AlertRow:
         """An alert from AlertRow's fields; id and created_at are made up when missing. Its
-        signing secret is made too (read it back with alert_secret)."""
+        signing secret is `secret`, or a new one (read it back with alert_secret)."""
         row = new_alert(**fields)
         db.execute(INSERT[AlertRow], row)
-        db.execute(INSERT[AlertSecretRow], AlertSecretRow(row.id, new_secret()))
+        db.execute(INSERT[AlertSecretRow], AlertSecretRow(row.id, secret or new_secret()))
         return row
 
     # -- idempotency ---------------------------------------------------------------------------
