@@ -190,6 +190,11 @@ def test_a_database_from_before_migrations_opens_with_every_row_intact(tmp_path:
         ("s2", "s1", "gpt-4o", "boom"),
     ]
     assert [a.threshold for a in store.list_alerts("proj_a")] == [2500.0]
+    # An alert from before webhooks were signed gets a secret, and no state until evaluated.
+    secret = store.alert_secret("alert_1")
+    assert secret is not None and secret.secret.startswith("whsec_")
+    assert store.alert_states() == {} and store.due_deliveries(10**15, 10) == []
+    assert Store(path).alert_secret("alert_1") == secret  # made once, not at every opening
     with store.transaction() as db:
         remembered = store.remembered_response(db, "kh", "idem-1")
     assert remembered is not None and remembered.body == {"id": "proj_a"}
