@@ -53,8 +53,31 @@ def build_parser() -> argparse.ArgumentParser:
         default=10_000,
         help="OTLP export requests per minute per key, apart from --rate-limit (default 10000)",
     )
+    serve.add_argument(
+        "--alert-interval",
+        type=non_negative_seconds,
+        default=60.0,
+        metavar="SECONDS",
+        help="evaluate every alert this often (default 60; 0: never)",
+    )
+    serve.add_argument(
+        "--allow-private-webhooks",
+        action="store_true",
+        help="let webhooks go to loopback, private and link-local addresses (local use, tests)",
+    )
     add_keys_parser(sub)
     return parser
+
+
+def non_negative_seconds(text: str) -> float:
+    """--alert-interval: a number of seconds, 0 or more (argparse shows the message)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError("must be 0 or a positive number of seconds")
+    return value
 
 
 def add_keys_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -85,7 +108,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from tui.server.run import serve
 
         return serve(
-            args.db, args.host, args.port, args.demo, args.rate_limit, args.ingest_rate_limit
+            args.db,
+            args.host,
+            args.port,
+            args.demo,
+            args.rate_limit,
+            args.ingest_rate_limit,
+            alert_interval_s=args.alert_interval,
+            allow_private_webhooks=args.allow_private_webhooks,
         )
     if args.command == "keys":
         from tui.server.keys import run as run_keys

@@ -1,4 +1,9 @@
-"""`tracetui demo`: the app against the local service, started in-process over demo data."""
+"""`tracetui demo`: the app against the local service, started in-process over demo data.
+
+The service evaluates alerts every DEMO_ALERT_INTERVAL_S seconds and sends their webhooks to a
+receiver the demo runs itself on loopback; the live feed's incidents make the live alert fire
+and resolve within the first few minutes.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,15 @@ import sys
 
 from pydantic import SecretStr
 
+DEMO_ALERT_INTERVAL_S = 10.0
+
 
 def run_demo(db: str | None, seed: int, mouse: bool = True, feed: bool = True) -> int:
     from tui.api.client import ApiClient
     from tui.app import TraceTuiApp
+    from tui.server.demo import point_alerts_at
     from tui.server.migrations import SchemaTooNew
+    from tui.server.receiver import DemoReceiver
     from tui.server.run import LocalService, open_demo_store
 
     try:
@@ -19,14 +28,26 @@ def run_demo(db: str | None, seed: int, mouse: bool = True, feed: bool = True) -
     except SchemaTooNew as error:  # a database from a newer tracetui: say so, no traceback
         print(f"tracetui: {error}", file=sys.stderr)
         return 2
-    with LocalService(store) as service:
+
+    def secret_of(alert_id: str) -> str | None:
+        row = store.alert_secret(alert_id)
+        return None if row is None else row.secret
+
+    receiver = DemoReceiver(secret_of).start()
+    point_alerts_at(store, receiver.url)
+    service = LocalService(
+        store, alert_interval_s=DEMO_ALERT_INTERVAL_S, allow_private_webhooks=True
+    )
+    with service:
         live = None
         if feed:
             # A simulated app sending traces over OTLP, as a real one would: `L` in the trace
             # list shows them arrive. Started after the service, so the app's start is as fast.
-            from tui.server.feed import Feed
+            from tui.server.feed import Feed, Incidents
 
-            live = Feed(service.base_url.removesuffix("/v1"), keys.projects).start()
+            live = Feed(
+                service.base_url.removesuffix("/v1"), keys.projects, incidents=Incidents()
+            ).start()
 
         async def main() -> None:
             # The workspace key reads every project; the project keys are there as a user's
@@ -43,4 +64,5 @@ def run_demo(db: str | None, seed: int, mouse: bool = True, feed: bool = True) -
         finally:
             if live is not None:
                 live.stop()
+            receiver.stop()
     return 0

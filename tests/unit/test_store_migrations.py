@@ -164,6 +164,12 @@ def test_a_database_from_before_migrations_opens_with_every_row_intact(tmp_path:
     # table now) and ordered traces by listed_at, which old traces take from started_at.
     changed = {"spans", "sqlite_autoindex_spans_1", "spans_by_trace_time", "traces"}
     changed |= {"traces_by_project_time", "traces_by_project_listed"}
+    # Migration 4 (alerts) only adds: an index of traces, four tables and their indexes.
+    changed |= {"traces_by_project_started", "alert_secrets", "alert_states", "alert_events"}
+    changed |= {"sqlite_autoindex_alert_secrets_1", "sqlite_autoindex_alert_states_1"}
+    changed |= {"sqlite_autoindex_alert_events_1", "alert_events_by_alert", "sqlite_sequence"}
+    changed |= {"webhook_deliveries", "sqlite_autoindex_webhook_deliveries_1"}
+    changed |= {"webhook_deliveries_due"}
     kept = [entry for entry in schema if entry[1] not in changed]
     assert [entry for entry in schema_of(path) if entry[1] not in changed] == kept
     raw = sqlite3.connect(path)
@@ -186,6 +192,11 @@ def test_a_database_from_before_migrations_opens_with_every_row_intact(tmp_path:
         ("s2", "s1", "gpt-4o", "boom"),
     ]
     assert [a.threshold for a in store.list_alerts("proj_a")] == [2500.0]
+    # An alert from before webhooks were signed gets a secret, and no state until evaluated.
+    secret = store.alert_secret("alert_1")
+    assert secret is not None and secret.secret.startswith("whsec_")
+    assert store.alert_states() == {} and store.due_deliveries(10**15, 10) == []
+    assert Store(path).alert_secret("alert_1") == secret  # made once, not at every opening
     with store.transaction() as db:
         remembered = store.remembered_response(db, "kh", "idem-1")
     assert remembered is not None and remembered.body == {"id": "proj_a"}

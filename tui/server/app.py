@@ -11,6 +11,8 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from tui.server.alerts.service import ALERT_INTERVAL_S, Alerts
+from tui.server.alerts.targets import Resolver, system_resolver
 from tui.server.backend import TraceStore
 from tui.server.background import Background, PeriodicTask, default_tasks
 from tui.server.errors import install_error_handlers
@@ -47,10 +49,17 @@ def create_app(
     clock: Callable[[], int] = now_ms,
     ingest_rate_limit: int = INGEST_RATE_LIMIT,
     writer: IngestWriter | None = None,
+    alert_interval_s: float | None = ALERT_INTERVAL_S,
+    allow_private_webhooks: bool = False,
+    webhook_timeout_s: float = 10.0,
+    resolve: Resolver = system_resolver,
 ) -> FastAPI:
     """The service over `store`, limited to `rate_limit` API requests and `ingest_rate_limit`
     OTLP exports per `window_s` per key, running `tasks` in the background (by default,
-    background.default_tasks). `clock` (epoch ms) is what retention and ingest call now."""
+    background.default_tasks, which evaluate alerts every `alert_interval_s` seconds; None:
+    only when asked). `clock` (epoch ms) is what retention, ingest and alerts call now.
+    Webhooks go to public addresses only unless `allow_private_webhooks`, each attempt within
+    `webhook_timeout_s`, host names looked up with `resolve`."""
     app = FastAPI(
         title="tracetui local tracing service",
         version="1.0.0",
@@ -61,7 +70,19 @@ def create_app(
     )
     app.state.store = store  # read by deps.store_of
     app.state.clock = clock  # read by deps.clock_of
-    app.state.background = Background(default_tasks(store, clock) if tasks is None else tasks)
+    alerts = Alerts(
+        store,
+        clock,
+        alert_interval_s,
+        allow_private=allow_private_webhooks,
+        resolve=resolve,
+        timeout_s=webhook_timeout_s,
+    )
+    app.state.alerts = alerts  # read by deps.alerts_of
+    app.state.background = Background(
+        default_tasks(store, clock, alerts) if tasks is None else tasks,
+        workers=[alerts],
+    )
     app.state.ingest = Ingest(writer or IngestWriter(store))
     app.state.limiter = RateLimiter(rate_limit, window_s)
     app.state.ingest_limiter = RateLimiter(ingest_rate_limit, window_s)

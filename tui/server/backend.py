@@ -9,10 +9,14 @@ for the demo data and the tests are not part of it: they are the SQLite store's 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from tui.server.rows import (
+    AlertEventRow,
     AlertRow,
+    AlertSecretRow,
+    AlertState,
+    DeliveryRow,
     KeyScope,
     Once,
     ProjectRow,
@@ -22,10 +26,88 @@ from tui.server.rows import (
     TracePosition,
     TraceRow,
     TraceSummary,
+    WindowStats,
 )
 
 
-class TraceStore(Protocol):
+class AlertStore(Protocol):
+    """What alert evaluation, webhook delivery and the alert routes need. Every method may
+    block: call from a thread."""
+
+    def get_alert(self, alert_id: str) -> AlertRow | None: ...
+
+    def all_alerts(self) -> list[AlertRow]:
+        """Every alert of every project."""
+        ...
+
+    def alert_secret(self, alert_id: str) -> AlertSecretRow | None: ...
+
+    def alert_states(self, project_id: str | None = None) -> dict[str, AlertState]:
+        """Stored states by alert id, of one project's alerts or all; none for an alert never
+        evaluated."""
+        ...
+
+    def record_round(
+        self,
+        states: Sequence[AlertState],
+        expected: dict[str, str],
+        events: Sequence[AlertEventRow],
+        deliveries: Sequence[DeliveryRow],
+    ) -> list[str]:
+        """Store an evaluation round in one transaction, leaving alone (and returning the ids
+        of) alerts whose stored state is no longer `expected`."""
+        ...
+
+    def list_alert_events(
+        self, alert_id: str, limit: int, before: int | None = None
+    ) -> tuple[list[tuple[int, AlertEventRow]], bool]:
+        """A page of an alert's events newest first, with their positions; and whether more
+        follow. Positions only go down: pass the last one as `before` for the next page."""
+        ...
+
+    def window_stats(
+        self,
+        project_id: str,
+        start: int,
+        end: int,
+        errors: bool = True,
+        cost: bool = True,
+        p95: bool = False,
+    ) -> WindowStats:
+        """Count, errored count, cost and (if asked) p95 duration of the traces with
+        start <= started_at < end, from one consistent read, by an index."""
+        ...
+
+    def worst_traces(
+        self, project_id: str, start: int, end: int, measure: str, limit: int = 5
+    ) -> list[tuple[str, float]]: ...
+
+    def sample_traces(
+        self, project_id: str, strata: Sequence[tuple[int, int]]
+    ) -> list[tuple[str, int]]:
+        """The first trace (id, span_count) started in each [start, end) of `strata`."""
+        ...
+
+    def prompt_attributes(self, trace_id: str, spans: int = 3) -> list[tuple[str, Any]]:
+        """The prompt-bearing attributes of a trace's first LLM spans."""
+        ...
+
+    def forget_alert_history(self, events_before: int, deliveries_before: int) -> int:
+        """Drop old alert events and finished webhooks; returns how many rows went."""
+        ...
+
+    def due_deliveries(self, now: int, limit: int) -> list[DeliveryRow]: ...
+
+    def next_delivery_at(self) -> int | None: ...
+
+    def get_delivery(self, delivery_id: str) -> DeliveryRow | None: ...
+
+    def record_attempt(
+        self, delivery_id: str, attempt: AlertEventRow, next_attempt_at: int | None, status: str
+    ) -> None: ...
+
+
+class TraceStore(AlertStore, Protocol):
     """The service's storage, as the routes see it. Every method may block: call from a thread."""
 
     def key_scope(self, api_key: str) -> KeyScope | None:
@@ -62,11 +144,17 @@ class TraceStore(Protocol):
         ...
 
     def create_once(
-        self, row: ProjectRow | AlertRow, once: Once | None, status: int, body: object
+        self,
+        row: ProjectRow | AlertRow | DeliveryRow,
+        once: Once | None,
+        status: int,
+        body: object,
+        also: Sequence[AlertSecretRow] = (),
     ) -> Remembered | None:
-        """Insert `row` and, with `once`, remember the answer (`status`, JSON `body`); all in one
-        transaction. If `once`'s key was used before, insert nothing and return what was
-        remembered (the caller compares the request hashes)."""
+        """Insert `row` (and the rows `also`, an alert's secret) and, with `once`, remember the
+        answer (`status`, JSON `body`); all in one transaction. If `once`'s key was used
+        before, insert nothing and return what was remembered (the caller compares the
+        request hashes)."""
         ...
 
     def forget_responses(self, created_before: int) -> int:

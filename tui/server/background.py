@@ -1,5 +1,9 @@
-"""The service's background work: the one place where periodic tasks are registered, started
-and stopped (by the app's lifespan).
+"""The service's background work: the one place where periodic tasks and long-running workers
+are registered, started and stopped (by the app's lifespan).
+
+Periodic tasks: forgetting Idempotency-Keys, the retention sweep, and alert evaluation (every
+`--alert-interval` seconds). Workers: the webhook delivery worker (alerts/delivery.py), a task
+of the event loop that sends over the network and waits on nothing else.
 
 A task is a blocking round run every `period_s` seconds in a worker thread, so no round, however
 slow its SQLite work, ever holds up the event loop that answers requests. A round that raises is
@@ -16,10 +20,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
+from tui.server.alerts.service import Alerts
 from tui.server.backend import TraceStore
 from tui.server.rows import now_ms
 
@@ -27,6 +35,8 @@ log = logging.getLogger("tracetui.server")
 
 IDEMPOTENCY_TTL_MS = 24 * 3_600_000  # how long an Idempotency-Key's first answer is replayed
 RETENTION_PERIOD_S = 600.0  # how often expired traces are swept (reads hide them meanwhile)
+ALERT_HISTORY_MS = 90 * 86_400_000  # state changes and attempts listed by .../events
+FINISHED_WEBHOOKS_MS = 7 * 86_400_000  # delivered or given-up webhooks (and their bodies)
 
 
 @dataclass(frozen=True)
@@ -38,9 +48,58 @@ class PeriodicTask:
     round: Callable[[], object]
 
 
-def default_tasks(store: TraceStore, clock: Callable[[], int] = now_ms) -> list[PeriodicTask]:
-    """Every task the service runs; register new ones (alerts, webhooks) here."""
-    return [forget_old_responses(store, clock), expire_old_traces(store, clock)]
+class Worker(Protocol):
+    """Long-running background work with its own loop, started and stopped with the service."""
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+def default_tasks(
+    store: TraceStore, clock: Callable[[], int] = now_ms, alerts: Alerts | None = None
+) -> list[PeriodicTask]:
+    """Every periodic task the service runs; register new ones here."""
+    tasks = [forget_old_responses(store, clock), expire_old_traces(store, clock)]
+    if alerts is not None:
+        tasks.append(forget_alert_history(store, clock))
+        if alerts.interval_s:
+            tasks.append(evaluate_alerts(alerts, alerts.interval_s))
+    return tasks
+
+
+def forget_alert_history(
+    store: TraceStore, clock: Callable[[], int] = now_ms, period_s: float = 3600.0
+) -> PeriodicTask:
+    """Keep an alert's history for ALERT_HISTORY_MS and finished webhooks for a week: without
+    this, both tables grow by a row per state change and per attempt, for ever."""
+
+    def forget() -> None:
+        now = clock()
+        store.forget_alert_history(now - ALERT_HISTORY_MS, now - FINISHED_WEBHOOKS_MS)
+
+    return PeriodicTask("forget-alert-history", period_s, forget)
+
+
+def evaluate_alerts(alerts: Alerts, period_s: float) -> PeriodicTask:
+    """An evaluation round of every alert every `period_s` seconds (`--alert-interval`). A
+    round reads windows of traces by index and writes in one short transaction; its webhooks
+    go to the delivery worker, so a slow receiver never slows the next round."""
+
+    def evaluate() -> None:
+        lower_priority()
+        alerts.evaluate()
+
+    return PeriodicTask("evaluate-alerts", period_s, evaluate)
+
+
+def lower_priority(niceness: int = 10) -> None:
+    """Make the calling thread yield the CPU to the service's requests (Linux, where a thread
+    has a niceness of its own: each round runs in a thread of its own). Elsewhere, nothing:
+    the call would change the whole process's, or another process's."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), niceness)
 
 
 def expire_old_traces(
@@ -71,22 +130,32 @@ def forget_old_responses(
 class Background:
     """Runs its tasks between `start` and `stop`, both called from the service's event loop."""
 
-    def __init__(self, tasks: Iterable[PeriodicTask] = (), stop_timeout_s: float = 5.0) -> None:
+    def __init__(
+        self,
+        tasks: Iterable[PeriodicTask] = (),
+        stop_timeout_s: float = 5.0,
+        workers: Iterable[Worker] = (),
+    ) -> None:
         self.tasks: Sequence[PeriodicTask] = tuple(tasks)
+        self.workers: Sequence[Worker] = tuple(workers)
         self.stop_timeout_s = stop_timeout_s
         self._running: dict[str, asyncio.Task[None]] = {}
         self._stopping = asyncio.Event()
 
     def running(self) -> list[str]:
-        """The names of the tasks whose loop has not ended."""
+        """The names of the periodic tasks whose loop has not ended."""
         return [name for name, task in self._running.items() if not task.done()]
 
     async def start(self) -> None:
         self._stopping = asyncio.Event()  # bound to the loop that runs the service
+        for worker in self.workers:
+            await worker.start()
         for task in self.tasks:
             self._running[task.name] = asyncio.create_task(self._loop(task), name=task.name)
 
     async def stop(self) -> None:
+        for worker in self.workers:
+            await worker.stop()
         self._stopping.set()
         tasks = list(self._running.values())
         if not tasks:

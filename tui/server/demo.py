@@ -8,6 +8,7 @@ agent also holds one trace of 12,000 spans and one 2,500 levels deep, so the app
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import math
@@ -68,6 +69,13 @@ def demo_keys(seed: int) -> DemoKeys:
         workspace=f"tt_ws_{derive('workspace')}",
         projects={p.id: f"tt_pk_{derive(p.id)}" for p in DEMO_PROJECTS},
     )
+
+
+def demo_secret(seed: int, alert_id: str) -> str:
+    """A demo alert's webhook secret, derived from the seed like the demo keys (so the same
+    seed makes the same database)."""
+    digest = hashlib.sha256(f"tracetui-demo:{seed}:{alert_id}:whsec".encode()).digest()
+    return "whsec_" + base64.b64encode(digest).decode()
 
 
 # -- building one trace -------------------------------------------------------------------------
@@ -578,9 +586,11 @@ def populate(
                 spans += b.rows
             store.insert_traces(db, traces, spans)
             for n, alert in enumerate(DEMO_ALERTS[project.id]):
+                alert_id = f"alert_{project.id}_{n}"
                 store.insert_alert(
                     db,
-                    id=f"alert_{project.id}_{n}",
+                    secret=demo_secret(seed, alert_id),
+                    id=alert_id,
                     project_id=project.id,
                     created_at=now - DAY_MS + n,
                     **alert,
@@ -691,3 +701,25 @@ DEMO_ALERTS: dict[str, list[dict[str, Any]]] = {
         },
     ],
 }
+
+# The demo's live alert: the feed's order-service incidents (feed.Incidents) take the support
+# bot's error rate over 2 minutes from about 2% to 90%, so it fires during one and resolves
+# after it.
+LIVE_ALERT: dict[str, Any] = {
+    "id": "alert_proj_support_live",
+    "project_id": "proj_support",
+    "name": "Order look-ups failing",
+    "metric": "error_rate_pct_2m",
+    "condition": "gte",
+    "threshold": 40,
+}
+
+
+def point_alerts_at(store: Store, receiver_url: str) -> None:
+    """Send every alert's webhooks to `receiver_url` (the demo's own receiver), and add the
+    live alert if the database has not got it yet."""
+    if store.get_alert(LIVE_ALERT["id"]) is None:
+        with store.transaction() as db:
+            store.insert_alert(db, webhook_url=receiver_url, **LIVE_ALERT)
+    for alert in store.all_alerts():
+        store.set_webhook_url(alert.id, f"{receiver_url}/{alert.id}")

@@ -8,16 +8,25 @@ them in its thread pool, so a slow disk never holds up the event loop.
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, Path, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
+from tui.server.alerts.service import Alerts
 from tui.server.backend import TraceStore
 from tui.server.errors import ApiError
-from tui.server.rows import AlertRow, KeyScope, Once, ProjectRow, TraceRow
+from tui.server.rows import (
+    AlertRow,
+    AlertSecretRow,
+    DeliveryRow,
+    KeyScope,
+    Once,
+    ProjectRow,
+    TraceRow,
+)
 
 
 async def store_of(request: Request) -> TraceStore:
@@ -38,6 +47,15 @@ async def clock_of(request: Request) -> Callable[[], int]:
 
 
 ClockDep = Annotated[Callable[[], int], Depends(clock_of)]
+
+
+async def alerts_of(request: Request) -> Alerts:
+    """The alert evaluator and webhook worker create_app put in the app's state."""
+    alerts: Alerts = request.app.state.alerts
+    return alerts
+
+
+AlertsDep = Annotated[Alerts, Depends(alerts_of)]
 
 
 def retention_start(project: ProjectRow, now: int) -> int:
@@ -121,12 +139,15 @@ def create_once(
     request: Request,
     store: TraceStore,
     scope: KeyScope,
-    payload: BaseModel,
-    row: ProjectRow | AlertRow,
+    payload: BaseModel | dict[str, Any],
+    row: ProjectRow | AlertRow | DeliveryRow,
     body: dict[str, Any],
+    status: int = 201,
+    also: Sequence[AlertSecretRow] = (),
 ) -> JSONResponse:
-    """Insert `row` and answer 201 `body`; with an Idempotency-Key header, a repeat of the same
-    request answers what the first did instead of creating again, and another body gets 409."""
+    """Insert `row` (and `also`) and answer `status` `body`; with an Idempotency-Key header, a
+    repeat of the same request (`payload`: its body, or what identifies it) answers what the
+    first did instead of creating again, and another request gets 409."""
     idempotency_key = request.headers.get("idempotency-key")
     if idempotency_key is not None and not 1 <= len(idempotency_key) <= 255:
         raise ApiError(
@@ -135,13 +156,12 @@ def create_once(
             "Idempotency-Key must be 1 to 255 characters.",
             [{"field": "Idempotency-Key", "message": "must be 1 to 255 characters"}],
         )
-    request_hash = hashlib.sha256(
-        json.dumps(payload.model_dump(), sort_keys=True).encode()
-    ).hexdigest()
+    fields = payload.model_dump() if isinstance(payload, BaseModel) else payload
+    request_hash = hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
     once = Once(scope.key_hash, idempotency_key, request_hash) if idempotency_key else None
-    seen = store.create_once(row, once, 201, body)
+    seen = store.create_once(row, once, status, body, also)
     if seen is None:
-        return JSONResponse(body, status_code=201)
+        return JSONResponse(body, status_code=status)
     if seen.request_hash != request_hash:
         raise ApiError(
             409,

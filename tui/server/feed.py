@@ -8,6 +8,11 @@ now and then a rate-limit error) and a docs search that speaks OpenInference (a 
 RETRIEVER and an LLM span, flattened llm.input_messages.*). Costs are left to the service's
 estimate, as most instrumentations do. It never writes to the terminal (the app owns it):
 failures go to a debug log only.
+
+Now and then the support bot's order service has an incident (Incidents): for a minute and a
+half its tool calls time out nine times in ten, where 2% fail otherwise. The demo's live alert
+on the support bot's error rate fires during one and resolves after it, so the demo shows a
+whole episode, webhooks included, within its first few minutes.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import os
 import random
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -98,7 +104,33 @@ class TraceBuilder:
         return span_id
 
 
-def support_ticket(rng: random.Random, now_ms: int) -> tuple[list[Span], Span]:
+def wall_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+CALM_FAILURES = 0.02  # the share of order look-ups that fail on an ordinary day
+INCIDENT_FAILURES = 0.9  # and while the order service is down
+
+
+class Incidents:
+    """When the order service is down: `length_s` seconds starting `first_s` after the feed
+    starts, then again every `every_s` seconds."""
+
+    def __init__(self, first_s: float = 60.0, length_s: float = 90.0, every_s: float = 360.0):
+        self.first_s = first_s
+        self.length_s = length_s
+        self.every_s = every_s
+
+    def failure_rate(self, since_start_s: float) -> float:
+        if since_start_s < self.first_s:
+            return CALM_FAILURES
+        into_cycle = (since_start_s - self.first_s) % self.every_s
+        return INCIDENT_FAILURES if into_cycle < self.length_s else CALM_FAILURES
+
+
+def support_ticket(
+    rng: random.Random, now_ms: int, failure_rate: float = CALM_FAILURES
+) -> tuple[list[Span], Span]:
     """A support agent in OTel GenAI conventions: classify, look up the order, answer."""
     question, answer = rng.choice(QUESTIONS)
     total = rng.randint(1800, 5200)
@@ -138,7 +170,7 @@ def support_ticket(rng: random.Random, now_ms: int) -> tuple[list[Span], Span]:
         },
         kind=Span.SPAN_KIND_CLIENT,
     )
-    failed = rng.random() < 0.12
+    failed = rng.random() < failure_rate
     b.span(
         "execute_tool lookup_order",
         root,
@@ -195,7 +227,9 @@ def support_ticket(rng: random.Random, now_ms: int) -> tuple[list[Span], Span]:
     return children, root_span
 
 
-def docs_question(rng: random.Random, now_ms: int) -> tuple[list[Span], Span]:
+def docs_question(
+    rng: random.Random, now_ms: int, failure_rate: float = CALM_FAILURES
+) -> tuple[list[Span], Span]:
     """A RAG answer in OpenInference conventions: retrieve, then one LLM call."""
     question, answer = rng.choice(DOCS_QUESTIONS)
     total = rng.randint(900, 3500)
@@ -276,16 +310,22 @@ class Feed:
         keys: dict[str, str],
         interval_s: float = 4.0,
         seed: int | None = None,
+        incidents: Incidents | None = None,
+        clock: Callable[[], int] = wall_ms,
     ) -> None:
         self.url = root_url.rstrip("/") + "/v1/traces"
         self.keys = keys
         self.interval_s = interval_s
+        self.incidents = incidents
+        self.clock = clock  # epoch ms: the traces' times, and the incidents'
+        self.started = clock()
         self.rng = random.Random(seed if seed is not None else os.urandom(8))
         self.sent = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="tracetui-demo-feed", daemon=True)
 
     def start(self) -> Feed:
+        self.started = self.clock()
         self._thread.start()
         return self
 
@@ -298,7 +338,11 @@ class Feed:
         key = self.keys.get(project_id)
         if key is None:
             return
-        children, root = build(self.rng, time.time_ns() // 1_000_000)
+        now = self.clock()
+        failures = CALM_FAILURES
+        if self.incidents is not None:
+            failures = self.incidents.failure_rate((now - self.started) / 1000)
+        children, root = build(self.rng, now, failures)
         headers = {"Content-Type": "application/x-protobuf", "Authorization": f"Bearer {key}"}
         for batch in (children, [root]):  # as batch processors send them: the root ends last
             response = client.post(self.url, content=export(batch, service_name), headers=headers)

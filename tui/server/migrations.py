@@ -164,10 +164,65 @@ UPDATE traces SET input_preview = substr(
     WHERE json_valid(attributes) AND json_type(attributes, '$.input') = 'text';
 """
 
+# Alerts (issue 14). Evaluation reads windows of traces by started_at: a covering index gives
+# it the columns its measures need (duration, errors, cost) without touching the table, so a
+# window of a million traces is one walk of one index. An alert's signing secret lives in a
+# table of its own (read by the delivery worker only); its state, its history (state changes
+# and delivery attempts, paged newest first by seq) and the webhooks still to deliver (which
+# survive a restart) in three more.
+SCHEMA_V4 = """
+CREATE INDEX traces_by_project_started
+    ON traces(project_id, started_at, duration_ms, error_count, total_cost_usd);
+CREATE TABLE alert_secrets (
+    alert_id TEXT PRIMARY KEY REFERENCES alerts(id),
+    secret TEXT NOT NULL
+);
+CREATE TABLE alert_states (
+    alert_id TEXT PRIMARY KEY REFERENCES alerts(id),
+    state TEXT NOT NULL,
+    last_value REAL,
+    last_evaluated_at INTEGER,
+    firing_since INTEGER
+);
+CREATE TABLE alert_events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    alert_id TEXT NOT NULL REFERENCES alerts(id),
+    kind TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    from_state TEXT,
+    to_state TEXT,
+    value REAL,
+    window_start INTEGER,
+    window_end INTEGER,
+    event_type TEXT,
+    webhook_id TEXT,
+    attempt INTEGER,
+    status_code INTEGER,
+    error TEXT,
+    duration_ms INTEGER,
+    ok INTEGER
+);
+CREATE INDEX alert_events_by_alert ON alert_events(alert_id, seq);
+CREATE TABLE webhook_deliveries (
+    id TEXT PRIMARY KEY,
+    alert_id TEXT NOT NULL REFERENCES alerts(id),
+    event_type TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    attempts INTEGER NOT NULL,
+    next_attempt_at INTEGER,
+    status TEXT NOT NULL
+);
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at)
+    WHERE status = 'pending';
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "projects, keys, traces, spans, alerts, idempotency", SCHEMA_V1),
     Migration(2, "OTLP ingest: spans in a rowid table with extension fields; listed_at", SCHEMA_V2),
     Migration(3, "traces: input_preview for the list", SCHEMA_V3),
+    Migration(4, "alerts: window index, secrets, states, events, webhook deliveries", SCHEMA_V4),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -240,3 +240,79 @@ def new_alert(
         webhook_url=webhook_url,
         created_at=created_at or now_ms(),
     )
+
+
+# -- alerts: evaluation, events, webhook deliveries ----------------------------------------------
+
+
+class AlertSecretRow(NamedTuple):
+    """An alert's webhook signing secret (`whsec_` + base64). Its repr hides the secret, so a
+    row that ends up in a log line or a traceback never carries it."""
+
+    alert_id: str
+    secret: str
+
+    def __repr__(self) -> str:
+        return f"AlertSecretRow(alert_id={self.alert_id!r}, secret='whsec_…')"
+
+
+class AlertState(NamedTuple):
+    """Where an alert stands after its last evaluation (none yet: state no_data, times None)."""
+
+    alert_id: str
+    state: str  # ok, firing, no_data
+    last_value: float | None
+    last_evaluated_at: int | None
+    firing_since: int | None
+
+
+class AlertEventRow(NamedTuple):
+    """One line of an alert's history: a state change (kind "state") or one delivery attempt
+    of a webhook (kind "delivery"); the other kind's columns are None."""
+
+    id: str  # evt_... or dlv_...
+    alert_id: str
+    kind: str
+    at: int
+    from_state: str | None = None
+    to_state: str | None = None
+    value: float | None = None
+    window_start: int | None = None
+    window_end: int | None = None
+    event_type: str | None = None  # alert.firing, alert.resolved, alert.test
+    webhook_id: str | None = None
+    attempt: int | None = None
+    status_code: int | None = None
+    error: str | None = None
+    duration_ms: int | None = None
+    ok: bool | None = None
+
+
+class DeliveryRow(NamedTuple):
+    """A webhook event to deliver: its body is fixed when it is made, so every attempt sends
+    the same bytes under the same webhook-id (its id)."""
+
+    id: str  # msg_...: the webhook-id header
+    alert_id: str
+    event_type: str
+    body: str  # the JSON text sent
+    created_at: int
+    attempts: int = 0
+    next_attempt_at: int | None = None  # None once delivered or given up
+    status: str = "pending"  # pending, delivered, failed
+
+
+class WindowStats(NamedTuple):
+    """What a window's traces give: how many, how many errored, their summed cost, and the
+    95th percentile of their durations (None when not asked for, or no traces)."""
+
+    traces: int
+    errors: int
+    cost_usd: float
+    p95_ms: float | None = None
+    slowest: list[tuple[str, float]] = []  # (trace id, duration ms), slowest first, with p95
+
+
+def new_event_id(prefix: str) -> str:
+    """A fresh id for an event (`evt`), a delivery attempt (`dlv`) or a webhook (`msg`)."""
+    return f"{prefix}_{uuid.uuid4().hex[:20]}"

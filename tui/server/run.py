@@ -14,6 +14,8 @@ from types import TracebackType
 
 import uvicorn
 
+from tui.server.alerts.service import ALERT_INTERVAL_S, Alerts
+from tui.server.alerts.targets import Resolver, system_resolver
 from tui.server.app import INGEST_RATE_LIMIT, create_app
 from tui.server.background import PeriodicTask
 from tui.server.demo import DemoKeys, populate
@@ -40,7 +42,10 @@ class LocalService:
     """The service on a loopback port in a daemon thread; use as a context manager.
 
     `tasks` replaces the background tasks (None: background.default_tasks); they start with the
-    service and stop with it (uvicorn runs the app's lifespan).
+    service and stop with it (uvicorn runs the app's lifespan). Alerts are evaluated every
+    `alert_interval_s` seconds, or, with None (the default here, unlike `serve`), only when
+    `alerts.evaluate()` is called; webhooks to loopback and private addresses need
+    `allow_private_webhooks` (tests and the demo receive theirs on loopback).
     """
 
     store: Store
@@ -52,6 +57,10 @@ class LocalService:
     tasks: Sequence[PeriodicTask] | None = None
     clock: Callable[[], int] = now_ms  # epoch ms: retention and ingest read the time here
     ingest_rate_limit: int = INGEST_RATE_LIMIT
+    alert_interval_s: float | None = None
+    allow_private_webhooks: bool = False
+    webhook_timeout_s: float = 10.0
+    resolve: Resolver = system_resolver
 
     def __post_init__(self) -> None:
         self.app = create_app(
@@ -61,6 +70,10 @@ class LocalService:
             self.tasks,
             clock=self.clock,
             ingest_rate_limit=self.ingest_rate_limit,
+            alert_interval_s=self.alert_interval_s,
+            allow_private_webhooks=self.allow_private_webhooks,
+            webhook_timeout_s=self.webhook_timeout_s,
+            resolve=self.resolve,
         )
         self._socket = bind_socket(self.host, self.port)
         self.port = self._socket.getsockname()[1]
@@ -77,6 +90,12 @@ class LocalService:
             daemon=True,
             name="tracetui-local-service",
         )
+
+    @property
+    def alerts(self) -> Alerts:
+        """The evaluator and the webhook worker: `alerts.evaluate()` runs a round now."""
+        alerts: Alerts = self.app.state.alerts
+        return alerts
 
     @property
     def base_url(self) -> str:
@@ -159,6 +178,8 @@ def serve(
     demo: bool,
     rate_limit: int,
     ingest_rate_limit: int = INGEST_RATE_LIMIT,
+    alert_interval_s: float = ALERT_INTERVAL_S,
+    allow_private_webhooks: bool = False,
 ) -> int:
     """`tracetui serve`: run in the foreground until interrupted."""
     try:
@@ -179,6 +200,8 @@ def serve(
         rate_limit=rate_limit,
         ingest_rate_limit=ingest_rate_limit,
         access_log=True,
+        alert_interval_s=alert_interval_s or None,
+        allow_private_webhooks=allow_private_webhooks,
     )
     print(f"tracetui local service on {service.base_url}  (database: {store.path})", flush=True)
     if keys is not None:
@@ -192,6 +215,11 @@ def serve(
     print_otlp_lines(service, keys.workspace if keys else new_key, store.path)
     if host not in (LOOPBACK, "localhost", "::1"):
         print(f"  warning: listening on {host}, reachable from other machines", flush=True)
+    if alert_interval_s:
+        private = " (private addresses allowed)" if allow_private_webhooks else ""
+        print(f"  alerts evaluated every {alert_interval_s:g} s; webhooks signed{private}")
+    else:
+        print("  alerts not evaluated (--alert-interval 0)")
     service.start()
     try:
         service.wait()

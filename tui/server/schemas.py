@@ -17,7 +17,15 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from tui.server.rows import AlertRow, ProjectRow, SpanInTrace, TraceRow, TraceSummary
+from tui.server.rows import (
+    AlertEventRow,
+    AlertRow,
+    AlertState,
+    ProjectRow,
+    SpanInTrace,
+    TraceRow,
+    TraceSummary,
+)
 
 MEASURE_UNITS = {
     "latency": ("ms", "s"),
@@ -213,8 +221,12 @@ def span_fields(row: SpanInTrace, trace_id: str) -> dict[str, Any]:
     }
 
 
-def alert_json(row: AlertRow) -> dict[str, Any]:
-    return {
+def alert_json(
+    row: AlertRow, state: AlertState | None = None, webhook_secret: str | None = None
+) -> dict[str, Any]:
+    """An alert with where it stands (`state` None: never evaluated, so no_data); with its
+    webhook secret only in the answer to its creation."""
+    body = {
         "id": row.id,
         "project_id": row.project_id,
         "name": row.name,
@@ -223,6 +235,44 @@ def alert_json(row: AlertRow) -> dict[str, Any]:
         "threshold": row.threshold,
         "webhook_url": row.webhook_url,
         "created_at": iso_ms(row.created_at),
+        "state": state.state if state else "no_data",
+        "last_value": state.last_value if state else None,
+        "last_evaluated_at": optional_iso(state.last_evaluated_at if state else None),
+        "firing_since": optional_iso(state.firing_since if state else None),
+    }
+    if webhook_secret is not None:
+        body["webhook_secret"] = webhook_secret
+    return body
+
+
+def optional_iso(ms: int | None) -> str | None:
+    return None if ms is None else iso_ms(ms)
+
+
+def event_json(event: AlertEventRow) -> dict[str, Any]:
+    """One entry of an alert's history: a state change or a delivery attempt."""
+    if event.kind == "state":
+        return {
+            "id": event.id,
+            "kind": "state",
+            "at": iso_ms(event.at),
+            "from": event.from_state,
+            "to": event.to_state,
+            "value": event.value,
+            "window_start": optional_iso(event.window_start),
+            "window_end": optional_iso(event.window_end),
+        }
+    return {
+        "id": event.id,
+        "kind": "delivery",
+        "at": iso_ms(event.at),
+        "event_type": event.event_type,
+        "webhook_id": event.webhook_id,
+        "attempt": event.attempt,
+        "status_code": event.status_code,
+        "error": event.error,
+        "duration_ms": event.duration_ms,
+        "ok": bool(event.ok),
     }
 
 

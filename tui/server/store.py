@@ -18,11 +18,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from tui.server.alerts.signing import new_secret
 from tui.server.ingest.preview import preview_of
 from tui.server.migrations import migrate
 from tui.server.rows import (
+    AlertEventRow,
     AlertRow,
+    AlertSecretRow,
+    AlertState,
     ApiKeyRow,
+    DeliveryRow,
     IdempotencyRow,
     KeyInfo,
     KeyScope,
@@ -39,6 +44,7 @@ from tui.server.rows import (
     new_project,
     now_ms,
 )
+from tui.server.store_alerts import AlertTables
 
 # Names other modules and the tests have always imported from here.
 __all__ = ["KeyScope", "Store", "TracePosition", "hash_key", "new_api_key", "now_ms"]
@@ -50,6 +56,10 @@ TABLES = {
     SpanRow: "spans",
     AlertRow: "alerts",
     IdempotencyRow: "idempotency",
+    AlertSecretRow: "alert_secrets",
+    AlertState: "alert_states",
+    AlertEventRow: "alert_events",
+    DeliveryRow: "webhook_deliveries",
 }
 
 
@@ -171,17 +181,25 @@ def new_api_key(kind: str) -> str:
     return f"tt_{kind}_{secrets.token_urlsafe(24)}"
 
 
-class Store:
+class Store(AlertTables):
     """One SQLite database; each thread gets its own connection (WAL lets readers run together).
 
     Opening brings the file to the latest schema version, or refuses, with SchemaTooNew, a file
-    written by a newer tracetui.
+    written by a newer tracetui. The alert tables' queries are in `store_alerts`.
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         self._local = threading.local()
         migrate(self._connection(), self.path)
+        # Alerts made before webhooks were signed get a secret now (nobody was shown it: such
+        # an alert is made again to verify its webhooks).
+        missing = self.alerts_without_secret()
+        if missing:
+            with self.transaction() as db:
+                db.executemany(
+                    INSERT[AlertSecretRow], [(alert_id, new_secret()) for alert_id in missing]
+                )
 
     # -- connections -------------------------------------------------------------------------
 
@@ -356,12 +374,16 @@ class Store:
         traces: Iterable[TraceRow],
         spans: Iterable[SpanRow] = (),
     ) -> None:
-        """Bulk insert of whole traces (the demo data, benchmarks and tests)."""
+        """Bulk insert of whole traces (the demo data, benchmarks and tests). Rows may be plain
+        tuples of the row classes' fields, those with defaults left out."""
+        rows = (t if isinstance(t, TraceRow) else TraceRow(*t) for t in traces)  # plain tuples too
         db.executemany(
             INSERT[TraceRow],
-            (t if t.listed_at is not None else t._replace(listed_at=t.started_at) for t in traces),
+            (t if t.listed_at is not None else t._replace(listed_at=t.started_at) for t in rows),
         )
-        db.executemany(INSERT[SpanRow], spans)
+        db.executemany(
+            INSERT[SpanRow], (s if isinstance(s, SpanRow) else SpanRow(*s) for s in spans)
+        )
 
     # -- ingest --------------------------------------------------------------------------------
 
@@ -465,16 +487,25 @@ class Store:
         )
         return list(map(AlertRow._make, rows))
 
-    def insert_alert(self, db: sqlite3.Connection, **fields: Any) -> AlertRow:
-        """An alert from AlertRow's fields; id and created_at are made up when missing."""
+    def insert_alert(
+        self, db: sqlite3.Connection, secret: str | None = None, **fields: Any
+    ) -> AlertRow:
+        """An alert from AlertRow's fields; id and created_at are made up when missing. Its
+        signing secret is `secret`, or a new one (read it back with alert_secret)."""
         row = new_alert(**fields)
         db.execute(INSERT[AlertRow], row)
+        db.execute(INSERT[AlertSecretRow], AlertSecretRow(row.id, secret or new_secret()))
         return row
 
     # -- idempotency ---------------------------------------------------------------------------
 
     def create_once(
-        self, row: ProjectRow | AlertRow, once: Once | None, status: int, body: object
+        self,
+        row: ProjectRow | AlertRow | DeliveryRow,
+        once: Once | None,
+        status: int,
+        body: object,
+        also: Sequence[AlertSecretRow] = (),
     ) -> Remembered | None:
         """See TraceStore.create_once: the look-up, the insert and the remembering are one
         transaction, so two racing requests with one Idempotency-Key never both insert."""
@@ -484,6 +515,8 @@ class Store:
                 if seen is not None:
                     return seen
             db.execute(INSERT[type(row)], row)
+            for extra in also:
+                db.execute(INSERT[type(extra)], extra)
             if once is not None:
                 self.remember_response(db, *once, status, body)
         return None

@@ -1,20 +1,48 @@
-"""GET and POST /v1/projects/{project_id}/alerts: a project's threshold alerts."""
+"""A project's threshold alerts: list and create (the spec's), and the local service's
+extensions: one alert with its state, its history of state changes and webhook attempts, and
+a test webhook."""
 
+import base64
+import binascii
+import json
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response
 
-from tui.server.deps import Auth, ReadableProject, StoreDep, create_once, readable_project
-from tui.server.rows import new_alert
-from tui.server.schemas import AlertCreate, alert_json
+from tui.server.alerts.metrics import parse_metric
+from tui.server.alerts.payload import TEST, Evaluated, event_body
+from tui.server.alerts.signing import new_secret
+from tui.server.backend import TraceStore
+from tui.server.deps import (
+    AlertsDep,
+    Auth,
+    ClockDep,
+    ReadableProject,
+    StoreDep,
+    create_once,
+    readable_project,
+)
+from tui.server.errors import ApiError
+from tui.server.rows import (
+    AlertRow,
+    AlertSecretRow,
+    DeliveryRow,
+    ProjectRow,
+    new_alert,
+    new_event_id,
+)
+from tui.server.schemas import AlertCreate, alert_json, event_json
+
+MAX_LIMIT = 500
 
 router = APIRouter()
 
 
 @router.get("/projects/{project_id}/alerts", summary="List a project's alerts")
 def list_alerts(project: ReadableProject, store: StoreDep) -> dict[str, Any]:
-    return {"data": [alert_json(r) for r in store.list_alerts(project.id)]}
+    states = store.alert_states(project.id)
+    return {"data": [alert_json(r, states.get(r.id)) for r in store.list_alerts(project.id)]}
 
 
 @router.post("/projects/{project_id}/alerts", status_code=201, summary="Create an alert")
@@ -27,4 +55,98 @@ def create_alert(
 ) -> Response:
     readable_project(store, scope, project_id)  # after the body's validation: see deps
     row = new_alert(project_id=project_id, **payload.model_dump())
-    return create_once(request, store, scope, payload, row, alert_json(row))
+    secret = AlertSecretRow(row.id, new_secret())
+    # The secret is in this answer (and in its replay to the same Idempotency-Key), never again.
+    body = alert_json(row, webhook_secret=secret.secret)
+    return create_once(request, store, scope, payload, row, body, also=[secret])
+
+
+def alert_in(store: TraceStore, project: ProjectRow, alert_id: str) -> AlertRow:
+    alert = store.get_alert(alert_id)
+    if alert is None or alert.project_id != project.id:
+        raise ApiError(404, "not_found", f"No alert with id {alert_id!r} in this project.")
+    return alert
+
+
+@router.get("/projects/{project_id}/alerts/{alert_id}", summary="Get one alert and its state")
+def get_alert(
+    project: ReadableProject, store: StoreDep, alert_id: Annotated[str, Path()]
+) -> dict[str, Any]:
+    alert = alert_in(store, project, alert_id)
+    return alert_json(alert, store.alert_states(project.id).get(alert.id))
+
+
+@router.get(
+    "/projects/{project_id}/alerts/{alert_id}/events",
+    summary="List an alert's state changes and webhook attempts, newest first",
+)
+def list_events(
+    project: ReadableProject,
+    store: StoreDep,
+    alert_id: Annotated[str, Path()],
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 100,
+    cursor: Annotated[str | None, Query()] = None,
+) -> dict[str, Any]:
+    alert = alert_in(store, project, alert_id)
+    before = decode_cursor(cursor) if cursor else None
+    rows, more = store.list_alert_events(alert.id, limit, before)
+    next_cursor = encode_cursor(rows[-1][0]) if more and rows else None
+    return {
+        "data": [event_json(event) for _, event in rows],
+        "next_cursor": next_cursor,
+        "has_more": more,
+    }
+
+
+@router.post(
+    "/projects/{project_id}/alerts/{alert_id}/test",
+    status_code=202,
+    summary="Send the alert's webhook a test event now",
+)
+def send_test(
+    request: Request,
+    scope: Auth,
+    project: ReadableProject,
+    store: StoreDep,
+    clock: ClockDep,
+    alerts: AlertsDep,
+    alert_id: Annotated[str, Path()],
+) -> Response:
+    alert = alert_in(store, project, alert_id)
+    now = clock()
+    state = store.alert_states(project.id).get(alert.id)
+    evaluated_at = state.last_evaluated_at if state and state.last_evaluated_at else now
+    try:
+        period_ms = parse_metric(alert.metric).period_ms
+    except ValueError:  # a metric this service would not accept now: no window to show
+        period_ms = 0
+    value = state.last_value if state else None
+    evaluated = Evaluated(value, evaluated_at - period_ms, evaluated_at, evaluated_at)
+    body = event_body(TEST, alert, project, evaluated, state.state if state else "no_data", [], now)
+    row = DeliveryRow(new_event_id("msg"), alert.id, TEST, body, now, 0, now)
+    answer = create_once(
+        request, store, scope, {"test": alert.id}, row, {"webhook_id": row.id}, status=202
+    )
+    alerts.wake()
+    return answer
+
+
+def encode_cursor(seq: int) -> str:
+    """Opaque to clients: the position of the last event of the page."""
+    return base64.urlsafe_b64encode(json.dumps({"s": seq}).encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> int:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        seq = int(json.loads(raw)["s"])
+        if not 0 <= seq < 2**63:
+            raise ValueError("out of range")
+        return seq
+    except (ValueError, KeyError, TypeError, OverflowError, binascii.Error) as exc:
+        raise ApiError(
+            400,
+            "invalid_cursor",
+            "The cursor is not one this service issued.",
+            [{"field": "cursor", "message": "not a valid cursor"}],
+        ) from exc

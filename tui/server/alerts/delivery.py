@@ -1,0 +1,295 @@
+"""The webhook delivery worker: sends what the outbox holds, retries, and records every attempt.
+
+It runs in the service's event loop as one task that picks due deliveries from the store
+(`webhook_deliveries`, so they survive a restart) and sends each in a task of its own, at most
+`concurrency` at once, one at a time per alert and at most `per_host` at once per receiving
+host: a slow or dead receiver holds its own slots for at most `timeout_s`, never the others',
+never evaluation (another thread) and never the API (the store is read in threads; no request
+waits on a webhook).
+
+An attempt: resolve and check the target (targets.py; refused: recorded as a failed delivery
+with the reason, not retried), sign (signing.py, a new timestamp each time, the same
+webhook-id), POST with redirects not followed, read at most BODY_LIMIT bytes of the answer,
+all within `timeout_s`. A 2xx delivers. Anything else (another status, a redirect, a timeout,
+a refused connection, a name that does not resolve) is retried with the same webhook-id after
+RETRY_DELAYS_S: the first retry within 10 s, then backing off, 5 attempts over about 10
+minutes. Each attempt is an event in the alert's history: time, status code or error,
+duration. Errors are described in fixed words: never the URL (a Slack or Discord webhook URL
+is itself a secret), never the secret.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import NamedTuple
+from urllib.parse import urlsplit
+
+import httpx
+
+from tui.server.alerts import signing
+from tui.server.alerts.targets import Refused, Resolver, resolve_target, system_resolver
+from tui.server.backend import TraceStore
+from tui.server.rows import AlertEventRow, AlertRow, AlertSecretRow, DeliveryRow, new_event_id
+
+log = logging.getLogger("tracetui.server")
+
+RETRY_DELAYS_S = (5.0, 30.0, 120.0, 480.0)  # after attempts 1-4; the 5th is the last
+MAX_ATTEMPTS = len(RETRY_DELAYS_S) + 1
+JITTER = 0.1  # up to 10% later, so receivers that failed together are not retried together
+BODY_LIMIT = 64 * 1024
+TIMEOUT_S = 10.0
+CONCURRENCY = 8
+PER_HOST = 2
+POLL_S = 1.0  # how often the outbox is looked at when nothing wakes the worker
+USER_AGENT = "tracetui-webhooks/1"
+
+
+class Outcome(NamedTuple):
+    status_code: int | None
+    error: str | None
+    ok: bool
+    final: bool  # no retry, whatever attempts are left (a refused target)
+
+
+class Job(NamedTuple):
+    delivery: DeliveryRow
+    alert: AlertRow | None
+    secret: AlertSecretRow | None
+
+
+def retry_delay_ms(attempt: int, rng: random.Random) -> int:
+    """How long after failed attempt number `attempt` (1-based) the next one is due."""
+    delay = RETRY_DELAYS_S[attempt - 1]
+    return int(delay * (1 + JITTER * rng.random()) * 1000)
+
+
+def host_of(alert: AlertRow | None) -> str:
+    """The host an alert's webhook goes to ("" if none can be read): what per_host counts."""
+    if alert is None:
+        return ""
+    try:
+        return urlsplit(alert.webhook_url).hostname or ""
+    except ValueError:
+        return ""
+
+
+def describe(error: BaseException, timeout_s: float) -> str:
+    """An attempt's failure in fixed words: exception messages can quote the URL."""
+    if isinstance(error, (asyncio.TimeoutError, httpx.TimeoutException)):
+        return f"timed out after {timeout_s:g} s"
+    if isinstance(error, httpx.ConnectError):
+        return "could not connect (refused or unreachable)"
+    if isinstance(error, httpx.RemoteProtocolError):
+        return "the receiver broke off or answered outside HTTP"
+    if isinstance(error, OSError):
+        return "the host name did not resolve"
+    if isinstance(error, httpx.HTTPError):
+        return f"HTTP error ({type(error).__name__})"
+    return f"failed ({type(error).__name__})"
+
+
+class DeliveryWorker:
+    """Delivers webhooks between `start` and `stop` (both in the service's event loop).
+    `clock` (epoch ms) schedules attempts; `wall` (unix seconds) is the signatures' timestamp,
+    which receivers compare with their own clocks."""
+
+    def __init__(
+        self,
+        store: TraceStore,
+        clock: Callable[[], int],
+        allow_private: bool = False,
+        resolve: Resolver = system_resolver,
+        timeout_s: float = TIMEOUT_S,
+        concurrency: int = CONCURRENCY,
+        per_host: int = PER_HOST,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.allow_private = allow_private
+        self.resolve = resolve
+        self.timeout_s = timeout_s
+        self.concurrency = concurrency
+        self.per_host = per_host
+        self.wall = wall
+        self.rng = random.Random()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake = asyncio.Event()
+        self._stopping = asyncio.Event()
+        self._main: asyncio.Task[None] | None = None
+        self._attempts: dict[str, asyncio.Task[None]] = {}  # by delivery id
+        self._busy_alerts: set[str] = set()
+        self._busy_hosts: Counter[str] = Counter()
+        self._client: httpx.AsyncClient | None = None
+
+    # -- life ------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
+        self._stopping = asyncio.Event()
+        # No proxies from the environment: they would send the request somewhere else than
+        # the address that was checked.
+        self._client = httpx.AsyncClient(
+            follow_redirects=False,
+            trust_env=False,
+            timeout=httpx.Timeout(self.timeout_s),
+            limits=httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=0),
+        )
+        self._main = asyncio.create_task(self._run(), name="deliver-webhooks")
+
+    async def stop(self) -> None:
+        """Stop now: attempts in flight are cancelled and stay due (the next start sends them
+        again, under the same webhook-id)."""
+        self._stopping.set()
+        self._wake.set()
+        tasks = [t for t in (self._main, *self._attempts.values()) if t is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if self._client is not None:
+            await self._client.aclose()
+        self._loop = None
+
+    def running(self) -> bool:
+        return self._main is not None and not self._main.done()
+
+    def wake(self) -> None:
+        """Look at the outbox now (callable from any thread)."""
+        loop = self._loop
+        if loop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has closed
+                loop.call_soon_threadsafe(self._wake.set)
+
+    def in_flight(self) -> int:
+        return len(self._attempts)
+
+    # -- the loop --------------------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        while not self._stopping.is_set():
+            self._wake.clear()
+            try:
+                await self._start_due()
+            except Exception as error:
+                log.warning("webhook outbox unreadable (%s)", type(error).__name__)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), POLL_S)
+
+    async def _start_due(self) -> None:
+        """Start an attempt for each due delivery that has a free slot."""
+        if len(self._attempts) >= self.concurrency:
+            return
+        for job in await asyncio.to_thread(self._due):
+            if len(self._attempts) >= self.concurrency or self._stopping.is_set():
+                break
+            delivery = job.delivery
+            host = host_of(job.alert)
+            if (
+                delivery.id in self._attempts
+                or delivery.alert_id in self._busy_alerts
+                or self._busy_hosts[host] >= self.per_host
+            ):
+                continue
+            self._busy_alerts.add(delivery.alert_id)
+            self._busy_hosts[host] += 1
+            task = asyncio.create_task(self._attempt(job, host), name=f"webhook {delivery.id}")
+            self._attempts[delivery.id] = task
+
+    def _due(self) -> list[Job]:
+        """Due deliveries with their alerts and secrets (in a thread: the store blocks)."""
+        jobs = []
+        for delivery in self.store.due_deliveries(self.clock(), self.concurrency * 8):
+            if delivery.id in self._attempts:
+                continue
+            alert = self.store.get_alert(delivery.alert_id)
+            secret = self.store.alert_secret(delivery.alert_id)
+            jobs.append(Job(delivery, alert, secret))
+        return jobs
+
+    async def _attempt(self, job: Job, host: str) -> None:
+        delivery = job.delivery
+        try:
+            number = delivery.attempts + 1
+            started = time.perf_counter()
+            outcome = await self._outcome(job)
+            duration_ms = int((time.perf_counter() - started) * 1000)
+            if outcome.ok:
+                status, next_at = "delivered", None
+            elif outcome.final or number >= MAX_ATTEMPTS:
+                status, next_at = "failed", None
+            else:
+                status, next_at = "pending", self.clock() + retry_delay_ms(number, self.rng)
+            event = AlertEventRow(
+                id=new_event_id("dlv"),
+                alert_id=delivery.alert_id,
+                kind="delivery",
+                at=self.clock(),
+                event_type=delivery.event_type,
+                webhook_id=delivery.id,
+                attempt=number,
+                status_code=outcome.status_code,
+                error=outcome.error,
+                duration_ms=duration_ms,
+                ok=outcome.ok,
+            )
+            await asyncio.to_thread(self.store.record_attempt, delivery.id, event, next_at, status)
+        except Exception as error:
+            # Not recorded: the delivery stays due and is tried again at the next look.
+            log.warning("webhook attempt not recorded (%s)", type(error).__name__)
+        finally:
+            self._attempts.pop(delivery.id, None)
+            self._busy_alerts.discard(delivery.alert_id)
+            self._busy_hosts[host] -= 1
+            if self._busy_hosts[host] <= 0:
+                del self._busy_hosts[host]
+            self._wake.set()  # a slot is free: the next due delivery may go
+
+    async def _outcome(self, job: Job) -> Outcome:
+        if job.alert is None or job.secret is None:
+            return Outcome(None, "the alert no longer exists", False, True)
+        try:
+            code = await asyncio.wait_for(
+                self._send(job.alert, job.secret, job.delivery), self.timeout_s
+            )
+        except Refused as refused:
+            return Outcome(None, str(refused), False, True)
+        except Exception as error:
+            return Outcome(None, describe(error, self.timeout_s), False, False)
+        if 200 <= code < 300:
+            return Outcome(code, None, True, False)
+        if 300 <= code < 400:
+            return Outcome(code, "redirect not followed", False, False)
+        return Outcome(code, None, False, False)
+
+    async def _send(self, alert: AlertRow, secret: AlertSecretRow, delivery: DeliveryRow) -> int:
+        """One POST of the delivery's body to the checked address; its status code."""
+        assert self._client is not None
+        target = await resolve_target(alert.webhook_url, self.resolve, self.allow_private)
+        body = delivery.body.encode()
+        headers = {
+            "host": target.host_header,
+            "content-type": "application/json",
+            "user-agent": USER_AGENT,
+            **signing.headers(secret.secret, delivery.id, int(self.wall()), body),
+        }
+        extensions = {"sni_hostname": target.sni_hostname} if target.sni_hostname else {}
+        request = self._client.build_request(
+            "POST", target.url, content=body, headers=headers, extensions=extensions
+        )
+        response = await self._client.send(request, stream=True, follow_redirects=False)
+        try:
+            read = 0
+            async for chunk in response.aiter_raw():
+                read += len(chunk)
+                if read >= BODY_LIMIT:
+                    break  # the status is what counts; a 10 MB answer is not read
+        finally:
+            await response.aclose()
+        return response.status_code

@@ -1,0 +1,54 @@
+"""What the service holds for alerts (app.state.alerts): the evaluator, the delivery worker,
+and the periodic task that runs evaluation rounds.
+
+Tests reach it as `LocalService.alerts`: `evaluate()` runs a round at once (with the service's
+clock, which tests move), `wake()` has the worker look at the outbox now.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from tui.server.alerts.delivery import TIMEOUT_S, DeliveryWorker
+from tui.server.alerts.evaluator import Evaluator, RoundResult
+from tui.server.alerts.targets import Resolver, system_resolver
+from tui.server.backend import TraceStore
+
+ALERT_INTERVAL_S = 60.0
+
+
+class Alerts:
+    """Evaluation every `interval_s` seconds (None: only when `evaluate` is called) and the
+    delivery of the webhooks it makes."""
+
+    def __init__(
+        self,
+        store: TraceStore,
+        clock: Callable[[], int],
+        interval_s: float | None = ALERT_INTERVAL_S,
+        allow_private: bool = False,
+        resolve: Resolver = system_resolver,
+        timeout_s: float = TIMEOUT_S,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.interval_s = interval_s
+        self.delivery = DeliveryWorker(
+            store, clock, allow_private, resolve, timeout_s=timeout_s, wall=wall
+        )
+        self.evaluator = Evaluator(store, clock, on_webhooks=self.delivery.wake)
+
+    def evaluate(self) -> RoundResult:
+        """One evaluation round now (blocking; from any thread but the event loop's)."""
+        return self.evaluator.round()
+
+    def wake(self) -> None:
+        """Have the delivery worker look at the outbox now (from any thread)."""
+        self.delivery.wake()
+
+    async def start(self) -> None:
+        await self.delivery.start()
+
+    async def stop(self) -> None:
+        await self.delivery.stop()
