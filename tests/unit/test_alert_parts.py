@@ -110,20 +110,35 @@ def test_address_kinds(address: str, kind: str | None) -> None:
 
 def test_targets_keep_the_host_for_the_header_and_tls_and_pin_the_address() -> None:
     async def resolve(host: str, port: int) -> list[str]:
-        return {"hooks.example.com": ["93.184.215.14"]}[host]
+        return {"hooks.pager.acme.io": ["93.184.215.14"]}[host]
 
     target = asyncio.run(
-        resolve_target("https://hooks.example.com:8443/a/b?c=d", resolve, allow_private=False)
+        resolve_target("https://hooks.pager.acme.io:8443/a/b?c=d", resolve, allow_private=False)
     )
     assert target.url == "https://93.184.215.14:8443/a/b?c=d"
-    assert target.host_header == "hooks.example.com:8443"
-    assert target.sni_hostname == "hooks.example.com"
+    assert target.host_header == "hooks.pager.acme.io:8443"
+    assert target.sni_hostname == "hooks.pager.acme.io"
     plain = asyncio.run(resolve_target("http://[::1]/x", resolve, allow_private=True))
     assert plain.url == "http://[::1]/x" and plain.sni_hostname is None
     with pytest.raises(Refused, match="link-local"):
         asyncio.run(resolve_target("http://169.254.1.1/", resolve, allow_private=False))
     with pytest.raises(Refused, match="port"):
-        asyncio.run(resolve_target("http://example.com:99999/", resolve, allow_private=True))
+        asyncio.run(resolve_target("http://pager.acme.io:99999/", resolve, allow_private=True))
+
+
+def test_reserved_example_names_are_refused_without_a_lookup() -> None:
+    asked: list[str] = []
+
+    async def resolve(host: str, port: int) -> list[str]:
+        asked.append(host)
+        return ["93.184.215.14"]
+
+    for url in ("https://hooks.slack.example.com/x", "http://example.org/", "http://a.test/"):
+        with pytest.raises(Refused, match="reserved example name"):
+            asyncio.run(resolve_target(url, resolve, allow_private=True))
+    assert asked == []  # no DNS query for them
+    asyncio.run(resolve_target("https://examples.io/x", resolve, allow_private=False))
+    assert asked == ["examples.io"]
 
 
 def test_signatures_verify_with_the_standardwebhooks_package() -> None:

@@ -63,7 +63,8 @@ def summary_text(trace: Trace, tree: TraceTree, now: datetime) -> Group:
     text.append(" · ".join(parts))
     text.append(" · ")
     text.append(
-        f"✗ {fmt.counted(errors, 'error')}" if errors else "no errors", style="bold red" if errors else "green"
+        f"✗ {fmt.counted(errors, 'error')}" if errors else "no errors",
+        style="bold red" if errors else "green",
     )
     # The trace's own attributes: who, which session, tags; and what it was asked.
     attributes = trace.attributes if isinstance(trace.attributes, dict) else {}

@@ -376,7 +376,7 @@ def rag_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int]:
         error = b.maybe_fail(RETRIEVAL_ERRORS)
         model = "rerank-english-v3.0" if name == "rerank" else None
         tokens = (b.rng.randint(2000, 6000), 0) if model else (0, 0)
-        docs = [
+        docs: list[dict[str, Any]] = [
             {
                 "id": f"docs/{b.rng.choice(['sso', 'api', 'keys', 'webhooks'])}.md#{i}",
                 "score": round(b.rng.uniform(0.4, 0.9), 3),
@@ -384,7 +384,7 @@ def rag_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int]:
             for i in range(b.rng.randint(3, 8))
         ]
         if model:  # a reranker answers best first
-            docs.sort(key=lambda doc: -doc["score"])
+            docs.sort(key=lambda doc: doc["score"], reverse=True)
         attributes = conventions.openinference_documents(question, docs)
         if model:
             attributes["openinference.span.kind"] = "RERANKER"

@@ -35,6 +35,12 @@ METADATA = frozenset(
 )
 
 
+RESERVED_NAMES = frozenset(
+    ["example", "example.com", "example.net", "example.org", "invalid", "test"]
+)
+RESERVED_SUFFIXES = tuple(f".{name}" for name in RESERVED_NAMES)
+
+
 class Refused(Exception):
     """The target may not be sent to; the message says why (never the URL's path or query)."""
 
@@ -116,6 +122,11 @@ async def resolve_target(
         literal: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(host)
     except ValueError:
         literal = None
+    name = host.rstrip(".").lower()
+    if literal is None and (name in RESERVED_NAMES or name.endswith(RESERVED_SUFFIXES)):
+        # Names kept for examples and tests (RFC 2606, 6761) never resolve: refused without
+        # a DNS query, so the demo's example hooks (`serve --demo`) send nothing anywhere.
+        raise Refused(f"refused: {host} is a reserved example name, which never resolves")
     if literal is not None:
         addresses = [literal]
     else:
