@@ -47,8 +47,8 @@ def test_loopback_and_private_targets_get_nothing_without_the_flag(tmp_path: Pat
     add_traces(store, P, [(clock.now - SECOND, 5000, False, 0.0)])
     names = {
         "localhost": ["127.0.0.1"],
-        "intranet.test": ["10.1.2.3"],
-        "mixed.test": ["93.184.215.14", "192.168.1.9"],
+        "intranet.acme-corp.io": ["10.1.2.3"],
+        "mixed.acme-corp.io": ["93.184.215.14", "192.168.1.9"],
     }
     with (
         receiving() as receiver,
@@ -61,8 +61,8 @@ def test_loopback_and_private_targets_get_nothing_without_the_flag(tmp_path: Pat
             "name": f"http://localhost:{port}/hooks/alerts",
             "ipv6": f"http://[::1]:{port}/hooks/alerts",
             "mapped": f"http://[::ffff:127.0.0.1]:{port}/hooks/alerts",
-            "private": "http://intranet.test/hooks",
-            "mixed": "https://mixed.test/hooks",
+            "private": "http://intranet.acme-corp.io/hooks",
+            "mixed": "https://mixed.acme-corp.io/hooks",
         }
         alerts = {
             kind: create_alert(client, P, webhook_url=url)["id"] for kind, url in urls.items()
@@ -98,7 +98,7 @@ def test_the_metadata_address_is_refused_even_with_the_flag(tmp_path: Path) -> N
     clock = Clock()
     store = new_store(tmp_path / "metadata.sqlite3")
     add_traces(store, P, [(clock.now - SECOND, 5000, False, 0.0)])
-    names = {"metadata.test": ["169.254.169.254"], "aws6.test": ["fd00:ec2::254"]}
+    names = {"metadata.acme-corp.io": ["169.254.169.254"], "aws6.acme-corp.io": ["fd00:ec2::254"]}
     for allow in (False, True):
         with (
             service(store, clock, allow_private_webhooks=allow, resolve=resolver(names)) as running,
@@ -108,8 +108,8 @@ def test_the_metadata_address_is_refused_even_with_the_flag(tmp_path: Path) -> N
                 create_alert(client, P, webhook_url=url)["id"]
                 for url in (
                     "http://169.254.169.254/latest/meta-data/iam/security-credentials/",
-                    "http://metadata.test/computeMetadata/v1/",
-                    "http://aws6.test/latest/",
+                    "http://metadata.acme-corp.io/computeMetadata/v1/",
+                    "http://aws6.acme-corp.io/latest/",
                 )
             ]
             for alert_id in ids:
@@ -118,7 +118,7 @@ def test_the_metadata_address_is_refused_even_with_the_flag(tmp_path: Path) -> N
             errors = [attempts_of(client, a)[0]["error"] for a in ids]
         assert (
             "169.254.169.254" in errors[0]
-            and "metadata.test resolves to 169.254.169.254" in errors[1]
+            and "metadata.acme-corp.io resolves to 169.254.169.254" in errors[1]
         )
         assert all(e.startswith("refused") for e in errors), errors
         if allow:
