@@ -123,12 +123,15 @@ def split_metric(text: str | None) -> tuple[str, str, str] | None:
     return (match["measure"], match["unit"], match["period"]) if match else None
 
 
-def metric_label(text: str | None) -> str:
-    """How a metric reads in a table: `latency · ms · per 5m`, or as it came."""
+def metric_label(text: str | None, compact: bool = False) -> str:
+    """How a metric reads in a table: `latency · ms · per 5m` (compact: `latency ms /5m`, the
+    period kept whole), or as it came."""
     parts = split_metric(text)
     if parts is None:
         return text or "–"
     measure, unit, period = parts
+    if compact:
+        return f"{measure.replace('_', ' ')} {unit} /{period}"
     return f"{measure.replace('_', ' ')} · {unit} · per {period}"
 
 
@@ -137,3 +140,50 @@ def condition_symbol(condition: str | None) -> str:
     if not condition:
         return "–"
     return CONDITIONS.get(condition, condition)
+
+
+# An alert's state as the server reports it (an extension of the spec: servers without alert
+# evaluation send none, which reads "unknown"). Words and a symbol each: never colour alone.
+STATES: dict[str, tuple[str, str]] = {
+    "firing": ("▲", "firing"),
+    "ok": ("✓", "ok"),
+    "no_data": ("·", "no data"),
+}
+
+
+def state_label(state: str | None) -> str:
+    """`▲ firing`, `✓ ok`, `· no data`; `? unknown` when the server says nothing (or other)."""
+    symbol, words = STATES.get(state or "", ("?", "unknown"))
+    return f"{symbol} {words}"
+
+
+def amount(metric: str | None, value: float | None) -> str:
+    """A metric's value (or threshold) with its unit: `8.4 s`, `2730 ms`, `$3.10`, `12.5%`,
+    `0.42` (a score or ratio); `–` for none. Unknown units show the number as it came."""
+    if value is None:
+        return "–"
+    parts = split_metric(metric)
+    unit = parts[1] if parts else ""
+    if unit == "usd":
+        return f"${value:,.2f}" if abs(value) >= 0.01 or value == 0 else f"${value:.4g}"
+    if unit == "pct":
+        return f"{number(value)}%"
+    if unit in ("ms", "s"):
+        return f"{number(value)} {unit}"
+    return number(value)
+
+
+def number(value: float) -> str:
+    """Three significant digits, never an exponent for what an alert holds: 8000, 12.5, 0.0625."""
+    if abs(value) >= 100:
+        return f"{value:.0f}"
+    return f"{value:.3g}" if abs(value) >= 1e-4 or value == 0 else f"{value:.2e}"
+
+
+def breach_text(
+    metric: str | None, condition: str | None, value: float | None, threshold: float | None
+) -> str:
+    """`2730 ms > 1000 ms` (the value beside what it is compared with), or `> 1000 ms` when
+    there is no value."""
+    compared = f"{condition_symbol(condition)} {amount(metric, threshold)}"
+    return compared if value is None else f"{amount(metric, value)} {compared}"

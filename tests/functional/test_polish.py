@@ -251,8 +251,12 @@ async def test_the_alerts_table_fits_80_columns_without_sideways_scrolling(
         )
         table = app.screen.query_one(Table)
         assert table.virtual_size.width <= table.scrollable_content_region.width
-        hosts = [str(table.get_row_at(r)[3]) for r in range(table.row_count)]
-    assert all(not host.endswith("…") for host in hosts)
+        rows = [[str(cell) for cell in table.get_row_at(r)] for r in range(table.row_count)]
+    # State, value and threshold are never cut; the host keeps at least its first labels.
+    assert [row[0] for row in rows] == ["· no data", "· no data"]
+    assert [row[3] for row in rows] == ["≥ 8000 ms", "≥ 8000%"]
+    assert rows[0][4].startswith("hooks.slack") and rows[1][4].startswith("events.pagerd")
+    assert rows[1][2] == "error rate pct /15m"  # the period whole
 
 
 def test_the_api_log_shows_paths_not_the_host_again() -> None:

@@ -297,3 +297,8 @@ class Alert(Record):
     webhook_url: LStr = aliases("webhook_url", "webhookUrl", "webhook", "url")
     created_at: LTime = aliases("created_at", "createdAt", "created")
     enabled: Any = aliases("enabled", "active", "is_enabled")
+    # Beyond the spec: the state a server that evaluates alerts reports (None: it does not).
+    state: LStr = aliases("state", "status")
+    last_value: LFloat = aliases("last_value", "lastValue", "current_value", "value_now")
+    last_evaluated_at: LTime = aliases("last_evaluated_at", "lastEvaluatedAt", "evaluated_at")
+    firing_since: LTime = aliases("firing_since", "firingSince", "triggered_at")

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Static
 
-from tui.alert_rules import condition_symbol, metric_label
+from tui.alert_rules import breach_text, metric_label, state_label
 from tui.api import Alert
+from tui.formatting import ago
 from tui.screens.base import AppScreen
 from tui.text import safe_text
 from tui.urls import host_of
@@ -15,18 +18,22 @@ from tui.widgets.status_bar import StatusBar
 from tui.widgets.table import Column, Table
 
 COLUMNS = (
+    # Is it breaching? first: state in words and symbol, the value beside the threshold.
+    Column("State", least=9, most=14),
     Column("Name", least=10, most=40, share=3),
-    Column("Metric", least=12, most=40, share=2),
-    # Where the page goes matters most at 3 a.m.: the host keeps its width, names give way.
-    Column("Fires", least=6, most=20),
-    Column("Webhook host", least=10, most=32),
+    Column("Metric", least=19, most=40, share=1),  # "error rate pct /15m": the period whole
+    Column("Now / fires", least=12, most=28),
+    # Where the page goes matters at 3 a.m.: the host gives way only when the rest are at their least.
+    Column("Webhook host", least=14, most=32, share=2),
 )
 
 
-def threshold_text(value: float | None) -> str:
-    if value is None:
-        return "–"
-    return f"{value:g}"
+def state_text(alert: Alert, now: datetime) -> str:
+    """`▲ firing 12m` (for how long), `✓ ok`, `· no data`, `? unknown`."""
+    label = state_label(alert.state)
+    if alert.state == "firing" and alert.firing_since is not None:
+        label += " " + ago(alert.firing_since, now).removesuffix(" ago")
+    return label
 
 
 class AlertsScreen(AppScreen):
@@ -74,13 +81,18 @@ class AlertsScreen(AppScreen):
 
     def _loaded(self, alerts: list[Alert]) -> None:
         self.alerts = alerts
+        now = datetime.now(timezone.utc)
+        firing = sum(alert.state == "firing" for alert in alerts)
         self.query_one(Table).set_rows(
             [
                 (
                     (
+                        state_text(alert, now),
                         alert.name or "(no name)",
-                        metric_label(alert.metric),
-                        f"{condition_symbol(alert.condition)} {threshold_text(alert.threshold)}",
+                        metric_label(alert.metric, compact=True),
+                        breach_text(
+                            alert.metric, alert.condition, alert.last_value, alert.threshold
+                        ),
                         host_of(alert.webhook_url or "") or alert.webhook_url or "–",
                     ),
                     None,
@@ -88,7 +100,7 @@ class AlertsScreen(AppScreen):
                 for alert in alerts
             ]
         )
-        self.header()
+        self.header(f" · ▲ {firing} firing" if firing else "")
 
     def action_back(self) -> None:
         self.dismiss()

@@ -1,0 +1,148 @@
+"""The alerts screen says which alert is breaching: state in words and symbol, the value beside
+the threshold with units, for how long; against the local service (which evaluates alerts) and
+against a server with only the spec's alert shapes (MockTransport: every state is unknown)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import httpx
+
+from tests.conftest import RunningService, start_service
+from tests.functional.test_app import running_app, wait_for
+from tui.alert_rules import amount, breach_text, state_label
+from tui.app import StartAt
+from tui.screens.alerts import AlertsScreen
+from tui.server.rows import TraceRow
+from tui.server.store import now_ms
+from tui.widgets.table import Table
+
+
+def table_text(screen: AlertsScreen) -> str:
+    table = screen.query_one(Table)
+    return "\n".join(" | ".join(str(cell) for cell in cells) for cells, _ in table._rows)
+
+
+def new_project_with_slow_traces(service: RunningService) -> str:
+    project_id = f"proj_{uuid.uuid4().hex[:8]}"
+    store = service.store
+    now = now_ms()
+    rows = [
+        TraceRow(
+            uuid.uuid4().hex,
+            project_id,
+            "t",
+            now - 60_000 * (i + 1),
+            ms,
+            1,
+            1,
+            1,
+            0.0,
+            "ok",
+            0,
+            "{}",
+        )
+        for i, ms in enumerate((500, 800, 1200, 3000))
+    ]
+    with store.transaction() as db:
+        store.insert_project(db, project_id, None, 30, project_id=project_id)
+        store.insert_traces(db, rows)
+    return project_id
+
+
+async def open_alerts(app, pilot, project_id: str) -> AlertsScreen:  # type: ignore[no-untyped-def]
+    await pilot.press("a")
+    await wait_for(pilot, lambda: isinstance(app.screen, AlertsScreen) and bool(app.screen.alerts))
+    screen = app.screen
+    assert isinstance(screen, AlertsScreen)
+    return screen
+
+
+async def test_a_firing_alert_shows_its_state_value_and_threshold(tmp_path: Path) -> None:
+    # A service of its own: a round evaluates every alert, and the shared service holds alerts
+    # other tests made with webhooks to names that must never be looked up.
+    service = start_service(tmp_path / "states.sqlite3", scale=0.01)
+    try:
+        await check_firing_alert(service)
+    finally:
+        service.service.stop()
+
+
+async def check_firing_alert(service: RunningService) -> None:
+    project_id = new_project_with_slow_traces(service)
+    with service.client() as api:
+        for name, metric, condition, threshold in (
+            ("Slow replies", "latency_ms_5m", "gt", 1000),
+            ("Spend", "cost_usd_1h", "gt", 2.5),
+        ):
+            created = api.post(
+                f"projects/{project_id}/alerts",
+                json={
+                    "name": name,
+                    "metric": metric,
+                    "condition": condition,
+                    "threshold": threshold,
+                    "webhook_url": "https://hooks.example.com/x",
+                },
+            )
+            assert created.status_code == 201, created.text
+    service.service.alerts.evaluate()
+    async with running_app(service, StartAt(project_id=project_id), size=(100, 24)) as (app, pilot):
+        screen = await open_alerts(app, pilot, project_id)
+        text = table_text(screen)
+        # p95 of [500, 800, 1200, 3000] ms: 2730 ms, breaching > 1000 ms.
+        assert "▲ firing" in text and "2730 ms > 1000 ms" in text
+        assert "✓ ok" in text and "$0.00 > $2.50" in text
+        assert "▲ 1 firing" in str(screen.query_one("#header").content)
+
+
+async def test_a_server_without_alert_state_reads_unknown(service: RunningService) -> None:
+    """Only the spec's alert fields: the app says it does not know, never guesses ok."""
+    spec_alert = {
+        "id": "alert_1",
+        "project_id": "proj_x",
+        "name": "Slow",
+        "metric": "latency_s_5m",
+        "condition": "gt",
+        "threshold": 8,
+        "webhook_url": "https://hooks.example.com/x",
+        "created_at": "2026-11-22T09:00:00Z",
+    }
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/alerts"):
+            return httpx.Response(200, json={"data": [spec_alert]})
+        if request.url.path.endswith("/projects"):
+            return httpx.Response(200, json={"data": [{"id": "proj_x", "name": "x"}]})
+        return httpx.Response(200, json={"data": [], "next_cursor": None, "has_more": False})
+
+    transport = httpx.MockTransport(answer)
+    async with running_app(service, StartAt(project_id="proj_x"), transport=transport) as (
+        app,
+        pilot,
+    ):
+        screen = await open_alerts(app, pilot, "proj_x")
+        text = table_text(screen)
+        assert "? unknown" in text and "> 8 s" in text
+        assert "firing" not in str(screen.query_one("#header").content)
+
+
+def test_amounts_carry_their_units() -> None:
+    assert amount("latency_s_5m", 8.4) == "8.4 s"
+    assert amount("latency_ms_5m", 2730.0) == "2730 ms"
+    assert amount("cost_usd_1h", 3.1) == "$3.10" and amount("cost_usd_1h", 0.0004) == "$0.0004"
+    assert amount("error_rate_pct_15m", 12.5) == "12.5%"
+    assert amount("error_rate_ratio_1h", 0.0625) == "0.0625"
+    assert amount("prompt_drift_score_24h", None) == "–"
+    assert breach_text("cost_usd_1h", "gt", 3.1, 2.5) == "$3.10 > $2.50"
+    assert breach_text("latency_s_5m", "gte", None, 8) == "≥ 8 s"
+    assert [state_label(s) for s in ("firing", "ok", "no_data", None, "weird")] == [
+        "▲ firing",
+        "✓ ok",
+        "· no data",
+        "? unknown",
+        "? unknown",
+    ]
+    assert json.dumps(state_label("firing"))  # plain text, no markup
