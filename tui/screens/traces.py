@@ -54,15 +54,31 @@ def add_preview(trace: Trace) -> bool:
 class TracesScreen(AppScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="traces.back"),
-        Binding("enter", "open", "Open", id="traces.open", priority=False),
+        # Enter opens, as in every list, and L (live) is for later: their footer places go to
+        # `e Errors` at 80 columns (both are in `?`).
+        Binding("enter", "open", "Open", id="traces.open", priority=False, show=False),
         Binding(
             "slash", "filter", "Filter", id="traces.filter", tooltip="Filter the loaded traces"
         ),
         Binding("t", "time_range", "Range", id="traces.range", tooltip="Pick the time range"),
         Binding("s", "sort", "Sort", id="traces.sort", tooltip="Sort by start, duration or cost"),
         Binding("r", "refresh", "Refresh", id="traces.refresh"),
-        Binding("L", "live", "Live", id="traces.live", tooltip="Add new traces as they arrive"),
+        Binding(
+            "L",
+            "live",
+            "Live",
+            id="traces.live",
+            tooltip="Add new traces as they arrive",
+            show=False,
+        ),
         Binding("a", "alerts", "Alerts", id="traces.alerts"),
+        Binding(
+            "e",
+            "errors",
+            "Errors",
+            id="traces.errors",
+            tooltip="Only the traces with errors, over the whole range (e again: all)",
+        ),
     ]
     DEFAULT_CSS = """
     TracesScreen #top { height: auto; background: $boost; }
@@ -87,6 +103,7 @@ class TracesScreen(AppScreen):
         # Set while a ranking (sort by duration or cost) pages in the rest of the range.
         self.loading_all = False
         self.filter_text = ""
+        self.errors_only = False  # `e`: the errored traces of the range, all of them loaded
         self.sort = "start"
         self.live_timer: Timer | None = None
         self.load_error: str | None = None
@@ -140,7 +157,7 @@ class TracesScreen(AppScreen):
     def action_refresh(self) -> None:
         """Reload from the first page; what is shown stays until the new page arrives. While
         ranked by duration or cost, the whole range is loaded again."""
-        self.loading_all = self.sort != "start"
+        self.loading_all = self.sort != "start" or self.errors_only
         self.load_page(first=True)
 
     def load_page(self, first: bool = False) -> None:
@@ -210,6 +227,8 @@ class TracesScreen(AppScreen):
             if needle
             else list(self.traces)
         )
+        if self.errors_only:
+            rows = [t for t in rows if t.status == "error" or (t.error_count or 0) > 0]
         if self.sort == "duration":
             rows.sort(key=lambda t: -(t.duration_ms or 0))
         elif self.sort == "cost":
@@ -234,6 +253,7 @@ class TracesScreen(AppScreen):
             and not self.ended
             and self.next_page is not None
             and not self.filter_text
+            and not self.errors_only
             and self.sort == "start"
             and event.row >= table.row_count() - PREFETCH_ROWS
         ):
@@ -249,7 +269,9 @@ class TracesScreen(AppScreen):
         if self.filter_text:
             text.append(" · filter: ")
             text.append_text(safe_text(self.filter_text, 30, style="italic"))
-        if self.filter_text:
+        if self.errors_only:
+            text.append(" · ✗ errors only", style="bold red")
+        if self.filter_text or self.errors_only:
             text.append(f" · {shown:,} of {len(self.traces):,} loaded")
         if self.dropped:
             text.append(f" · {self.dropped:,} unreadable skipped", style="dim")
@@ -259,15 +281,17 @@ class TracesScreen(AppScreen):
             text.append(" · ")
             text.append_text(safe_text(self.load_error, 60, style="bold red"))
             text.append(" (r retries)")
-        elif self.sort != "start" and not self.ended:
+        elif (self.sort != "start" or self.errors_only) and not self.ended:
+            doing = "ranking" if self.sort != "start" else "finding errors in"
             if self.loading_all:
                 text.append(
-                    f" · ranking all: {len(self.traces):,} loaded, more coming (esc stops)",
+                    f" · {doing} all: {len(self.traces):,} loaded, more coming (esc stops)",
                     style="italic",
                 )
             else:
+                what = "ranked" if self.sort != "start" else "errors"
                 text.append(
-                    f" · ranked among the {len(self.traces):,} loaded only (r loads all)",
+                    f" · {what} among the {len(self.traces):,} loaded only (r loads all)",
                     style="bold",
                 )
         elif self.fetching:
@@ -305,7 +329,21 @@ class TracesScreen(AppScreen):
                 self.page_worker.cancel()
             self.update_header()
             return
+        if self.errors_only:
+            self.action_errors()
+            return
         self.dismiss()
+
+    def action_errors(self) -> None:
+        """Only the errored traces, of the whole range: the rest of it is paged in (esc stops,
+        as for a ranking); `e` again shows every trace."""
+        self.errors_only = not self.errors_only
+        self.apply_view(keep=None)
+        self.query_one(TraceTable).move_to(0)
+        self.loading_all = self.errors_only and not self.ended
+        if self.loading_all and not self.fetching:
+            self.load_page()
+        self.update_header()
 
     def action_open(self) -> None:
         trace = self.query_one(TraceTable).selected
