@@ -208,6 +208,11 @@ class TraceTuiApp(App[str | None]):
 
         self.push_screen(AlertsScreen(project_id, name or project_id))
 
+    def open_alert(self, project_id: str, alert: Alert) -> None:
+        from tui.screens.alert_detail import AlertDetailScreen
+
+        self.push_screen(AlertDetailScreen(project_id, alert))
+
     def new_project(self, created: Callable[[Project | None], None]) -> None:
         from tui.screens.forms import ProjectForm
 

@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.conftest import RunningService, start_service
 from tests.functional.test_app import running_app, wait_for
@@ -146,3 +147,113 @@ def test_amounts_carry_their_units() -> None:
         "? unknown",
     ]
     assert json.dumps(state_label("firing"))  # plain text, no markup
+
+
+async def test_enter_opens_an_alerts_state_history_and_window_traces(tmp_path: Path) -> None:
+    """The local service evaluated the alert: the detail shows its history, the window's
+    traces slowest first (Enter opens one), and the value the app computes from the trace list
+    is the service's own (the same window, the same p95)."""
+    from tui.screens.alert_detail import AlertDetailScreen
+    from tui.screens.trace_detail import TraceDetailScreen
+
+    service = start_service(tmp_path / "detail.sqlite3", scale=0.01)
+    try:
+        project_id = new_project_with_slow_traces(service)
+        with service.client() as api:
+            for metric in ("latency_ms_5m", "cost_usd_1h", "error_rate_pct_15m"):
+                api.post(
+                    f"projects/{project_id}/alerts",
+                    json={
+                        "name": metric,
+                        "metric": metric,
+                        "condition": "gt",
+                        "threshold": 1000,
+                        "webhook_url": "https://hooks.example.com/x",
+                    },
+                ).raise_for_status()
+        service.service.alerts.evaluate()
+        async with running_app(service, StartAt(project_id=project_id), size=(100, 30)) as (
+            app,
+            pilot,
+        ):
+            screen = await open_alerts(app, pilot, project_id)
+            served = {a.metric: a.last_value for a in screen.alerts}
+            await pilot.press("enter")
+            await wait_for(
+                pilot, lambda: isinstance(app.screen, AlertDetailScreen) and bool(app.screen.ranked)
+            )
+            detail = app.screen
+            assert isinstance(detail, AlertDetailScreen)
+            events = detail.query_one("#events", Table)
+
+            def history() -> str:
+                return "\n".join(" | ".join(map(str, cells)) for cells, _ in events._rows)
+
+            await wait_for(pilot, lambda: "· no data → ▲ firing" in history())
+            assert "value 2730" in history()
+            assert [t.duration_ms for t in detail.ranked] == [3000, 1200, 800, 500]
+            facts = str(detail.query_one("#facts").content)
+            assert "now 2730 ms > 1000 ms" in facts and "computed here: 2730 ms" in facts
+            from tui import metrics
+
+            for metric, value in served.items():  # the service's own numbers
+                assert metrics.value_of(metric, detail.window) == pytest.approx(value, rel=1e-9)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, TraceDetailScreen))
+    finally:
+        service.service.stop()
+
+
+async def test_a_spec_only_server_gets_the_detail_computed_here(service: RunningService) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from tui.screens.alert_detail import AlertDetailScreen
+
+    now = datetime.now(timezone.utc)
+    spec_alert = {
+        "id": "alert_1",
+        "project_id": "proj_x",
+        "name": "Slow",
+        "metric": "latency_ms_5m",
+        "condition": "gt",
+        "threshold": 1000,
+        "webhook_url": "https://hooks.example.com/x",
+    }
+    traces = [
+        {
+            "id": f"t{i}",
+            "name": f"t{i}",
+            "started_at": (now - timedelta(minutes=i + 1)).isoformat(),
+            "duration_ms": ms,
+            "status": "ok",
+        }
+        for i, ms in enumerate((500, 800, 1200, 3000))
+    ]
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if path.endswith("/events"):
+            return httpx.Response(404, json={"error": "not found"})
+        if path.endswith("/alerts"):
+            return httpx.Response(200, json={"data": [spec_alert]})
+        if path.endswith("/projects"):
+            return httpx.Response(200, json={"data": [{"id": "proj_x", "name": "x"}]})
+        return httpx.Response(200, json={"data": traces, "next_cursor": None})
+
+    transport = httpx.MockTransport(answer)
+    async with running_app(service, StartAt(project_id="proj_x"), transport=transport) as (
+        app,
+        pilot,
+    ):
+        await open_alerts(app, pilot, "proj_x")
+        await pilot.press("enter")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, AlertDetailScreen) and bool(app.screen.ranked)
+        )
+        detail = app.screen
+        await wait_for(
+            pilot, lambda: "keeps none" in str(detail.query_one("#events-title").content)
+        )
+        facts = " ".join(str(detail.query_one("#facts").content).split())
+        assert "does not evaluate alerts" in facts and "2730 ms > 1000 ms over 4 traces" in facts
+        assert [t.id for t in detail.ranked] == ["t3", "t2", "t1", "t0"]

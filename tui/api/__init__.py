@@ -66,6 +66,7 @@ if TYPE_CHECKING:
         ValidationFailed as ValidationFailed,
     )
     from tui.api.models import Alert as Alert
+    from tui.api.models import AlertEvent as AlertEvent
     from tui.api.models import Project as Project
     from tui.api.models import Span as Span
     from tui.api.models import Trace as Trace
@@ -91,6 +92,7 @@ _WHERE = {
     "Unauthorized": "errors",
     "ValidationFailed": "errors",
     "Alert": "models",
+    "AlertEvent": "models",
     "Project": "models",
     "Span": "models",
     "Trace": "models",

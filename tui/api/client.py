@@ -34,7 +34,7 @@ from tui.api.errors import (
     TimedOut,
     error_for_response,
 )
-from tui.api.models import Alert, Project, Record, Span, Trace
+from tui.api.models import Alert, AlertEvent, Project, Record, Span, Trace
 from tui.api.pagination import NextPage, cursor_from_url, extract_items, extract_next
 from tui.api.ratelimit import Pacer, RateBudget, budget_from_headers
 from tui.api.readers import has_spans, read_records, read_trace, read_trace_fast
@@ -524,6 +524,12 @@ class ApiClient:
         return await self._all(
             Alert, "alerts", f"projects/{_segment(project_id)}/alerts", project_id
         )
+
+    async def list_alert_events(self, project_id: str, alert_id: str, limit: int = 50) -> Page:
+        """The newest page of an alert's history, on servers that keep one (an extension: a
+        server that does not answers 404, NotFound)."""
+        url = f"projects/{_segment(project_id)}/alerts/{_segment(alert_id)}/events"
+        return await self._page(AlertEvent, "events", url, {"limit": limit}, project_id)
 
     async def create_alert(
         self, project_id: str, draft: AlertDraft, idempotency_key: str | None = None

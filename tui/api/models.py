@@ -302,3 +302,21 @@ class Alert(Record):
     last_value: LFloat = aliases("last_value", "lastValue", "current_value", "value_now")
     last_evaluated_at: LTime = aliases("last_evaluated_at", "lastEvaluatedAt", "evaluated_at")
     firing_since: LTime = aliases("firing_since", "firingSince", "triggered_at")
+
+
+class AlertEvent(Record):
+    """An entry of an alert's history, from servers that keep one (an extension of the spec):
+    a state change (kind "state") or a webhook delivery attempt (kind "delivery")."""
+
+    id: LStr = aliases("id", "event_id")
+    kind: LStr = aliases("kind", "type")
+    at: LTime = aliases("at", "time", "timestamp", "created_at")
+    from_state: LStr = aliases("from", "from_state", "previous_state")
+    to_state: LStr = aliases("to", "to_state", "state")
+    value: LFloat = aliases("value")
+    event_type: LStr = aliases("event_type", "eventType")
+    attempt: LInt = aliases("attempt")
+    status_code: LInt = aliases("status_code", "statusCode", "status")
+    error: LStr = aliases("error", "message")
+    duration_ms: LFloat = aliases("duration_ms", "durationMs")
+    ok: Any = aliases("ok", "success", "delivered")

@@ -1,12 +1,13 @@
-"""The alerts of one project: a table, and `n` to create one."""
+"""The alerts of one project: a table (Enter opens one), and `n` to create one."""
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer, Static
+from textual.widgets import DataTable, Footer, Static
 
 from tui.alert_rules import breach_text, metric_label, state_label
 from tui.api import Alert
@@ -39,6 +40,7 @@ def state_text(alert: Alert, now: datetime) -> str:
 class AlertsScreen(AppScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="alerts.back"),
+        Binding("enter", "open", "Open", id="alerts.open", priority=False),
         Binding("n", "new", "New alert", id="alerts.new"),
         Binding("r", "refresh", "Refresh", id="alerts.refresh"),
     ]
@@ -104,6 +106,16 @@ class AlertsScreen(AppScreen):
 
     def action_back(self) -> None:
         self.dismiss()
+
+    @on(DataTable.RowSelected)
+    def _row_selected(self) -> None:  # Enter on the table (the table takes the key first)
+        self.action_open()
+
+    def action_open(self) -> None:
+        """The alert under the cursor: its state, history and the traces of its window."""
+        row = self.query_one(Table).cursor_row
+        if 0 <= row < len(self.alerts):
+            self.tui.open_alert(self.project_id, self.alerts[row])
 
     def action_new(self) -> None:
         def created(alert: Alert | None) -> None:

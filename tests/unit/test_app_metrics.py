@@ -1,0 +1,58 @@
+"""tui/metrics.py: an alert's metric from trace list rows, by the service's definitions."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from tui import metrics
+from tui.api import Trace
+
+END = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
+
+
+def trace(
+    minutes_ago: float, ms: float = 100, status: str = "ok", cost: float = 0.0, errors: int = 0
+) -> Trace:
+    return Trace.model_validate(
+        {
+            "id": f"t{minutes_ago}",
+            "started_at": (END - timedelta(minutes=minutes_ago)).isoformat(),
+            "duration_ms": ms,
+            "status": status,
+            "total_cost_usd": cost,
+            "error_count": errors,
+        }
+    )
+
+
+def test_the_window_is_half_open() -> None:
+    start, end = metrics.window_of("latency_ms_5m", END) or (END, END)
+    inside = [trace(5), trace(1), trace(0.001)]
+    outside = [trace(0), trace(5.001)]
+    assert [t.id for t in metrics.in_window(inside + outside, start, end)] == [t.id for t in inside]
+
+
+def test_values_in_their_units() -> None:
+    window = [
+        trace(1, 500),
+        trace(2, 800, "error"),
+        trace(3, 1200, cost=0.5),
+        trace(4, 3000, errors=1),
+    ]
+    assert metrics.value_of("latency_ms_5m", window) == pytest.approx(2730)
+    assert metrics.value_of("latency_s_5m", window) == pytest.approx(2.73)
+    assert metrics.value_of("error_rate_pct_5m", window) == 50.0
+    assert metrics.value_of("error_rate_ratio_5m", window) == 0.5
+    assert metrics.value_of("cost_usd_5m", window) == 0.5
+    assert metrics.value_of("latency_ms_5m", []) is None  # an empty window: no value
+    assert metrics.value_of("prompt_drift_score_24h", window) is None  # needs the prompts
+    assert metrics.percentile([7.0]) == 7.0
+
+
+def test_ranked_by_what_the_metric_measures() -> None:
+    window = [trace(1, 500, cost=0.1), trace(2, 900, "error"), trace(3, 700, cost=0.9)]
+    assert [t.duration_ms for t in metrics.ranked("latency_ms_5m", window)] == [900, 700, 500]
+    assert [t.status for t in metrics.ranked("error_rate_pct_5m", window)][0] == "error"
+    assert [t.total_cost_usd for t in metrics.ranked("cost_usd_1h", window)][0] == 0.9

@@ -1,0 +1,232 @@
+"""One alert, for the on-call engineer: is it breaching, since when, what happened, and the
+traces of its window ranked by what it measures (Enter opens one).
+
+The state and history come from the server when it evaluates alerts (an extension of the
+spec); a server that does not gets the same answer computed here from its trace list
+(tui/metrics.py), and the screen says so.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Footer, Static
+
+from tui import formatting as fmt
+from tui import metrics
+from tui.alert_rules import amount, breach_text, metric_label, parse_metric, state_label
+from tui.screens.base import AppScreen
+from tui.text import safe_text
+from tui.widgets.status_bar import StatusBar
+from tui.widgets.table import Column, Table
+
+if TYPE_CHECKING:
+    from tui.api import Alert, AlertEvent, ApiClient, ApiError, Page, Trace
+
+ORDERS = {"latency": "slowest first", "error_rate": "errored first", "cost": "costliest first"}
+MAX_TRACES = 20_000  # of the window, paged in: beyond, the value says it is of these only
+EVENT_COLUMNS = (
+    Column("When", least=11, most=16),
+    Column("What", least=12, most=30, share=1),
+    Column("Detail", least=10, most=60, share=2),
+)
+TRACE_COLUMNS = (
+    Column("Start", least=11, most=16),
+    Column("Name", least=10, most=60, share=2),
+    Column("Duration", least=8, most=10),
+    Column("Errors", least=6, most=8),
+    Column("Cost", least=8, most=10),
+)
+
+
+def event_row(event: AlertEvent) -> tuple[str, str, str]:
+    when = fmt.local_time(event.at, seconds=True) if event.at else "–"
+    if event.kind == "state":
+        what = f"{state_label(event.from_state)} → {state_label(event.to_state)}"
+        value = "" if event.value is None else f"value {event.value:g}"
+        return when, what, value
+    ok = event.ok is True or event.ok == 1
+    what = f"{'✓' if ok else '✗'} webhook #{event.attempt or '?'}"
+    detail = " · ".join(
+        part
+        for part in (
+            event.event_type or "",
+            f"HTTP {event.status_code}" if event.status_code else "",
+            event.error or "",
+            f"{event.duration_ms:.0f} ms" if event.duration_ms is not None else "",
+        )
+        if part
+    )
+    return when, what, detail
+
+
+def trace_row(trace: Trace) -> tuple[str, str, str, str, str]:
+    errors = trace.error_count or (1 if trace.status == "error" else 0)
+    return (
+        fmt.local_time(trace.started_at, seconds=True) if trace.started_at else "–",
+        trace.name or trace.id or "–",
+        fmt.duration(trace.duration_ms),
+        f"✗ {errors}" if errors else "✓",
+        fmt.cost(trace.total_cost_usd),
+    )
+
+
+class AlertDetailScreen(AppScreen):
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="alert.back"),
+        Binding("enter", "open", "Open trace", id="alert.open", priority=False),
+        Binding("tab", "switch", "History/traces", id="alert.switch"),
+        Binding("r", "refresh", "Refresh", id="alert.refresh"),
+    ]
+    DEFAULT_CSS = """
+    AlertDetailScreen #header { height: auto; background: $boost; padding: 0 1; }
+    AlertDetailScreen #facts { height: auto; padding: 0 1; }
+    AlertDetailScreen .title { height: 1; padding: 0 1; color: $text-muted; text-style: bold; }
+    AlertDetailScreen #events { height: 1fr; max-height: 8; }
+    AlertDetailScreen #traces { height: 2fr; }
+    """
+
+    def __init__(self, project_id: str, alert: Alert) -> None:
+        super().__init__()
+        self.project_id = project_id
+        self.alert = alert
+        self.window: list[Trace] = []
+        self.ranked: list[Trace] = []
+        self.capped = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="header")
+        yield Static(id="facts")
+        yield Static("History (state changes and webhooks)", id="events-title", classes="title")
+        yield Table(EVENT_COLUMNS, id="events")
+        yield Static("Traces of the window", id="traces-title", classes="title")
+        yield Table(TRACE_COLUMNS, id="traces")
+        yield StatusBar()
+        yield Footer(compact=True, show_command_palette=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#traces", Table).focus()
+        self.show_facts()
+        self.action_refresh()
+
+    # -- what is shown ---------------------------------------------------------------------------
+
+    def show_facts(self, computed: float | None = None, counted: int | None = None) -> None:
+        alert = self.alert
+        header = Text()
+        header.append(state_label(alert.state) + "  ", style="bold")
+        header.append_text(safe_text(alert.name or "(no name)", 60, style="bold"))
+        header.append(f"  {metric_label(alert.metric)}")
+        self.query_one("#header", Static).update(header)
+        facts = Text()
+        now = datetime.now(timezone.utc)
+        if alert.state is not None:
+            facts.append(
+                "now "
+                + breach_text(alert.metric, alert.condition, alert.last_value, alert.threshold)
+            )
+            if alert.state == "firing" and alert.firing_since is not None:
+                facts.append(
+                    f" · firing for {fmt.ago(alert.firing_since, now).removesuffix(' ago')}"
+                )
+            if alert.last_evaluated_at is not None:
+                facts.append(f" · evaluated {fmt.ago(alert.last_evaluated_at, now)}", style="dim")
+        else:
+            facts.append(
+                "this server does not evaluate alerts; "
+                + (
+                    metrics.DRIFT_NOTE
+                    if (alert.metric or "").startswith("prompt_drift")
+                    else "computed here from its trace list: "
+                    + breach_text(alert.metric, alert.condition, computed, alert.threshold)
+                    + ("" if counted is None else f" over {counted:,} traces")
+                    + (" (the first ones only)" if self.capped else "")
+                )
+            )
+        if computed is not None and alert.state is not None:
+            facts.append(f" · computed here: {amount(alert.metric, computed)}", style="dim")
+        self.query_one("#facts", Static).update(facts)
+
+    # -- loading ---------------------------------------------------------------------------------
+
+    def action_refresh(self) -> None:
+        self.call_api(
+            lambda client: client.list_alert_events(self.project_id, self.alert.id or ""),
+            self._events,
+            group="alert-events",
+            failed=self._no_events,
+            project_id=self.project_id,
+        )
+        self.call_api(
+            self._window_traces,
+            self._traces,
+            group="alert-traces",
+            failed=lambda error: self._title("#traces-title", f"Traces: {error.title}"),
+            retry=self.action_refresh,
+            project_id=self.project_id,
+        )
+
+    def _title(self, selector: str, text: str) -> None:
+        self.query_one(selector, Static).update(safe_text(text, 120))
+
+    def _events(self, page: Page) -> None:
+        events: list[AlertEvent] = list(page.items)
+        self.query_one("#events", Table).set_rows([(event_row(e), None) for e in events])
+        more = " (newest)" if page.next_page is not None else ""
+        self._title("#events-title", f"History: {fmt.counted(len(events), 'event')}{more}")
+
+    def _no_events(self, error: ApiError) -> bool:
+        from tui.api import NotFound
+
+        if isinstance(error, NotFound):  # a server without alert history: nothing is wrong
+            self._title("#events-title", "History: this server keeps none")
+            return True
+        self._title("#events-title", f"History: {error.title}")
+        return False
+
+    async def _window_traces(self, client: ApiClient) -> list[Trace]:
+        window = metrics.window_of(self.alert.metric or "", datetime.now(timezone.utc))
+        if window is None:
+            return []
+        found: list[Trace] = []
+        async for trace in client.iter_traces(self.project_id, start=window[0], end=window[1]):
+            found.append(trace)
+            if len(found) >= MAX_TRACES:
+                self.capped = True
+                break
+        return metrics.in_window(found, *window)
+
+    def _traces(self, traces: list[Trace]) -> None:
+        metric = self.alert.metric or ""
+        self.window = traces
+        self.ranked = metrics.ranked(metric, traces)
+        self.query_one("#traces", Table).set_rows([(trace_row(t), None) for t in self.ranked[:500]])
+        parsed = parse_metric(metric)
+        order = ORDERS.get(parsed.measure if parsed else "", "newest first")
+        self._title("#traces-title", f"Traces of the window: {len(traces):,}, {order}")
+        self.show_facts(metrics.value_of(metric, traces), len(traces))
+
+    # -- actions ---------------------------------------------------------------------------------
+
+    @on(DataTable.RowSelected, "#traces")
+    def _row_selected(self) -> None:  # Enter on the traces (the table takes the key first)
+        self.action_open()
+
+    def action_open(self) -> None:
+        table = self.query_one("#traces", Table)
+        if table.has_focus and 0 <= table.cursor_row < len(self.ranked):
+            trace = self.ranked[table.cursor_row]
+            if trace.id:
+                self.tui.open_trace(trace.id, self.project_id)
+
+    def action_switch(self) -> None:
+        events, traces = self.query_one("#events", Table), self.query_one("#traces", Table)
+        (traces if events.has_focus else events).focus()
+
+    def action_back(self) -> None:
+        self.dismiss()
