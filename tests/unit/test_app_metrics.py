@@ -54,5 +54,5 @@ def test_values_in_their_units() -> None:
 def test_ranked_by_what_the_metric_measures() -> None:
     window = [trace(1, 500, cost=0.1), trace(2, 900, "error"), trace(3, 700, cost=0.9)]
     assert [t.duration_ms for t in metrics.ranked("latency_ms_5m", window)] == [900, 700, 500]
-    assert [t.status for t in metrics.ranked("error_rate_pct_5m", window)][0] == "error"
-    assert [t.total_cost_usd for t in metrics.ranked("cost_usd_1h", window)][0] == 0.9
+    assert metrics.ranked("error_rate_pct_5m", window)[0].status == "error"
+    assert metrics.ranked("cost_usd_1h", window)[0].total_cost_usd == 0.9
