@@ -82,7 +82,11 @@ def demo_service(path: Path) -> tuple[LocalService, DemoKeys]:
     store = Store(path)
     keys = populate(store, seed=7, now=FIXED_NOW_MS, scale=0.2, big_traces=True)
     # The service's clock too: retention would hide the pinned data once it is old enough.
-    return LocalService(store, rate_limit=1000, clock=lambda: FIXED_NOW_MS).start(), keys
+    service = LocalService(store, rate_limit=1000, clock=lambda: FIXED_NOW_MS).start()
+    # One evaluation round at the pinned moment: the alerts screen shows real states and values
+    # (their hooks are example names and loopback, refused without a look-up or a connection).
+    service.alerts.evaluate()
+    return service, keys
 
 
 def make_app(service: LocalService, keys: DemoKeys, scene: Scene) -> TraceTuiApp:
