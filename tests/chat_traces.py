@@ -15,6 +15,7 @@ from typing import Any
 from tests.scenes import FIXED_NOW_MS, Scene
 from tui.app import StartAt
 from tui.server.demo import DemoKeys, populate
+from tui.server.rows import SpanRow, TraceRow
 from tui.server.run import LocalService
 from tui.server.store import Store
 
@@ -67,7 +68,7 @@ def add_trace(
     duration = max((s.start + s.duration for s in spans), default=0)
     errors = sum(1 for s in spans if s.error)
     span_rows = [
-        (
+        SpanRow(
             trace_id,
             s.id,
             s.parent,
@@ -85,7 +86,7 @@ def add_trace(
         )
         for s in spans
     ]
-    trace_row = (
+    trace_row = TraceRow(
         trace_id,
         project_id,
         name,

@@ -90,8 +90,14 @@ HOLD_OUT_SPANS = 2000
 def json_text(record: BaseModel) -> str:
     """A record as readable JSON (Unicode kept as it is) that can always be encoded: a lone half
     of a UTF-16 pair, which a server's JSON may carry, is written as its \\uXXXX escape, as
-    JSON allows. (Pydantic's own JSON mode refuses such a string.)"""
-    text = json.dumps(record.model_dump(), indent=2, ensure_ascii=False, default=_json_default)
+    JSON allows. (Pydantic's own JSON mode refuses such a string.) A trace's spans, which may
+    be made one by one as they are asked for (tui/api/span_table.py), are dumped one by one."""
+    if isinstance(record, Trace):
+        data = record.model_dump(exclude={"spans"})
+        data["spans"] = [span.model_dump() for span in record.spans]
+    else:
+        data = record.model_dump()
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=_json_default)
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
