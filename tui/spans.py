@@ -164,14 +164,7 @@ def _build_tree(spans: Sequence[Span], columns: SpanColumns) -> TraceTree:
 
     is_error = columns.errors
     errors = [is_error[i] for i in order]
-    inf = math.inf
-    start = min((s for s in starts if s != inf), default=0.0)
-    ends = [
-        begin + duration / 1000 if duration > 0 else begin
-        for begin, duration in zip(starts, columns.durations, strict=True)
-        if begin != inf and duration is not None and -inf < duration < inf
-    ]
-    finish = max(start, max(ends)) if ends else start
+    start, finish = _time_span(starts, columns.durations)
     no_flags: tuple[str, ...] = ()
     inputs, outputs, costs = columns.input_tokens, columns.output_tokens, columns.costs
     return TraceTree(
@@ -191,6 +184,21 @@ def _build_tree(spans: Sequence[Span], columns: SpanColumns) -> TraceTree:
         start=start,
         finish=finish,
     )
+
+
+def _time_span(starts: list[float], durations: list[float | None]) -> tuple[float, float]:
+    """(the earliest start, the latest end) in unix seconds: (0, 0) when no span has a start.
+    A span's end is its start plus its duration when that is a positive finite number."""
+    inf = math.inf
+    start = min(starts, default=inf)
+    if start == inf:
+        return 0.0, 0.0
+    ends = [
+        begin + duration / 1000 if duration > 0 else begin
+        for begin, duration in zip(starts, durations, strict=True)
+        if duration is not None and begin != inf and -inf < duration < inf
+    ]
+    return start, max(start, max(ends, default=start))
 
 
 def _unique_keys(

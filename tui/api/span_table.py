@@ -21,6 +21,7 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from operator import attrgetter, itemgetter
 from typing import overload
 
 import msgspec
@@ -52,8 +53,40 @@ class _Head(msgspec.Struct, forbid_unknown_fields=True):
     attributes: msgspec.Raw = msgspec.Raw(b"null")  # any JSON; skipped, not read
 
 
+class _HeadsInBody(msgspec.Struct):
+    """A trace's spans read as heads; its other fields skipped."""
+
+    spans: list[_Head] | None = None
+
+
+_RawOrUnset = msgspec.Raw | msgspec.UnsetType
+
+
+class _SpecTrace(msgspec.Struct, forbid_unknown_fields=True):
+    """A trace with the spec's fields only, each kept unread, and its spans' bytes."""
+
+    id: _RawOrUnset = msgspec.UNSET
+    project_id: _RawOrUnset = msgspec.UNSET
+    name: _RawOrUnset = msgspec.UNSET
+    started_at: _RawOrUnset = msgspec.UNSET
+    ended_at: _RawOrUnset = msgspec.UNSET
+    duration_ms: _RawOrUnset = msgspec.UNSET
+    status: _RawOrUnset = msgspec.UNSET
+    error_message: _RawOrUnset = msgspec.UNSET
+    span_count: _RawOrUnset = msgspec.UNSET
+    error_count: _RawOrUnset = msgspec.UNSET
+    input_tokens: _RawOrUnset = msgspec.UNSET
+    output_tokens: _RawOrUnset = msgspec.UNSET
+    total_tokens: _RawOrUnset = msgspec.UNSET
+    total_cost_usd: _RawOrUnset = msgspec.UNSET
+    attributes: _RawOrUnset = msgspec.UNSET
+    spans: list[msgspec.Raw] = []
+
+
+_TRACE_FIELDS = tuple(f for f in _SpecTrace.__struct_fields__ if f != "spans")
+_HEADS_IN_BODY = msgspec.json.Decoder(_HeadsInBody)
+_SPEC_TRACE = msgspec.json.Decoder(_SpecTrace)
 _TOP = msgspec.json.Decoder(dict[str, msgspec.Raw])
-_HEADS = msgspec.json.Decoder(list[_Head])
 _RAWS = msgspec.json.Decoder(list[msgspec.Raw])
 
 
@@ -111,52 +144,34 @@ def _moment(text: str) -> datetime | None:
 
 def _columns(heads: list[_Head]) -> SpanColumns | None:
     """The columns, read as the fast reader reads each span; None when a start time (or an
-    end time the duration comes from) is not ISO 8601: the tolerant path reads other forms.
+    end time a duration comes from) is not ISO 8601: the tolerant path reads other forms.
     (Numbers are finite: msgspec refuses those out of range, as the strict schema does.)
 
-    One loop with everything inlined: it runs for every span, and a function call per span
-    would cost more than the work."""
-    starts: list[float] = []
-    durations: list[float | None] = []
-    errors: list[bool] = []
-    add_start, add_duration, add_error = starts.append, durations.append, errors.append
-    from_iso, utc, inf = datetime.fromisoformat, timezone.utc, _INF
-    for head in heads:
-        text = head.started_at
-        if text is None:
-            started = None
-            add_start(inf)
-        else:
-            # As readers.fast_time: extended ISO 8601 with seconds; naive means UTC. (Years 1
-            # and 9999 could overflow its move to UTC: those go to the tolerant path.)
-            if len(text) < 19 or text[4] != "-" or text[10] not in "Tt ":
-                return None
-            try:
-                started = from_iso(text)
-            except ValueError:
-                return None
-            if not 1 < started.year < 9999:
-                return None
-            if started.tzinfo is None:
-                started = started.replace(tzinfo=utc)
-            add_start(started.timestamp())
-        duration = head.duration_ms
-        if duration is None and head.ended_at is not None:
-            # derive_span_fields: the duration from the start and the end. (The end of a span
-            # sent with its duration is read only when the span itself is.)
-            ended = _moment(head.ended_at)
-            if ended is None:
-                return None
-            if started is not None:
-                duration = (ended - started).total_seconds() * 1000
-        add_duration(duration)
-        status = head.status
-        if status is None:
-            add_error(bool(head.error_message))
-        elif status == "ok":
-            add_error(False)
-        else:
-            add_error(status == "error" or normal_status(status) == "error")
+    This runs for every span of the trace, so each column is made by one C-level pass where it
+    can be (map, set, list comprehensions) rather than by Python code per span."""
+    moments = _start_moments([h.started_at for h in heads])
+    if moments is None:
+        return None
+    inf, stamp = _INF, datetime.timestamp
+    present = [m for m in moments if m is not None]
+    if len(present) == len(moments):
+        starts = list(map(stamp, present))
+    else:
+        stamps = iter(map(stamp, present))
+        starts = [inf if m is None else next(stamps) for m in moments]
+    durations = [h.duration_ms for h in heads]
+    if None in durations and not _derive_durations(heads, moments, durations):
+        return None
+    statuses = [h.status for h in heads]
+    if _PLAIN_STATUSES.issuperset(statuses):
+        errors = list(map("error".__eq__, statuses))
+    else:  # as _finish and derive_span_fields: normalised, or an error message and no status
+        errors = [
+            bool(h.error_message)
+            if status is None
+            else status == "error" or normal_status(status) == "error"
+            for h, status in zip(heads, statuses, strict=True)
+        ]
     return SpanColumns(
         ids=[h.id for h in heads],
         parent_ids=[h.parent_id for h in heads],
@@ -169,18 +184,78 @@ def _columns(heads: list[_Head]) -> SpanColumns | None:
     )
 
 
+_PLAIN_STATUSES = frozenset(("ok", "error", "unset"))
+_SEPARATORS = frozenset("Tt ")
+_FIFTH, _ELEVENTH = itemgetter(4), itemgetter(10)
+_YEAR, _ZONE = attrgetter("year"), attrgetter("tzinfo")
+
+
+def _start_moments(texts: list[str | None]) -> list[datetime | None] | None:
+    """The start times as readers.fast_time reads them (extended ISO 8601 with seconds; naive
+    means UTC), None where there is none; None if any is not in that form, or is in year 1 or
+    9999 (fast_time's move to UTC could overflow there: the tolerant path decides)."""
+    given = [t for t in texts if t is not None]
+    if not given:
+        return [None] * len(texts)
+    if (
+        min(map(len, given)) < 19
+        or set(map(_FIFTH, given)) != {"-"}
+        or not _SEPARATORS.issuperset(map(_ELEVENTH, given))
+    ):
+        return None
+    try:
+        moments = list(map(datetime.fromisoformat, given))
+    except ValueError:
+        return None
+    years = set(map(_YEAR, moments))
+    if min(years) <= 1 or max(years) >= 9999:
+        return None
+    if None in map(_ZONE, moments):
+        utc = timezone.utc
+        moments = [m if m.tzinfo is not None else m.replace(tzinfo=utc) for m in moments]
+    if len(given) == len(texts):
+        return list(moments)
+    found = iter(moments)
+    return [None if t is None else next(found) for t in texts]
+
+
+def _derive_durations(
+    heads: list[_Head], moments: list[datetime | None], durations: list[float | None]
+) -> bool:
+    """derive_span_fields, in place: the duration of a span sent without one, from its start
+    and end. False if such an end is not ISO 8601. (The end of a span sent with its duration
+    is read only when the span itself is.)"""
+    for i, duration in enumerate(durations):
+        if duration is None and heads[i].ended_at is not None:
+            ended = _moment(heads[i].ended_at)  # type: ignore[arg-type]
+            if ended is None:
+                return False
+            started = moments[i]
+            if started is not None:
+                durations[i] = (ended - started).total_seconds() * 1000
+    return True
+
+
 def read_span_table(
     body: bytes, read_span_json: Callable[[bytes], Span]
 ) -> tuple[dict[str, msgspec.Raw], SpanTable] | None:
     """(the trace's other fields, still JSON; its spans) if `body` is a trace object whose spans
     are all in the spec's spelling, else None. `read_span_json` makes one span's bytes a Span."""
     try:
-        fields = _TOP.decode(body)
-        spans = fields.pop("spans", None)
-        if spans is None:
+        heads = _HEADS_IN_BODY.decode(body).spans
+        if heads is None:
             return None
-        heads = _HEADS.decode(spans)
-        raws = _RAWS.decode(spans)
+        try:  # one pass for the trace's fields and its spans' bytes, when all are the spec's
+            whole = _SPEC_TRACE.decode(body)
+            fields = {
+                name: value
+                for name in _TRACE_FIELDS
+                if (value := getattr(whole, name)) is not msgspec.UNSET
+            }
+            raws = whole.spans
+        except msgspec.ValidationError:  # fields beyond the spec: kept for the tolerant model
+            fields = _TOP.decode(body)
+            raws = _RAWS.decode(fields.pop("spans"))
     except (msgspec.DecodeError, RecursionError):  # ValidationError is a DecodeError
         return None
     columns = _columns(heads)

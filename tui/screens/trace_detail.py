@@ -241,6 +241,8 @@ class TraceDetailScreen(AppScreen):
         return trace, tree
 
     def _failed(self, error: ApiError) -> bool:
+        if self.query(SpanTreeView):
+            return False  # a reload failed: the tree stays, and the app says what went wrong
         message = self.query_one("#message", Static)
         if isinstance(error, NotFound):
             message.update(safe_text(f"Trace {self.trace_id} was not found on this server."))
@@ -248,24 +250,30 @@ class TraceDetailScreen(AppScreen):
         message.update(safe_text(error_line(error)))
         return False
 
-    async def _loaded(self, loaded: tuple[Trace, TraceTree]) -> None:
+    def _loaded(self, loaded: tuple[Trace, TraceTree]) -> None:
         self.trace, self.trace_tree = loaded
-        await self._show()
+        self._show()
 
-    async def _show(self) -> None:
+    def _show(self) -> None:
+        """The summary, the tree and the first span's detail, all drawn in the next frame:
+        nothing here waits (an awaited mount or removal lets a frame be drawn in between, and
+        one frame of this screen costs as much as building the tree of 10,000 spans)."""
         assert self.trace is not None and self.trace_tree is not None
         summary = summary_text(self.trace, self.trace_tree, self.tui.now())
         self.query_one("#summary", Static).update(summary)
         pane = self.query_one("#tree-pane")
-        for old in pane.query("SpanTreeView, #message"):
-            await old.remove()
+        for old in pane.query(SpanTreeView):
+            old.remove()
+        message = self.query_one("#message", Static)
         if self.trace_tree.size == 0:
-            await pane.mount(Static(Text("This trace has no spans."), id="message"))
+            message.update(Text("This trace has no spans."))
+            message.display = True
             return
+        message.display = False
         view = SpanTreeView(self.trace_tree)
         # A short trace's tree takes no more rows than it has spans: the rest go to the detail.
         pane.styles.max_height = self.trace_tree.size + 1
-        await pane.mount(view)
+        pane.mount(view)  # in the DOM at once; mounted before the next frame
         self.call_after_refresh(self._update_header)
         view.focus()
         self.query_one(SpanDetail).show(self.trace_tree, view.position)
