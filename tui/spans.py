@@ -256,6 +256,7 @@ class SubtreeSums(Sequence[float]):
         self._own = own  # by position
         self._end = end
         self._zero = zero
+        self._cleaned = False
         self._sums: dict[int, Any] = {}
 
     def __len__(self) -> int:
@@ -274,11 +275,19 @@ class SubtreeSums(Sequence[float]):
         if total is None:
             if index < 0:
                 index += len(self._own)
-            values = self._own[index : self._end[index]]  # IndexError past the end
-            inf = math.inf
-            total = sum((v for v in values if v is not None and 0 < v < inf), self._zero)
+            if not self._cleaned:
+                self._clean()
+            total = sum(self._own[index : self._end[index]], self._zero)  # IndexError past end
             self._sums[index] = total
         return total
+
+    def _clean(self) -> None:
+        """Once: what does not count made zero, so that each sum is a plain one (in C)."""
+        own, inf = self._own, math.inf
+        if own and (None in own or not 0 <= min(own) <= max(own) < inf):
+            zero = self._zero
+            self._own = [v if v is not None and 0 < v < inf else zero for v in own]
+        self._cleaned = True
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sequence) and list(self) == list(other)

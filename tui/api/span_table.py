@@ -278,6 +278,12 @@ class SpanTable(Sequence[Span]):
         self._read = read_span_json
         self.columns = columns  # in this table's order; None once reordered
         self._kept: dict[int, Span] = {}
+        self.made = 0  # Spans made so far (tests and benchmarks count them)
+
+    @property
+    def kept(self) -> int:
+        """How many Spans are kept now."""
+        return len(self._kept)
 
     def __len__(self) -> int:
         return len(self._raws)
@@ -301,6 +307,7 @@ class SpanTable(Sequence[Span]):
                 raise IndexError("span index out of range")
             return self[index]
         span = self._read(bytes(self._raws[index]))  # IndexError past the end
+        self.made += 1
         if len(kept) >= SPANS_KEPT:
             del kept[next(iter(kept))]  # the oldest made
         kept[index] = span
