@@ -12,7 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tui.api import Span, Trace
-from tui.api.readers import fast_span, read_span, read_trace, read_trace_fast
+from tui.api.readers import (
+    fast_span,
+    fast_trace,
+    read_records,
+    read_span,
+    read_trace,
+    read_trace_fast,
+)
 from tui.api.span_table import SPANS_KEPT, SpanTable
 from tui.spans import TraceTree, build_tree
 
@@ -274,3 +281,57 @@ def test_a_trace_with_fields_beyond_the_spec_keeps_them_and_its_spans_stay_lazy(
     assert fast is not None and isinstance(fast.spans, SpanTable)
     assert fast.extras == {"userId": "u1"} and fast.spans[0].name == "only"
     assert fast.model_dump(exclude={"spans"}) == tolerant_trace(body).model_dump(exclude={"spans"})
+
+
+# -- listed traces -------------------------------------------------------
+
+trace_values = {
+    "id": texts,
+    "project_id": texts,
+    "name": texts,
+    "started_at": st.none() | iso_times(),
+    "ended_at": st.none() | iso_times(),
+    "duration_ms": st.none() | st.floats(0, 1e9) | st.integers(0, 10**7),
+    "status": values["status"],
+    "error_message": texts,
+    "span_count": st.none() | st.integers(0, 10**6),
+    "error_count": st.none() | st.integers(0, 10**3),
+    "input_tokens": values["input_tokens"],
+    "output_tokens": values["output_tokens"],
+    "total_tokens": st.none() | st.integers(0, 10**9),
+    "total_cost_usd": values["cost_usd"],
+    "attributes": values["attributes"],
+    "input_preview": texts,
+}
+odd_traces = st.fixed_dictionaries(
+    {},
+    optional={
+        **trace_values,
+        "traceId": texts,
+        "status_code": st.integers(0, 2),
+        "latency": st.floats(0, 100),
+        "spans": st.just([]),
+        "total_tokens": st.text(max_size=3),
+    },
+)
+
+
+def same_trace(a: Trace, b: Trace) -> None:
+    assert a.model_dump() == b.model_dump()
+    assert a.extras == b.extras and a.is_error == b.is_error
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.fixed_dictionaries({}, optional=trace_values))
+def test_a_listed_trace_reads_the_same_both_ways(item: dict[str, Any]) -> None:
+    fast = fast_trace(item)
+    assert fast is not None  # the spec's spelling: the fast path takes it
+    same_trace(fast, Trace.model_validate(item))
+
+
+@settings(max_examples=200, deadline=None)
+@given(odd_traces)
+def test_a_listed_trace_in_another_spelling_is_read_tolerantly(item: dict[str, Any]) -> None:
+    (read,), dropped = read_records(Trace, [item])
+    same_trace(read, Trace.model_validate(item))
+    assert dropped == 0

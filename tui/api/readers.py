@@ -74,6 +74,36 @@ _SPAN_SCHEMA = core_schema.model_schema(
     ),
 )
 _SPAN_VALIDATOR = SchemaValidator(_SPAN_SCHEMA)
+# A trace of a list page, in the spec's spelling (the listing has no spans): a page is 500 of
+# them, which the tolerant model reads in some 15 ms and this in about one.
+_TRACE_VALIDATOR = SchemaValidator(
+    core_schema.model_schema(
+        Trace,
+        core_schema.model_fields_schema(
+            {
+                "id": _optional(_TEXT),
+                "project_id": _optional(_TEXT),
+                "name": _optional(_TEXT),
+                "started_at": _optional(_TEXT),
+                "ended_at": _optional(_TEXT),
+                "duration_ms": _optional(_NUMBER),
+                "status": _optional(_TEXT),
+                "error_message": _optional(_TEXT),
+                "span_count": _optional(_COUNT),
+                "error_count": _optional(_COUNT),
+                "input_tokens": _optional(_COUNT),
+                "output_tokens": _optional(_COUNT),
+                "total_tokens": _optional(_COUNT),
+                "total_cost_usd": _optional(_NUMBER),
+                "attributes": core_schema.model_field(
+                    core_schema.with_default_schema(core_schema.any_schema(), default=None)
+                ),
+                "input_preview": _optional(_TEXT),
+            },
+            extra_behavior="forbid",
+        ),
+    )
+)
 
 _PLAIN_STATUS = frozenset(("ok", "error", "unset"))
 # Kinds that derive_span_fields leaves as they are (it lower-cases and drops "span_kind_").
@@ -150,6 +180,38 @@ def fast_span(item: dict[str, Any]) -> Span | None:
     return span if _finish(span) else None
 
 
+def fast_trace(item: dict[str, Any]) -> Trace | None:
+    """One listed trace in the spec's spelling, read directly (what Trace's validators do after
+    reading, done here); None if it needs the tolerant model."""
+    try:
+        trace: Trace = _TRACE_VALIDATOR.validate_python(item)
+    except ValidationError:
+        return None
+    values = trace.__dict__
+    values["spans"] = []
+    started, ended = values["started_at"], values["ended_at"]
+    if started is not None:
+        started = values["started_at"] = fast_time(started)
+        if started is NOT_FAST:
+            return None
+    if ended is not None:
+        ended = values["ended_at"] = fast_time(ended)
+        if ended is NOT_FAST:
+            return None
+    status = values["status"]
+    if status is not None and status not in _PLAIN_STATUS:
+        values["status"] = normal_status(status)
+    # Trace._derive
+    if values["duration_ms"] is None and started and ended:
+        values["duration_ms"] = (ended - started).total_seconds() * 1000
+    inputs, outputs = values["input_tokens"], values["output_tokens"]
+    if values["total_tokens"] is None and inputs is not None and outputs is not None:
+        values["total_tokens"] = inputs + outputs
+    if values["status"] is None and values["error_count"]:
+        values["status"] = "error"
+    return trace
+
+
 def read_span(item: dict[str, Any]) -> Span:
     """One span from a dict: directly when it is in the spec's spelling, else tolerantly."""
     return fast_span(item) or Span.model_validate(item)
@@ -210,6 +272,12 @@ def read_records(model: type[R], items: Any) -> tuple[list[R], int]:
         return [], 0
     if model is Span:
         records: list[Any] = [read_span(item) for item in items if isinstance(item, dict)]
+    elif model is Trace:
+        records = [
+            fast_trace(item) or Trace.model_validate(item)
+            for item in items
+            if isinstance(item, dict)
+        ]
     else:
         records = [model.model_validate(item) for item in items if isinstance(item, dict)]
     return records, len(items) - len(records)

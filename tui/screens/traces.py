@@ -6,6 +6,8 @@ loaded rows only)."""
 
 from __future__ import annotations
 
+import asyncio
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -25,7 +27,11 @@ from tui.widgets.trace_table import TraceTable, header_line
 from tui.widgets.virtual_rows import VirtualRows
 
 PAGE_SIZE = 500
-PREFETCH_ROWS = 60  # the next page starts loading this many rows before the end
+# The next page is asked for once the cursor moves within a page's worth of rows of the end (so
+# the first move asks for the second page, and nothing is fetched for a list only glanced at):
+# far from the server (a 200 ms round trip), a held page-down key (some 600 rows a second)
+# reaches the end of what is loaded only after the next page has arrived.
+PREFETCH_ROWS = PAGE_SIZE
 LIVE_SECONDS = 5.0
 SORTS = ("start", "duration", "cost")
 SORT_LABELS = {"start": "newest first", "duration": "slowest first", "cost": "costliest first"}
@@ -92,6 +98,28 @@ class TracesScreen(AppScreen):
         self.load_error: str | None = None
         self.dropped = 0  # list items that were not records at all (see Page.dropped)
         self._left = False  # another screen has been on top since this one opened
+        self._last_row = 0  # where the cursor was: the next page is fetched moving down
+        # The first page is asked for now, before the screen is built and drawn (20-40 ms):
+        # far from the server, each of those would be one more before the rows show.
+        self._early_page: asyncio.Task[Page] | None = self._ask_for_first_page()
+
+    def _ask_for_first_page(self) -> asyncio.Task[Page] | None:
+        try:
+            loop = asyncio.get_running_loop()
+            client = self.tui.client
+        except (RuntimeError, LookupError):  # no app or no client yet: on_mount asks
+            return None
+        start, end = self.range.bounds(self.tui.now())
+        task = loop.create_task(
+            client.list_traces(self.project_id, start=start, end=end, limit=PAGE_SIZE)
+        )
+        # Its outcome goes to the worker that awaits it; if none ever does, it is dropped.
+        task.add_done_callback(lambda done: done.cancelled() or done.exception())
+        return task
+
+    def on_unmount(self) -> None:
+        if self._early_page is not None:
+            self._early_page.cancel()
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="top"):
@@ -147,6 +175,10 @@ class TracesScreen(AppScreen):
         """The first page (replacing what is loaded once it arrives) or the next one."""
         start, end = self.range.bounds(self.tui.now())
         after = None if first else self.next_page
+        early, self._early_page = self._early_page, None
+        if not first and early is not None:
+            early.cancel()
+            early = None
 
         def loaded(page: Page) -> None:
             self.load_error = None
@@ -161,6 +193,8 @@ class TracesScreen(AppScreen):
             elif self.ended:
                 self.loading_all = False
                 self.update_header()
+            elif not first:  # the cursor may be within a page of the new end already
+                self.call_after_refresh(self._prefetch)
 
         def failed(error: ApiError) -> None:
             # What was loaded stays; the header says what failed and `r` retries.
@@ -168,8 +202,11 @@ class TracesScreen(AppScreen):
             self.update_header()
 
         self.page_worker = self.call_api(
-            lambda client: client.list_traces(
-                self.project_id, start=start, end=end, limit=PAGE_SIZE, after=after
+            lambda client: (
+                early
+                or client.list_traces(
+                    self.project_id, start=start, end=end, limit=PAGE_SIZE, after=after
+                )
             ),
             loaded,
             group="traces",
@@ -228,6 +265,14 @@ class TracesScreen(AppScreen):
 
     @on(VirtualRows.CursorMoved)
     def _cursor_moved(self, event: VirtualRows.CursorMoved) -> None:
+        if event.row > self._last_row:  # towards the end (not the first page's move to the top)
+            self._prefetch()
+        self._last_row = event.row
+        self.update_position()
+
+    def _prefetch(self) -> None:
+        """Ask for the next page when the cursor is within PREFETCH_ROWS of the end of what is
+        loaded, unless a page is on its way already (one request at a time, each page once)."""
         table = self.query_one(TraceTable)
         if (
             not self.fetching
@@ -235,10 +280,9 @@ class TracesScreen(AppScreen):
             and self.next_page is not None
             and not self.filter_text
             and self.sort == "start"
-            and event.row >= table.row_count() - PREFETCH_ROWS
+            and table.cursor >= table.row_count() - PREFETCH_ROWS
         ):
             self.load_page()
-        self.update_position()
 
     def update_header(self) -> None:
         table = self.query_one(TraceTable)
