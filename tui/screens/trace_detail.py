@@ -21,7 +21,12 @@ from textual.widgets import Footer, Input, Static
 from tui import formatting as fmt
 from tui.api import ApiClient, ApiError, NotFound, Trace
 from tui.chat import trace_facts, trace_preview
-from tui.gcpause import gc_paused, hold_out_of_collections, return_to_collections
+from tui.gcpause import (
+    collect_garbage,
+    gc_paused,
+    hold_out_of_collections,
+    return_to_collections,
+)
 from tui.screens.base import AppScreen, error_line
 from tui.spans import TraceTree, build_tree, search_order, span_matcher
 from tui.text import safe_text
@@ -237,7 +242,7 @@ class TraceDetailScreen(AppScreen):
             trace = await client.get_trace(self.trace_id, self.project_id)
             tree = build_tree(trace.spans)
             if tree.size >= HOLD_OUT_SPANS:
-                hold_out_of_collections()
+                hold_out_of_collections(self)
         return trace, tree
 
     def _failed(self, error: ApiError) -> bool:
@@ -279,10 +284,14 @@ class TraceDetailScreen(AppScreen):
         self.query_one(SpanDetail).show(self.trace_tree, view.position)
 
     def on_unmount(self) -> None:
-        # Let go of the spans first (SpanTreeView does the same), so reference counting frees
-        # them without the collector's help, then give it back what `_show` held out of it.
+        # Let go of the spans first (SpanTreeView and SpanDetail do the same), so reference
+        # counting frees them without the collector's help, then give it back what `_show`
+        # held out of it.
+        big = self.trace_tree is not None and self.trace_tree.size >= HOLD_OUT_SPANS
         self.trace = self.trace_tree = None
-        return_to_collections()
+        return_to_collections(self)
+        if big:  # once the list beneath is drawn again
+            self.app.call_after_refresh(collect_garbage)
 
     @on(SpanTreeView.SpanHighlighted)
     def _highlighted(self, event: SpanTreeView.SpanHighlighted) -> None:

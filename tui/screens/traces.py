@@ -19,6 +19,7 @@ from textual.worker import Worker
 
 from tui.api import ApiError, NextPage, Page, Trace
 from tui.chat import trace_preview
+from tui.gcpause import hold_out_of_collections, return_to_collections
 from tui.screens.base import AppScreen, error_line
 from tui.text import safe_text
 from tui.timerange import TimeRange
@@ -33,6 +34,7 @@ PAGE_SIZE = 500
 # reaches the end of what is loaded only after the next page has arrived.
 PREFETCH_ROWS = PAGE_SIZE
 LIVE_SECONDS = 5.0
+HOLD_OUT_TRACES = 5_000  # loaded traces held out of garbage collections from this many on
 SORTS = ("start", "duration", "cost")
 SORT_LABELS = {"start": "newest first", "duration": "slowest first", "cost": "costliest first"}
 
@@ -120,6 +122,8 @@ class TracesScreen(AppScreen):
     def on_unmount(self) -> None:
         if self._early_page is not None:
             self._early_page.cancel()
+        self.traces, self._haystacks = [], []
+        return_to_collections(self)
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="top"):
@@ -234,6 +238,11 @@ class TracesScreen(AppScreen):
         else:
             self.traces += fresh
             self._haystacks += [haystack(t) for t in fresh]
+        if len(self.traces) >= HOLD_OUT_TRACES:
+            # Every full collection would walk all the loaded traces (100 ms at 50,000, landing
+            # on whatever the user does next): they are held out of collections, as a big
+            # trace is (tui/gcpause.py), until the screen closes.
+            hold_out_of_collections(self)
         self.apply_view(keep=keep)
         if to_top:
             table.move_to(0)
