@@ -7,6 +7,7 @@ import io
 import json
 import random
 import uuid
+import weakref
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -187,6 +188,8 @@ async def test_the_10000_span_trace_opens_and_scrolls(
         assert len(view.view.rows) == 12_001
         await pilot.press("end", "pageup", "minus")
         assert view.view.rows == [0]
+        read = weakref.ref(spans)
+        del spans
         # A trace this big is held out of garbage collections while open (tui/api/gcpause.py),
         # and handed back, spans let go of, when it closes.
         assert gc.get_freeze_count() > 12_001
@@ -194,6 +197,8 @@ async def test_the_10000_span_trace_opens_and_scrolls(
         await wait_for(pilot, lambda: not app.screen.query(SpanTreeView))
         assert gc.get_freeze_count() == 0
         assert view.trace_tree.size == 0
+        await pilot.pause()  # the collection that follows a big trace's closing
+        assert read() is None  # nothing still holds the trace's spans
 
 
 async def test_the_2500_deep_trace_opens_and_scrolls(
