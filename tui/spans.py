@@ -13,13 +13,14 @@ import math
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 from tui.api.models import Span
 from tui.api.span_table import SpanColumns, SpanTable, columns_of, seconds
 from tui.chat import Conversation, conversation, conversation_text
 from tui.gcpause import gc_paused
 
+Number = TypeVar("Number", int, float)
 ORPHAN = "orphan"  # names a parent that is not in the trace
 CYCLE = "cycle"  # its parent chain loops; cut here
 DUPLICATE = "duplicate id"
@@ -99,7 +100,7 @@ def _build_tree(spans: Sequence[Span], columns: SpanColumns) -> TraceTree:
     n = len(spans)
     starts, ids = columns.starts, columns.ids
     flags: dict[int, list[str]] = {}
-    first_index = dict(zip(ids, range(n), strict=True))
+    first_index: dict[Any, int] = dict(zip(ids, range(n), strict=True))
     if len(first_index) == n and None not in first_index and "" not in first_index:
         keys: list[str] = ids  # type: ignore[assignment]  # every id is there, once
     else:
@@ -177,10 +178,10 @@ def _build_tree(spans: Sequence[Span], columns: SpanColumns) -> TraceTree:
         if flags
         else [no_flags] * n,
         errors=errors,
-        sub_input=SubtreeSums([inputs[i] for i in order], end),
-        sub_output=SubtreeSums([outputs[i] for i in order], end),
+        sub_input=SubtreeSums([inputs[i] for i in order], end, 0),
+        sub_output=SubtreeSums([outputs[i] for i in order], end, 0),
         sub_cost=SubtreeSums([costs[i] for i in order], end, 0.0),
-        sub_errors=SubtreeSums(errors, end),
+        sub_errors=SubtreeSums(errors, end, 0),
         start=start,
         finish=finish,
     )
@@ -247,28 +248,28 @@ def _walk_cycles(
             stack.extend(kid for kid in reversed(children.get(node, ())) if not visited[kid])
 
 
-class SubtreeSums(Sequence[float]):
+class SubtreeSums(Sequence[Number]):
     """The total of one column over each subtree, summed when first asked for: the screen asks
     for the few on screen (collapsed rows, the selected span), not for all of them. Counts
     below zero, missing or not finite count as nothing."""
 
-    def __init__(self, own: list[Any], end: list[int], zero: float = 0) -> None:
+    def __init__(self, own: list[Any], end: list[int], zero: Number) -> None:
         self._own = own  # by position
         self._end = end
-        self._zero = zero
+        self._zero: Number = zero
         self._cleaned = False
-        self._sums: dict[int, Any] = {}
+        self._sums: dict[int, Number] = {}
 
     def __len__(self) -> int:
         return len(self._own)
 
     @overload
-    def __getitem__(self, index: int) -> Any: ...
+    def __getitem__(self, index: int) -> Number: ...
 
     @overload
-    def __getitem__(self, index: slice) -> list[Any]: ...
+    def __getitem__(self, index: slice) -> list[Number]: ...
 
-    def __getitem__(self, index: int | slice) -> Any:
+    def __getitem__(self, index: int | slice) -> Number | list[Number]:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self._own)))]
         total = self._sums.get(index)
