@@ -194,6 +194,10 @@ class TraceDetailScreen(AppScreen):
         self.trace: Trace | None = None
         self.trace_tree: TraceTree | None = None
         self._search_in = "spans"  # what the search field searches: "spans" or "detail"
+        # The trace is asked for now, before the screen is built and drawn (see ask_now).
+        self._early: asyncio.Task[Trace] | None = self.ask_now(
+            lambda client: client.get_trace(trace_id, project_id)
+        )
 
     def compose(self) -> ComposeResult:
         yield Static(id="summary")
@@ -238,8 +242,9 @@ class TraceDetailScreen(AppScreen):
     async def _read(self, client: ApiClient) -> tuple[Trace, TraceTree]:
         # The collector stays out from the read until a big trace is held out of it: see
         # tui/gcpause.py (a collection in between walks a million fresh objects).
+        early, self._early = self._early, None
         with gc_paused():
-            trace = await client.get_trace(self.trace_id, self.project_id)
+            trace = await (early or client.get_trace(self.trace_id, self.project_id))
             tree = build_tree(trace.spans)
             if tree.size >= HOLD_OUT_SPANS:
                 hold_out_of_collections(self)
@@ -287,6 +292,8 @@ class TraceDetailScreen(AppScreen):
         # Let go of the spans first (SpanTreeView and SpanDetail do the same), so reference
         # counting frees them without the collector's help, then give it back what `_show`
         # held out of it.
+        if self._early is not None:
+            self._early.cancel()
         big = self.trace_tree is not None and self.trace_tree.size >= HOLD_OUT_SPANS
         self.trace = self.trace_tree = None
         return_to_collections(self)

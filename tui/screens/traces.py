@@ -7,6 +7,8 @@ loaded rows only)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on
@@ -26,6 +28,9 @@ from tui.timerange import TimeRange
 from tui.widgets.status_bar import StatusBar
 from tui.widgets.trace_table import TraceTable, header_line
 from tui.widgets.virtual_rows import VirtualRows
+
+if TYPE_CHECKING:
+    from tui.api import ApiClient
 
 PAGE_SIZE = 500
 # The next page is asked for once the cursor moves within a page's worth of rows of the end (so
@@ -101,23 +106,12 @@ class TracesScreen(AppScreen):
         self.dropped = 0  # list items that were not records at all (see Page.dropped)
         self._left = False  # another screen has been on top since this one opened
         self._last_row = 0  # where the cursor was: the next page is fetched moving down
-        # The first page is asked for now, before the screen is built and drawn (20-40 ms):
-        # far from the server, each of those would be one more before the rows show.
-        self._early_page: asyncio.Task[Page] | None = self._ask_for_first_page()
+        # The first page is asked for now, before the screen is built and drawn.
+        self._early_page: asyncio.Task[Page] | None = self.ask_now(self._first_page)
 
-    def _ask_for_first_page(self) -> asyncio.Task[Page] | None:
-        try:
-            loop = asyncio.get_running_loop()
-            client = self.tui.client
-        except (RuntimeError, LookupError):  # no app or no client yet: on_mount asks
-            return None
+    def _first_page(self, client: ApiClient) -> Coroutine[Any, Any, Page]:
         start, end = self.range.bounds(self.tui.now())
-        task = loop.create_task(
-            client.list_traces(self.project_id, start=start, end=end, limit=PAGE_SIZE)
-        )
-        # Its outcome goes to the worker that awaits it; if none ever does, it is dropped.
-        task.add_done_callback(lambda done: done.cancelled() or done.exception())
-        return task
+        return client.list_traces(self.project_id, start=start, end=end, limit=PAGE_SIZE)
 
     def on_unmount(self) -> None:
         if self._early_page is not None:
