@@ -116,7 +116,6 @@ class TracesScreen(AppScreen):
     def on_unmount(self) -> None:
         if self._early_page is not None:
             self._early_page.cancel()
-        self.traces, self._haystacks = [], []
         return_to_collections(self)
 
     def compose(self) -> ComposeResult:
