@@ -32,7 +32,6 @@ from tui.api.models import (
     derive_span_fields,
     normal_status,
 )
-from tui.api.span_table import read_span_table
 
 R = TypeVar("R", bound=Record)
 NOT_FAST = object()
@@ -236,6 +235,10 @@ def read_span_json(data: bytes) -> Span:
 def read_trace_fast(body: bytes) -> Trace | None:
     """The trace in `body` if it is written in the spec's spelling, else None. Its spans are a
     SpanTable: read for the tree's columns, made into Span objects only when asked for."""
+    # Here, not at the top: msgspec and the decoders take 7 ms to load, which start-up (the
+    # client loads before the project rows show) need not pay before a trace is opened.
+    from tui.api.span_table import read_span_table
+
     read = read_span_table(body, read_span_json)
     if read is None:
         return None
