@@ -231,10 +231,11 @@ class TracesScreen(AppScreen):
         else:
             self.traces += fresh
             self._haystacks += [haystack(t) for t in fresh]
-        if len(self.traces) >= HOLD_OUT_TRACES:
+        if not at_top and len(self.traces) >= HOLD_OUT_TRACES:
             # Every full collection would walk all the loaded traces (100 ms at 50,000, landing
             # on whatever the user does next): they are held out of collections, as a big
-            # trace is (tui/gcpause.py), until the screen closes.
+            # trace is (tui/gcpause.py), until the screen closes. On each page (a bounded
+            # number of times: what is held includes any garbage not yet collected).
             hold_out_of_collections(self)
         self.apply_view(keep=keep)
         if to_top:
