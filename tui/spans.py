@@ -13,50 +13,36 @@ import math
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from typing import Any, TypeVar, overload
 
 from tui.api.models import Span
+from tui.api.span_table import SpanColumns, SpanTable, columns_of, seconds
 from tui.chat import Conversation, conversation, conversation_text
 from tui.gcpause import gc_paused
 
+Number = TypeVar("Number", int, float)
 ORPHAN = "orphan"  # names a parent that is not in the trace
 CYCLE = "cycle"  # its parent chain loops; cut here
 DUPLICATE = "duplicate id"
 NO_ID = "no id"
 
 
-def _timestamp(moment: datetime | None) -> float:
-    if moment is None:
-        return math.inf
-    try:
-        return moment.timestamp()
-    except (OverflowError, OSError, ValueError):
-        return math.inf
-
-
-def _count(value: int | None) -> int:
-    return value if value is not None and value > 0 else 0
-
-
-def _money(value: float | None) -> float:
-    return value if value is not None and math.isfinite(value) and value > 0 else 0.0
-
-
 @dataclass
 class TraceTree:
     """The spans of one trace in display (pre-)order, with structure and rollups per position."""
 
-    spans: list[Span]
+    spans: Sequence[Span]  # by position; a SpanTable makes each Span when it is first drawn
     keys: list[str]
     depth: list[int]
     parent: list[int]  # -1 for a root
     end: list[int]  # the subtree of i is positions i .. end[i]-1
     flags: list[tuple[str, ...]]
     errors: list[bool]  # the span itself is an error
-    sub_input: list[int]
-    sub_output: list[int]
-    sub_cost: list[float]
-    sub_errors: list[int]
+    # Each subtree's totals, summed as they are asked for (SubtreeSums).
+    sub_input: Sequence[int]
+    sub_output: Sequence[int]
+    sub_cost: Sequence[float]
+    sub_errors: Sequence[int]
     start: float  # earliest start (unix seconds), for the waterfall
     finish: float  # latest end
     # Read on demand: the conversations of the spans last shown (a few hundred), and the
@@ -90,7 +76,7 @@ class TraceTree:
         """Where span i starts and how long it runs, as fractions of the whole trace (0..1)."""
         total = self.finish - self.start
         span = self.spans[i]
-        begin = _timestamp(span.started_at)
+        begin = seconds(span.started_at)
         if total <= 0 or not math.isfinite(total) or not math.isfinite(begin):
             return 0.0, 0.0
         duration = max(0.0, (span.duration_ms or 0.0) / 1000)
@@ -99,98 +85,76 @@ class TraceTree:
 
 
 def build_tree(spans: Sequence[Span]) -> TraceTree:
-    """Order `spans` as a tree: children by start time, orphans and cycles as flagged roots."""
-    with gc_paused():  # lists of 50,000 entries each: see tui/api/gcpause.py
-        return _build_tree(spans)
+    """Order `spans` as a tree: children by start time, orphans and cycles as flagged roots.
+    The tree is built from the spans' columns: a SpanTable's own, read without making Spans."""
+    with gc_paused():  # lists of 100,000 entries each: see tui/gcpause.py
+        columns = spans.columns if isinstance(spans, SpanTable) else None
+        return _build_tree(spans, columns or columns_of(spans))
 
 
-def _build_tree(spans: Sequence[Span]) -> TraceTree:
-    # One pass per concern over plain lists; about 1.5 µs a span (a 50,000-span trace is a
-    # quarter of a second of this if done carelessly). Sorting by start alone is enough for
-    # "by start, then by arrival": Python's sort is stable and indices are appended in order.
+def _build_tree(spans: Sequence[Span], columns: SpanColumns) -> TraceTree:
+    # A few passes over plain lists, each as much in C as it can be (sorted, dict(zip()),
+    # list comprehensions): about 1 µs a span, and a 100,000-span trace is a tenth of a
+    # second of this. Sorting the indices by start once gives every parent its children in
+    # start order, then by arrival (Python's sort is stable), and the roots likewise.
     n = len(spans)
-    starts = [_timestamp(s.started_at) for s in spans]
+    starts, ids = columns.starts, columns.ids
     flags: dict[int, list[str]] = {}
-    keys: list[str] = []
-    first_index: dict[str, int] = {}
-    for i, span in enumerate(spans):
-        key = span.id
-        if not key:
-            key = f"#{i}"
-            flags.setdefault(i, []).append(NO_ID)
-        elif key in first_index:
-            flags.setdefault(i, []).append(DUPLICATE)
-            key = f"{key}#{i}"
-        first_index.setdefault(key, i)
-        keys.append(key)
+    first_index: dict[Any, int] = dict(zip(ids, range(n), strict=True))
+    if len(first_index) == n and None not in first_index and "" not in first_index:
+        keys: list[str] = ids  # type: ignore[assignment]  # every id is there, once
+    else:
+        keys, first_index = _unique_keys(ids, flags)
 
-    parent_of = [-1] * n
+    get_index = first_index.get
+    parent_of = [get_index(ref, -2) if ref else -1 for ref in columns.parent_ids]
     children: dict[int, list[int]] = {}
     roots: list[int] = []
-    for i, span in enumerate(spans):
-        ref = span.parent_id
-        found = first_index.get(ref) if ref else -1
-        if found is None:
-            flags.setdefault(i, []).append(ORPHAN)
-            found = -1
-        elif found == i:
-            flags.setdefault(i, []).append(CYCLE)
-            found = -1
-        if found == -1:
-            roots.append(i)
-        else:
-            parent_of[i] = found
-            kids = children.get(found)
+    for i in sorted(range(n), key=starts.__getitem__):
+        p = parent_of[i]
+        if p >= 0 and p != i:
+            kids = children.get(p)
             if kids is None:
-                children[found] = [i]
+                children[p] = [i]
             else:
                 kids.append(i)
-    by_start = starts.__getitem__
-    for kids in children.values():
-        if len(kids) > 1:
-            kids.sort(key=by_start)
+            continue
+        if p == -2:
+            flags.setdefault(i, []).append(ORPHAN)
+            parent_of[i] = -1
+        elif p == i:
+            flags.setdefault(i, []).append(CYCLE)
+            parent_of[i] = -1
+        roots.append(i)
 
+    # Pre-order from the roots. Every span has one parent, so nothing is reached twice.
     order: list[int] = []
-    depth_of = [0] * n
-    visited = [False] * n
-    no_children: list[int] = []
-
-    def walk(root: int) -> None:
-        stack = [root]
-        depth_of[root] = 0
-        while stack:
-            i = stack.pop()
-            if visited[i]:
-                continue
-            visited[i] = True
-            order.append(i)
-            kids = children.get(i, no_children)
-            if kids:
-                below = depth_of[i] + 1
-                for child in reversed(kids):
-                    if not visited[child]:
-                        depth_of[child] = below
-                        stack.append(child)
-
-    for root in sorted(roots, key=by_start):
-        walk(root)
+    add, get_kids = order.append, children.get
+    stack = roots[::-1]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        i = pop()
+        add(i)
+        kids = get_kids(i)
+        if kids is not None:
+            push(reversed(kids))
     if len(order) < n:
-        # Whatever is left hangs off a parent cycle: cut each cycle at its earliest span.
-        for i in sorted((i for i in range(n) if not visited[i]), key=by_start):
-            if not visited[i]:
-                flags.setdefault(i, []).append(CYCLE)
-                parent_of[i] = -1
-                walk(i)
+        _walk_cycles(order, children, parent_of, starts, flags)
 
     position = [0] * n
+    depth: list[int] = []
+    parent: list[int] = []
+    add_depth, add_parent = depth.append, parent.append
     for pos, i in enumerate(order):
         position[i] = pos
-    ordered = [spans[i] for i in order]
-    depth = [depth_of[i] for i in order]
-    # The parent in the walk, which differs from parent_of only where a cycle was cut.
-    parent = [
-        -1 if parent_of[i] == -1 or depth_of[i] == 0 else position[parent_of[i]] for i in order
-    ]
+        p = parent_of[i]
+        if p == -1:
+            add_parent(-1)
+            add_depth(0)
+        else:
+            p = position[p]  # placed already: a parent comes before its children
+            add_parent(p)
+            add_depth(depth[p] + 1)
 
     end = [n] * n
     open_nodes: list[int] = []
@@ -199,43 +163,140 @@ def _build_tree(spans: Sequence[Span]) -> TraceTree:
             end[open_nodes.pop()] = pos
         open_nodes.append(pos)
 
-    errors = [s.is_error for s in ordered]
-    sub_input = [_count(s.input_tokens) for s in ordered]
-    sub_output = [_count(s.output_tokens) for s in ordered]
-    sub_cost = [_money(s.cost_usd) for s in ordered]
-    sub_errors = [int(e) for e in errors]
-    for pos in range(n - 1, 0, -1):
-        p = parent[pos]
-        if p != -1:
-            sub_input[p] += sub_input[pos]
-            sub_output[p] += sub_output[pos]
-            sub_cost[p] += sub_cost[pos]
-            sub_errors[p] += sub_errors[pos]
-
-    start = min((s for s in starts if s != math.inf), default=0.0)
-    finish = start
-    for begin, span in zip(starts, spans, strict=True):
-        duration = span.duration_ms
-        if begin != math.inf and duration is not None and math.isfinite(duration):
-            end_time = begin + duration / 1000 if duration > 0 else begin
-            if end_time > finish:
-                finish = end_time
+    is_error = columns.errors
+    errors = [is_error[i] for i in order]
+    start, finish = _time_span(starts, columns.durations)
     no_flags: tuple[str, ...] = ()
+    inputs, outputs, costs = columns.input_tokens, columns.output_tokens, columns.costs
     return TraceTree(
-        spans=ordered,
+        spans=spans.reordered(order) if isinstance(spans, SpanTable) else [spans[i] for i in order],
         keys=[keys[i] for i in order],
         depth=depth,
         parent=parent,
         end=end,
-        flags=[tuple(flags[i]) if i in flags else no_flags for i in order],
+        flags=[tuple(flags[i]) if i in flags else no_flags for i in order]
+        if flags
+        else [no_flags] * n,
         errors=errors,
-        sub_input=sub_input,
-        sub_output=sub_output,
-        sub_cost=sub_cost,
-        sub_errors=sub_errors,
+        sub_input=SubtreeSums([inputs[i] for i in order], end, 0),
+        sub_output=SubtreeSums([outputs[i] for i in order], end, 0),
+        sub_cost=SubtreeSums([costs[i] for i in order], end, 0.0),
+        sub_errors=SubtreeSums(errors, end, 0),
         start=start,
         finish=finish,
     )
+
+
+def _time_span(starts: list[float], durations: list[float | None]) -> tuple[float, float]:
+    """(the earliest start, the latest end) in unix seconds: (0, 0) when no span has a start.
+    A span's end is its start plus its duration when that is a positive finite number."""
+    inf = math.inf
+    start = min(starts, default=inf)
+    if start == inf:
+        return 0.0, 0.0
+    ends = [
+        begin + duration / 1000 if duration > 0 else begin
+        for begin, duration in zip(starts, durations, strict=True)
+        if duration is not None and begin != inf and -inf < duration < inf
+    ]
+    return start, max(start, max(ends, default=start))
+
+
+def _unique_keys(
+    ids: list[str | None], flags: dict[int, list[str]]
+) -> tuple[list[str], dict[str, int]]:
+    """A key for every span (its id, or one made up for a missing or repeated id, flagged),
+    and the first span of each key."""
+    keys: list[str] = []
+    first_index: dict[str, int] = {}
+    for i, key in enumerate(ids):
+        if not key:
+            key = f"#{i}"
+            flags.setdefault(i, []).append(NO_ID)
+        elif key in first_index:
+            flags.setdefault(i, []).append(DUPLICATE)
+            key = f"{key}#{i}"
+        first_index.setdefault(key, i)
+        keys.append(key)
+    return keys, first_index
+
+
+def _walk_cycles(
+    order: list[int],
+    children: dict[int, list[int]],
+    parent_of: list[int],
+    starts: list[float],
+    flags: dict[int, list[str]],
+) -> None:
+    """Whatever the walk from the roots left hangs off a parent cycle: cut each cycle at its
+    earliest span, and walk on from there (skipping what was placed: the cycle leads back)."""
+    visited = [False] * len(parent_of)
+    for i in order:
+        visited[i] = True
+    for i in sorted((i for i, seen in enumerate(visited) if not seen), key=starts.__getitem__):
+        if visited[i]:
+            continue
+        flags.setdefault(i, []).append(CYCLE)
+        parent_of[i] = -1
+        stack = [i]
+        while stack:
+            node = stack.pop()
+            if visited[node]:
+                continue
+            visited[node] = True
+            order.append(node)
+            stack.extend(kid for kid in reversed(children.get(node, ())) if not visited[kid])
+
+
+class SubtreeSums(Sequence[Number]):
+    """The total of one column over each subtree, summed when first asked for: the screen asks
+    for the few on screen (collapsed rows, the selected span), not for all of them. Counts
+    below zero, missing or not finite count as nothing."""
+
+    def __init__(self, own: list[Any], end: list[int], zero: Number) -> None:
+        self._own = own  # by position
+        self._end = end
+        self._zero: Number = zero
+        self._cleaned = False
+        self._sums: dict[int, Number] = {}
+
+    def __len__(self) -> int:
+        return len(self._own)
+
+    @overload
+    def __getitem__(self, index: int) -> Number: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Number]: ...
+
+    def __getitem__(self, index: int | slice) -> Number | list[Number]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self._own)))]
+        total = self._sums.get(index)
+        if total is None:
+            if index < 0:
+                index += len(self._own)
+            if not self._cleaned:
+                self._clean()
+            total = sum(self._own[index : self._end[index]], self._zero)  # IndexError past end
+            self._sums[index] = total
+        return total
+
+    def _clean(self) -> None:
+        """Once: what does not count made zero, so that each sum is a plain one (in C)."""
+        own, inf = self._own, math.inf
+        if own and (None in own or not 0 <= min(own) <= max(own) < inf):
+            zero = self._zero
+            self._own = [v if v is not None and 0 < v < inf else zero for v in own]
+        self._cleaned = True
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"SubtreeSums({list(self)!r})"
 
 
 @dataclass

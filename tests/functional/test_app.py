@@ -7,6 +7,7 @@ import io
 import json
 import random
 import uuid
+import weakref
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -18,6 +19,7 @@ from rich.console import Console
 
 from tests.conftest import RunningService
 from tui.api import ApiClient
+from tui.api.span_table import SpanTable
 from tui.app import StartAt, TraceTuiApp
 from tui.screens.alerts import AlertsScreen
 from tui.screens.forms import AlertForm, ProjectForm
@@ -176,10 +178,18 @@ async def test_the_10000_span_trace_opens_and_scrolls(
         assert view.trace_tree.size == 12_001
         assert len(view.view.rows) == 601  # the root and its 600 steps, collapsed with rollups
         assert "Σ" in tree_lines(app)[1]
-        await pilot.press("pagedown", "pagedown", "end", "plus")
+        # Span objects are made for the rows drawn (and the detail pane's span), not for all.
+        spans = view.trace_tree.spans
+        assert isinstance(spans, SpanTable) and 0 < spans.made <= view.size.height + 1
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert spans.made <= 2 * view.size.height + 1
+        await pilot.press("pagedown", "end", "plus")
         assert len(view.view.rows) == 12_001
         await pilot.press("end", "pageup", "minus")
         assert view.view.rows == [0]
+        read = weakref.ref(spans)
+        del spans
         # A trace this big is held out of garbage collections while open (tui/api/gcpause.py),
         # and handed back, spans let go of, when it closes.
         assert gc.get_freeze_count() > 12_001
@@ -187,6 +197,8 @@ async def test_the_10000_span_trace_opens_and_scrolls(
         await wait_for(pilot, lambda: not app.screen.query(SpanTreeView))
         assert gc.get_freeze_count() == 0
         assert view.trace_tree.size == 0
+        await pilot.pause()  # the collection that follows a big trace's closing
+        assert read() is None  # nothing still holds the trace's spans
 
 
 async def test_the_2500_deep_trace_opens_and_scrolls(

@@ -37,9 +37,10 @@ def print_table(rows: list[Row]) -> None:
     print(header)
     print("-" * len(header))
     for r in rows:
-        floor = f"{r.floor:>8.2f}{r.unit:<2}" if r.floor else f"{'–':>10}"
+        digits = 0 if not r.unit else 2  # no unit: a count
+        floor = f"{r.floor:>8.{digits}f}{r.unit:<2}" if r.floor else f"{'–':>10}"
         ratio = f"{r.ratio:>6.2f}x" if r.floor else f"{'–':>7}"
         print(
-            f"{r.scenario:<44} {r.ours:>8.2f}{r.unit:<2} {floor} "
+            f"{r.scenario:<44} {r.ours:>8.{digits}f}{r.unit:<2} {floor} "
             f"{ratio}  {r.target:<18} {'yes' if r.met else 'NO'}"
         )

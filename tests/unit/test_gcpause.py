@@ -6,7 +6,12 @@ import gc
 
 import pytest
 
-from tui.gcpause import gc_paused, hold_out_of_collections, return_to_collections
+from tui.gcpause import (
+    collect_garbage,
+    gc_paused,
+    hold_out_of_collections,
+    return_to_collections,
+)
 
 
 def test_the_pause_nests_and_restores_the_collector_even_on_error() -> None:
@@ -39,4 +44,25 @@ def test_held_out_objects_are_handed_back() -> None:
         assert gc.get_freeze_count() >= len(kept)
     finally:
         return_to_collections()
+    assert gc.get_freeze_count() == 0
+
+
+def test_one_holder_handing_back_keeps_what_another_holds_after_the_collection() -> None:
+    """The trace list holds its traces out; a big trace opened over it is held out and handed
+    back when closed: after the collection that follows, the list's are held out again."""
+    listed = [[i] for i in range(1000)]
+    trace_list, trace_screen = object(), object()
+    hold_out_of_collections(trace_list)
+    try:
+        hold_out_of_collections(trace_screen)
+        return_to_collections(trace_screen)
+        assert gc.get_freeze_count() == 0  # everything collectable, for the collection
+        collect_garbage()
+        assert gc.get_freeze_count() >= len(listed)
+        return_to_collections(object())  # something that held nothing hands back nothing
+        assert gc.get_freeze_count() >= len(listed)
+    finally:
+        return_to_collections(trace_list)
+    assert gc.get_freeze_count() == 0
+    collect_garbage()
     assert gc.get_freeze_count() == 0

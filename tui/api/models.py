@@ -9,6 +9,7 @@ be read becomes None instead of failing the record, and unknown fields are kept 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Annotated, Any
 
@@ -248,7 +249,7 @@ class Trace(Record):
     # app also derives one from an `input` field (tui/chat.py trace_preview).
     input_preview: LStr = aliases("input_preview", "inputPreview", "preview")
     # Set by tui/api/readers.py, which reads spans the fast way where it can; never validated.
-    spans: SkipValidation[list[Span]] = Field(default_factory=list)
+    spans: SkipValidation[Sequence[Span]] = Field(default_factory=list)
 
     @model_validator(mode="before")
     @classmethod

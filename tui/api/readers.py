@@ -1,12 +1,13 @@
 """Reading answers into records: the one fast span reader, and the tolerant models otherwise.
 
-A trace can hold 50,000 spans: 4 MB of JSON for 10,000. The tolerant models cost about 20 µs a
+A trace can hold 100,000 spans: 4 MB of JSON for 10,000. The tolerant models cost about 20 µs a
 span (aliases, validators), so spans written exactly in the spec's spelling with plain types are
 read here by pydantic-core against a strict schema of exactly the spec's span fields (no aliases,
-no validators), in about the time json.loads takes; a little Python then does what the tolerant
-model does after validation (times to UTC, status and kind normalised, duration or end derived).
-That schema serves both a whole trace's bytes (`read_trace_fast`) and one span's dict
-(`read_span`).
+no validators); a little Python then does what the tolerant model does after validation (times
+to UTC, status and kind normalised, duration or end derived). That schema serves one span's
+dict (`read_span`) or bytes (`read_span_json`). A whole trace's bytes (`read_trace_fast`) are
+checked against the same fields and types by msgspec (span_table.py), and its spans are made
+into Span objects one by one, by `read_span_json`, only when asked for.
 
 It is only ever a shortcut: whatever does not fit (another spelling, an unknown key, a number
 where text belongs, a time that is not ISO 8601, NaN, invalid UTF-8, nesting deeper than the
@@ -16,11 +17,13 @@ records. tests/unit/test_fast_spans.py checks that they do.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
 from pydantic_core import SchemaValidator, ValidationError, core_schema
 
+from tui.api.deep_json import loads_with_depth_cut
 from tui.api.models import (
     SPAN_LIST_KEYS,
     Record,
@@ -70,11 +73,34 @@ _SPAN_SCHEMA = core_schema.model_schema(
     ),
 )
 _SPAN_VALIDATOR = SchemaValidator(_SPAN_SCHEMA)
-# The trace's own fields are few and are read by the tolerant Trace model; only "spans" is typed.
+# A trace of a list page, in the spec's spelling (the listing has no spans): a page is 500 of
+# them, which the tolerant model reads in some 15 ms and this in about one.
 _TRACE_VALIDATOR = SchemaValidator(
-    core_schema.typed_dict_schema(
-        {"spans": core_schema.typed_dict_field(core_schema.list_schema(_SPAN_SCHEMA))},
-        extra_behavior="allow",
+    core_schema.model_schema(
+        Trace,
+        core_schema.model_fields_schema(
+            {
+                "id": _optional(_TEXT),
+                "project_id": _optional(_TEXT),
+                "name": _optional(_TEXT),
+                "started_at": _optional(_TEXT),
+                "ended_at": _optional(_TEXT),
+                "duration_ms": _optional(_NUMBER),
+                "status": _optional(_TEXT),
+                "error_message": _optional(_TEXT),
+                "span_count": _optional(_COUNT),
+                "error_count": _optional(_COUNT),
+                "input_tokens": _optional(_COUNT),
+                "output_tokens": _optional(_COUNT),
+                "total_tokens": _optional(_COUNT),
+                "total_cost_usd": _optional(_NUMBER),
+                "attributes": core_schema.model_field(
+                    core_schema.with_default_schema(core_schema.any_schema(), default=None)
+                ),
+                "input_preview": _optional(_TEXT),
+            },
+            extra_behavior="forbid",
+        ),
     )
 )
 
@@ -110,11 +136,11 @@ def fast_time(value: Any) -> Any:
         return NOT_FAST
     try:
         parsed = datetime.fromisoformat(value)
-    except ValueError:
+        if parsed.tzinfo is None:
+            return parsed.replace(tzinfo=timezone.utc)
+        return parsed.astimezone(timezone.utc)
+    except (ValueError, OverflowError):  # OverflowError: year 1 or 9999 moved to UTC
         return NOT_FAST
-    if parsed.tzinfo is None:
-        return parsed.replace(tzinfo=timezone.utc)
-    return parsed.astimezone(timezone.utc)
 
 
 def _finish(span: Span) -> bool:
@@ -153,24 +179,77 @@ def fast_span(item: dict[str, Any]) -> Span | None:
     return span if _finish(span) else None
 
 
+def fast_trace(item: dict[str, Any]) -> Trace | None:
+    """One listed trace in the spec's spelling, read directly (what Trace's validators do after
+    reading, done here); None if it needs the tolerant model."""
+    try:
+        trace: Trace = _TRACE_VALIDATOR.validate_python(item)
+    except ValidationError:
+        return None
+    values = trace.__dict__
+    values["spans"] = []
+    started, ended = values["started_at"], values["ended_at"]
+    if started is not None:
+        started = values["started_at"] = fast_time(started)
+        if started is NOT_FAST:
+            return None
+    if ended is not None:
+        ended = values["ended_at"] = fast_time(ended)
+        if ended is NOT_FAST:
+            return None
+    status = values["status"]
+    if status is not None and status not in _PLAIN_STATUS:
+        values["status"] = normal_status(status)
+    # Trace._derive
+    if values["duration_ms"] is None and started and ended:
+        values["duration_ms"] = (ended - started).total_seconds() * 1000
+    inputs, outputs = values["input_tokens"], values["output_tokens"]
+    if values["total_tokens"] is None and inputs is not None and outputs is not None:
+        values["total_tokens"] = inputs + outputs
+    if values["status"] is None and values["error_count"]:
+        values["status"] = "error"
+    return trace
+
+
 def read_span(item: dict[str, Any]) -> Span:
     """One span from a dict: directly when it is in the spec's spelling, else tolerantly."""
     return fast_span(item) or Span.model_validate(item)
 
 
-def read_trace_fast(body: bytes) -> Trace | None:
-    """The trace in `body` if it is written in the spec's spelling, else None."""
+def read_span_json(data: bytes) -> Span:
+    """One span from its JSON, as the whole trace's reading would make it: directly when it is
+    in the spec's spelling, else tolerantly (nesting too deep for json.loads is cut)."""
     try:
-        parsed: dict[str, Any] = _TRACE_VALIDATOR.validate_json(body)
-    except ValueError:  # pydantic_core.ValidationError: not the spec's shape (or not JSON)
+        span: Span = _SPAN_VALIDATOR.validate_json(data)
+        if _finish(span):
+            return span
+    except ValueError:  # pydantic_core.ValidationError
+        pass
+    try:
+        item = json.loads(data)
+    except RecursionError:
+        item = loads_with_depth_cut(data.decode("utf-8", "replace"))
+    return read_span(item) if isinstance(item, dict) else Span()
+
+
+def read_trace_fast(body: bytes) -> Trace | None:
+    """The trace in `body` if it is written in the spec's spelling, else None. Its spans are a
+    SpanTable: read for the tree's columns, made into Span objects only when asked for."""
+    # Here, not at the top: msgspec and the decoders take 7 ms to load, which start-up (the
+    # client loads before the project rows show) need not pay before a trace is opened.
+    from tui.api.span_table import read_span_table
+
+    read = read_span_table(body, read_span_json)
+    if read is None:
         return None
-    if isinstance(parsed.get("data"), dict) and "id" not in parsed:
-        return None  # an envelope: {"data": {...}} is the tolerant path's business
-    spans: list[Span] = parsed.pop("spans")
-    for span in spans:
-        if not _finish(span):
-            return None
-    trace = Trace.model_validate(parsed)
+    raw_fields, spans = read
+    try:
+        fields = {key: json.loads(bytes(raw)) for key, raw in raw_fields.items()}
+    except RecursionError:
+        return None
+    if isinstance(fields.get("data"), dict) and "id" not in fields:
+        return None  # an envelope ({"data": {...}}) is the tolerant path's business
+    trace = Trace.model_validate(fields)
     trace.spans = spans
     return trace
 
@@ -196,6 +275,12 @@ def read_records(model: type[R], items: Any) -> tuple[list[R], int]:
         return [], 0
     if model is Span:
         records: list[Any] = [read_span(item) for item in items if isinstance(item, dict)]
+    elif model is Trace:
+        records = [
+            fast_trace(item) or Trace.model_validate(item)
+            for item in items
+            if isinstance(item, dict)
+        ]
     else:
         records = [model.model_validate(item) for item in items if isinstance(item, dict)]
     return records, len(items) - len(records)

@@ -8,8 +8,9 @@ never shown on a screen the user has left.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from textual.screen import ModalScreen, Screen
@@ -92,6 +93,22 @@ class ApiCalls:
         return self._screen.run_worker(
             run(), name=group, group=group, exclusive=True, exit_on_error=False
         )
+
+    def ask_now(
+        self, call: Callable[[ApiClient], Coroutine[Any, Any, T]]
+    ) -> asyncio.Task[T] | None:
+        """Start `call` at once, from the screen's __init__: before the screen is built and
+        drawn (20-50 ms), which far from the server would add to the answer's time. The task
+        is then given to `call_api` (`lambda client: task`), whose worker awaits it; if none
+        ever does, its outcome is dropped. None when there is no app or client yet."""
+        try:
+            loop = asyncio.get_running_loop()
+            client = self.tui.client
+        except (RuntimeError, LookupError):
+            return None
+        task = loop.create_task(call(client))
+        task.add_done_callback(lambda done: done.cancelled() or done.exception())
+        return task
 
     def on_screen_resume(self) -> None:
         # What the status line shows may have changed while another screen was on top.

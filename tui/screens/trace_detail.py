@@ -21,7 +21,12 @@ from textual.widgets import Footer, Input, Static
 from tui import formatting as fmt
 from tui.api import ApiClient, ApiError, NotFound, Trace
 from tui.chat import trace_facts, trace_preview
-from tui.gcpause import gc_paused, hold_out_of_collections, return_to_collections
+from tui.gcpause import (
+    collect_garbage,
+    gc_paused,
+    hold_out_of_collections,
+    return_to_collections,
+)
 from tui.screens.base import AppScreen, error_line
 from tui.spans import TraceTree, build_tree, search_order, span_matcher
 from tui.text import safe_text
@@ -91,8 +96,14 @@ HOLD_OUT_SPANS = 2000
 def json_text(record: BaseModel) -> str:
     """A record as readable JSON (Unicode kept as it is) that can always be encoded: a lone half
     of a UTF-16 pair, which a server's JSON may carry, is written as its \\uXXXX escape, as
-    JSON allows. (Pydantic's own JSON mode refuses such a string.)"""
-    text = json.dumps(record.model_dump(), indent=2, ensure_ascii=False, default=_json_default)
+    JSON allows. (Pydantic's own JSON mode refuses such a string.) A trace's spans, which may
+    be made one by one as they are asked for (tui/api/span_table.py), are dumped one by one."""
+    if isinstance(record, Trace):
+        data = record.model_dump(exclude={"spans"})
+        data["spans"] = [span.model_dump() for span in record.spans]
+    else:
+        data = record.model_dump()
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=_json_default)
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
@@ -184,6 +195,10 @@ class TraceDetailScreen(AppScreen):
         self.trace: Trace | None = None
         self.trace_tree: TraceTree | None = None
         self._search_in = "spans"  # what the search field searches: "spans" or "detail"
+        # The trace is asked for now, before the screen is built and drawn (see ask_now).
+        self._early: asyncio.Task[Trace] | None = self.ask_now(
+            lambda client: client.get_trace(trace_id, project_id)
+        )
 
     def compose(self) -> ComposeResult:
         yield Static(id="summary")
@@ -228,14 +243,17 @@ class TraceDetailScreen(AppScreen):
     async def _read(self, client: ApiClient) -> tuple[Trace, TraceTree]:
         # The collector stays out from the read until a big trace is held out of it: see
         # tui/gcpause.py (a collection in between walks a million fresh objects).
+        early, self._early = self._early, None
         with gc_paused():
-            trace = await client.get_trace(self.trace_id, self.project_id)
+            trace = await (early or client.get_trace(self.trace_id, self.project_id))
             tree = build_tree(trace.spans)
             if tree.size >= HOLD_OUT_SPANS:
-                hold_out_of_collections()
+                hold_out_of_collections(self)
         return trace, tree
 
     def _failed(self, error: ApiError) -> bool:
+        if self.query(SpanTreeView):
+            return False  # a reload failed: the tree stays, and the app says what went wrong
         message = self.query_one("#message", Static)
         if isinstance(error, NotFound):
             message.update(safe_text(f"Trace {self.trace_id} was not found on this server."))
@@ -243,33 +261,45 @@ class TraceDetailScreen(AppScreen):
         message.update(safe_text(error_line(error)))
         return False
 
-    async def _loaded(self, loaded: tuple[Trace, TraceTree]) -> None:
+    def _loaded(self, loaded: tuple[Trace, TraceTree]) -> None:
         self.trace, self.trace_tree = loaded
-        await self._show()
+        self._show()
 
-    async def _show(self) -> None:
+    def _show(self) -> None:
+        """The summary, the tree and the first span's detail, all drawn in the next frame:
+        nothing here waits (an awaited mount or removal lets a frame be drawn in between, and
+        one frame of this screen costs as much as building the tree of 10,000 spans)."""
         assert self.trace is not None and self.trace_tree is not None
         summary = summary_text(self.trace, self.trace_tree, self.tui.now())
         self.query_one("#summary", Static).update(summary)
         pane = self.query_one("#tree-pane")
-        for old in pane.query("SpanTreeView, #message"):
-            await old.remove()
+        for old in pane.query(SpanTreeView):
+            old.remove()
+        message = self.query_one("#message", Static)
         if self.trace_tree.size == 0:
-            await pane.mount(Static(Text("This trace has no spans."), id="message"))
+            message.update(Text("This trace has no spans."))
+            message.display = True
             return
+        message.display = False
         view = SpanTreeView(self.trace_tree)
         # A short trace's tree takes no more rows than it has spans: the rest go to the detail.
         pane.styles.max_height = self.trace_tree.size + 1
-        await pane.mount(view)
+        pane.mount(view)  # in the DOM at once; mounted before the next frame
         self.call_after_refresh(self._update_header)
         view.focus()
         self.query_one(SpanDetail).show(self.trace_tree, view.position)
 
     def on_unmount(self) -> None:
-        # Let go of the spans first (SpanTreeView does the same), so reference counting frees
-        # them without the collector's help, then give it back what `_show` held out of it.
+        # Let go of the spans first (SpanTreeView and SpanDetail do the same), so reference
+        # counting frees them without the collector's help, then give it back what `_show`
+        # held out of it.
+        if self._early is not None:
+            self._early.cancel()
+        big = self.trace_tree is not None and self.trace_tree.size >= HOLD_OUT_SPANS
         self.trace = self.trace_tree = None
-        return_to_collections()
+        return_to_collections(self)
+        if big:  # once the list beneath is drawn again
+            self.app.call_after_refresh(collect_garbage)
 
     @on(SpanTreeView.SpanHighlighted)
     def _highlighted(self, event: SpanTreeView.SpanHighlighted) -> None:

@@ -6,6 +6,10 @@ loaded rows only)."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -17,6 +21,7 @@ from textual.worker import Worker
 
 from tui.api import ApiError, NextPage, Page, Trace
 from tui.chat import trace_preview
+from tui.gcpause import hold_out_of_collections, return_to_collections
 from tui.screens.base import AppScreen, error_line
 from tui.text import safe_text
 from tui.timerange import TimeRange
@@ -24,9 +29,17 @@ from tui.widgets.status_bar import StatusBar
 from tui.widgets.trace_table import TraceTable, header_line
 from tui.widgets.virtual_rows import VirtualRows
 
+if TYPE_CHECKING:
+    from tui.api import ApiClient
+
 PAGE_SIZE = 500
-PREFETCH_ROWS = 60  # the next page starts loading this many rows before the end
+# The next page is asked for once the cursor moves within a page's worth of rows of the end (so
+# the first move asks for the second page, and nothing is fetched for a list only glanced at):
+# far from the server (a 200 ms round trip), a held page-down key (some 600 rows a second)
+# reaches the end of what is loaded only after the next page has arrived.
+PREFETCH_ROWS = PAGE_SIZE
 LIVE_SECONDS = 5.0
+HOLD_OUT_TRACES = 5_000  # loaded traces held out of garbage collections from this many on
 SORTS = ("start", "duration", "cost")
 SORT_LABELS = {"start": "newest first", "duration": "slowest first", "cost": "costliest first"}
 
@@ -109,6 +122,18 @@ class TracesScreen(AppScreen):
         self.load_error: str | None = None
         self.dropped = 0  # list items that were not records at all (see Page.dropped)
         self._left = False  # another screen has been on top since this one opened
+        self._last_row = 0  # where the cursor was: the next page is fetched moving down
+        # The first page is asked for now, before the screen is built and drawn.
+        self._early_page: asyncio.Task[Page] | None = self.ask_now(self._first_page)
+
+    def _first_page(self, client: ApiClient) -> Coroutine[Any, Any, Page]:
+        start, end = self.range.bounds(self.tui.now())
+        return client.list_traces(self.project_id, start=start, end=end, limit=PAGE_SIZE)
+
+    def on_unmount(self) -> None:
+        if self._early_page is not None:
+            self._early_page.cancel()
+        return_to_collections(self)
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="top"):
@@ -164,6 +189,10 @@ class TracesScreen(AppScreen):
         """The first page (replacing what is loaded once it arrives) or the next one."""
         start, end = self.range.bounds(self.tui.now())
         after = None if first else self.next_page
+        early, self._early_page = self._early_page, None
+        if not first and early is not None:
+            early.cancel()
+            early = None
 
         def loaded(page: Page) -> None:
             self.load_error = None
@@ -178,6 +207,8 @@ class TracesScreen(AppScreen):
             elif self.ended:
                 self.loading_all = False
                 self.update_header()
+            elif not first:  # the cursor may be within a page of the new end already
+                self.call_after_refresh(self._prefetch)
 
         def failed(error: ApiError) -> None:
             # What was loaded stays; the header says what failed and `r` retries.
@@ -185,8 +216,11 @@ class TracesScreen(AppScreen):
             self.update_header()
 
         self.page_worker = self.call_api(
-            lambda client: client.list_traces(
-                self.project_id, start=start, end=end, limit=PAGE_SIZE, after=after
+            lambda client: (
+                early
+                or client.list_traces(
+                    self.project_id, start=start, end=end, limit=PAGE_SIZE, after=after
+                )
             ),
             loaded,
             group="traces",
@@ -214,6 +248,12 @@ class TracesScreen(AppScreen):
         else:
             self.traces += fresh
             self._haystacks += [haystack(t) for t in fresh]
+        if not at_top and len(self.traces) >= HOLD_OUT_TRACES:
+            # Every full collection would walk all the loaded traces (100 ms at 50,000, landing
+            # on whatever the user does next): they are held out of collections, as a big
+            # trace is (tui/gcpause.py), until the screen closes. On each page (a bounded
+            # number of times: what is held includes any garbage not yet collected).
+            hold_out_of_collections(self)
         self.apply_view(keep=keep)
         if to_top:
             table.move_to(0)
@@ -247,6 +287,14 @@ class TracesScreen(AppScreen):
 
     @on(VirtualRows.CursorMoved)
     def _cursor_moved(self, event: VirtualRows.CursorMoved) -> None:
+        if event.row > self._last_row:  # towards the end (not the first page's move to the top)
+            self._prefetch()
+        self._last_row = event.row
+        self.update_position()
+
+    def _prefetch(self) -> None:
+        """Ask for the next page when the cursor is within PREFETCH_ROWS of the end of what is
+        loaded, unless a page is on its way already (one request at a time, each page once)."""
         table = self.query_one(TraceTable)
         if (
             not self.fetching
@@ -255,10 +303,9 @@ class TracesScreen(AppScreen):
             and not self.filter_text
             and not self.errors_only
             and self.sort == "start"
-            and event.row >= table.row_count() - PREFETCH_ROWS
+            and table.cursor >= table.row_count() - PREFETCH_ROWS
         ):
             self.load_page()
-        self.update_position()
 
     def update_header(self) -> None:
         table = self.query_one(TraceTable)

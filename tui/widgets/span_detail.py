@@ -131,6 +131,10 @@ class SpanDetail(Vertical):
     def compose(self) -> ComposeResult:
         yield DocumentView(id="span-document")
 
+    def on_unmount(self) -> None:
+        # A closed screen may linger until the collector finds it; the trace need not.
+        self._shown = None
+
     @property
     def document(self) -> DocumentView:
         return self.query_one(DocumentView)

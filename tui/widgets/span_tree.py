@@ -8,6 +8,8 @@ become segments: nothing they contain reaches the terminal as markup or escape c
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from rich.style import Style
 from textual.binding import Binding
 from textual.message import Message
@@ -24,12 +26,17 @@ KIND_STYLES = {
     "agent": Style(color="green"),
     "chain": Style(color="blue"),
 }
+DEFAULT_KIND_STYLE = Style(color="white")
+ERROR_NAME = Style(color="red", bold=True)
+NO_MODEL = Style(dim=True)
+TOTAL = Style(bold=True)
 MAX_INDENT = 12  # deeper levels show their depth as a number instead of more indentation
 
 
+@lru_cache(maxsize=16)
 def columns_for(width: int) -> dict[str, int]:
     """Column widths for the tree's width: the model and the timing bar grow with it (model
-    names run to 26 characters), the name takes what is left."""
+    names run to 26 characters), the name takes what is left. (Shared: not to be changed.)"""
     cols = {
         "kind": 9 if width >= 120 else 5,
         "model": 9 if width < 90 else max(12, min(28, width // 6)),
@@ -142,22 +149,23 @@ class SpanTreeView(VirtualRows):
             sigma = ""
         offset, length = tree.offset_and_length(i)
         cells = [
-            (name_text, Style(color="red", bold=True) if span.is_error else None),
+            (name_text, ERROR_NAME if span.is_error else None),
             (fmt.fit(span.kind or "", c["kind"]), KIND_STYLES.get(span.kind or "")),
-            (fmt.fit(span.model or "", c["model"]), Style(dim=True) if not span.model else None),
+            (fmt.fit(span.model or "", c["model"]), NO_MODEL if not span.model else None),
             (fmt.fit_right(sigma + fmt.tokens(inp), c["in"]), None),
             (fmt.fit_right(sigma + fmt.tokens(out), c["out"]), None),
             (
                 fmt.fit_right(sigma + fmt.cost(cost), c["cost"]),
-                Style(bold=True) if collapsed else None,
+                TOTAL if collapsed else None,
             ),
             (fmt.fit_right(fmt.duration(span.duration_ms), c["dur"]), None),
             (
                 waterfall(offset, length, c["bar"]),
-                KIND_STYLES.get(span.kind or "", Style(color="white")),
+                KIND_STYLES.get(span.kind or "", DEFAULT_KIND_STYLE),
             ),
         ]
-        return self.cells_strip(cells, selected)
+        # Every cell is cut to its column's width: the row's length is known.
+        return self.cells_strip(cells, selected, sum(c.values()) + len(c) - 1)
 
     # -- actions ---------------------------------------------------------------------------------
 

@@ -50,6 +50,7 @@ class VirtualRows(ScrollView, can_focus=True):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._row_styles: dict[str, Style] = {}
+        self._drawing_width: int | None = None  # set while Textual draws the visible lines
 
     # -- styles, looked up once per repaint: computing a widget's rich style walks its
     # ancestors' styles (a tenth of a millisecond), and a repaint draws dozens of rows.
@@ -107,9 +108,18 @@ class VirtualRows(ScrollView, can_focus=True):
             self.scroll_to(y=max(0, self.cursor - height // 2), animate=False, immediate=True)
             self.refresh()
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # The width is worked out once for all the lines drawn, not once a line: it walks the
+        # widget's region, gutter and scrollbars (a tenth of a millisecond each time).
+        self._drawing_width = self.content_width
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._drawing_width = None
+
     def render_line(self, y: int) -> Strip:
         row = int(self.scroll_offset.y) + y
-        width = self.content_width
+        width = self._drawing_width or self.content_width
         if row >= self.row_count():
             return Strip.blank(width, self.row_style())
         return self.render_row(row, width, row == self.cursor).adjust_cell_length(
@@ -131,8 +141,14 @@ class VirtualRows(ScrollView, can_focus=True):
                     self.refresh_line(row - top)
         self.post_message(self.CursorMoved(new))
 
-    def cells_strip(self, cells: list[tuple[str, Style | None]], selected: bool) -> Strip:
+    def cells_strip(
+        self,
+        cells: list[tuple[str, Style | None]],
+        selected: bool,
+        cell_length: int | None = None,
+    ) -> Strip:
         """One row from cells of already-safe text, a space apart; empty cells are skipped.
+        `cell_length`, when the caller knows it (cells cut to known widths), saves measuring.
 
         The cursor row takes the cursor style whole; other rows add each cell's style.
         """
@@ -144,7 +160,7 @@ class VirtualRows(ScrollView, can_focus=True):
             if segments:
                 segments.append(Segment(" ", base))
             segments.append(Segment(text, base + style if style and not selected else base))
-        return Strip(segments)
+        return Strip(segments, cell_length)
 
     def move_to(self, row: int) -> None:
         self.cursor = max(0, min(row, self.row_count() - 1))
