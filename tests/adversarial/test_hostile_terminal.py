@@ -59,7 +59,7 @@ def run_the_hostile_walk(service: RunningService) -> None:
     ids = add_hostile_project(service)
     argv = [sys.executable, "-m", "tui", "--project", ids["project_id"]]
     with Terminal(argv, app_environment(service), cols=120, rows=40) as term:
-        term.wait_for(b"Live")  # the trace list's footer
+        term.wait_for(b"Errors")  # the trace list's footer
         term.drain(quiet=1.0)
         screens = []
         for keys, shown in VISITS:

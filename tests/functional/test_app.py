@@ -326,7 +326,17 @@ async def test_help_lists_the_screens_keys(service: RunningService) -> None:
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         text = rendered_text(app.screen.query_one("#keys"))
-        for description in ("Filter", "Range", "Sort", "Refresh", "Live", "Alerts", "Back"):
+        for description in (
+            "Filter",
+            "Range",
+            "Sort",
+            "Refresh",
+            "Live",
+            "Alerts",
+            "Errors",
+            "Open",
+            "Back",
+        ):
             assert description in text
 
 

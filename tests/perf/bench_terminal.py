@@ -89,7 +89,7 @@ def start_up(env: dict[str, str]) -> tuple[float, float, float, float]:
 def trace_list_terminal(env: dict[str, str]) -> tuple[float, float]:
     """(median bytes written per cursor move, idle CPU as % of one core) on the trace list."""
     with Terminal([*APP, "--project", "proj_support"], env) as term:
-        term.wait_for(b"Live")  # the trace list's footer
+        term.wait_for(b"Errors")  # the trace list's footer
         term.drain(quiet=1.5)  # the first page arrives and is drawn
         sizes = []
         for _ in range(MOVES):
