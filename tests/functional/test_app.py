@@ -155,6 +155,32 @@ async def test_paging_past_500_traces(service: RunningService) -> None:
         assert "all loaded" in header and "of 1,234" in position
 
 
+async def test_thousands_of_listed_traces_are_held_out_of_collections_until_closed(
+    service: RunningService,
+) -> None:
+    """A full collection would walk every loaded trace (100 ms at 50,000): from 5,000 on, the
+    list holds them out (tui/gcpause.py), and hands them back when it closes."""
+    project = f"proj_held_{uuid.uuid4().hex[:6]}"
+    with service.store.transaction() as db:
+        service.store.insert_project(db, "held", None, 30, project_id=project)
+    add_bulk_traces(service.store, project, 5_100, now_ms(), span=3_600_000)
+    async with running_app(service, StartAt(project_id=project)) as (app, pilot):
+        await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen) and app.screen.traces)
+        screen = app.screen
+        assert isinstance(screen, TracesScreen)
+        assert gc.get_freeze_count() == 0  # 500 are not worth it
+        while not screen.ended:
+            await wait_for(pilot, lambda: not screen.fetching)
+            loaded = len(screen.traces)
+            screen.load_page()
+            await wait_for(pilot, lambda: screen.ended or len(screen.traces) > loaded)  # noqa: B023
+        await wait_for(pilot, lambda: len(screen.traces) == 5_100)
+        assert gc.get_freeze_count() > 5_100
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, TracesScreen))
+        assert gc.get_freeze_count() == 0
+
+
 async def test_filter_and_sort_keep_loaded_rows(service: RunningService) -> None:
     async with running_app(service, StartAt(project_id="proj_agent")) as (app, pilot):
         screen = await loaded_traces(app, pilot)
