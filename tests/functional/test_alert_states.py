@@ -215,7 +215,7 @@ async def test_a_spec_only_server_gets_the_detail_computed_here(service: Running
         "project_id": "proj_x",
         "name": "Slow",
         "metric": "latency_ms_5m",
-        "condition": "gt",
+        "condition": "gt\x1b[2J[@click=app.quit]",
         "threshold": 1000,
         "webhook_url": "https://hooks.example.com/x",
     }
@@ -255,5 +255,12 @@ async def test_a_spec_only_server_gets_the_detail_computed_here(service: Running
             pilot, lambda: "keeps none" in str(detail.query_one("#events-title").content)
         )
         facts = " ".join(str(detail.query_one("#facts").content).split())
-        assert "does not evaluate alerts" in facts and "2730 ms > 1000 ms over 4 traces" in facts
+        assert (
+            "does not evaluate alerts" in facts
+            and "2730 ms gt␛[2J[@click=app.quit] 1000 ms over 4" in facts
+        )
         assert [t.id for t in detail.ranked] == ["t3", "t2", "t1", "t0"]
+        # A hostile condition from the server is shown inert: no ESC, no markup parsed.
+        for part in ("#header", "#facts"):
+            shown = detail.query_one(part).content
+            assert "\x1b" not in str(shown) and "␛[2J" in str(detail.query_one("#facts").content)

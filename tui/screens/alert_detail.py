@@ -121,7 +121,8 @@ class AlertDetailScreen(AppScreen):
         header = Text()
         header.append(state_label(alert.state) + "  ", style="bold")
         header.append_text(safe_text(alert.name or "(no name)", 60, style="bold"))
-        header.append(f"  {metric_label(alert.metric)}")
+        header.append("  ")
+        header.append_text(safe_text(metric_label(alert.metric), 60))
         self.query_one("#header", Static).update(header)
         facts = Text()
         now = datetime.now(timezone.utc)
@@ -137,15 +138,18 @@ class AlertDetailScreen(AppScreen):
             if alert.last_evaluated_at is not None:
                 facts.append(f" · evaluated {fmt.ago(alert.last_evaluated_at, now)}", style="dim")
         else:
-            facts.append(
-                "this server does not evaluate alerts; "
-                + (
-                    metrics.DRIFT_NOTE
-                    if (alert.metric or "").startswith("prompt_drift")
-                    else "computed here from its trace list: "
-                    + breach_text(alert.metric, alert.condition, computed, alert.threshold)
-                    + ("" if counted is None else f" over {counted:,} traces")
-                    + (" (the first ones only)" if self.capped else "")
+            facts.append_text(
+                safe_text(
+                    "this server does not evaluate alerts; "
+                    + (
+                        metrics.DRIFT_NOTE
+                        if (alert.metric or "").startswith("prompt_drift")
+                        else "computed here from its trace list: "
+                        + breach_text(alert.metric, alert.condition, computed, alert.threshold)
+                        + ("" if counted is None else f" over {counted:,} traces")
+                        + (" (the first ones only)" if self.capped else "")
+                    ),
+                    200,
                 )
             )
         if computed is not None and alert.state is not None:
