@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import httpx
@@ -18,12 +19,17 @@ from tui.app import StartAt
 from tui.screens.alerts import AlertsScreen
 from tui.server.rows import TraceRow
 from tui.server.store import now_ms
-from tui.widgets.table import Table
+from tui.widgets.table import Drawn, Table
 
 
-def table_text(screen: AlertsScreen) -> str:
+def table_text(screen: AlertsScreen, chart_width: int = 24) -> str:
     table = screen.query_one(Table)
-    return "\n".join(" | ".join(str(cell) for cell in cells) for cells, _ in table._rows)
+    return "\n".join(
+        " | ".join(
+            str(cell.draw(chart_width) if isinstance(cell, Drawn) else cell) for cell in cells
+        )
+        for cells, _ in table._rows
+    )
 
 
 def new_project_with_slow_traces(service: RunningService) -> str:
@@ -97,19 +103,81 @@ async def check_firing_alert(service: RunningService) -> None:
         assert "▲ firing" in text and "2730 ms > 1000 ms" in text
         assert "✓ ok" in text and "$0.00 > $2.50" in text
         assert "▲ 1 firing" in str(screen.query_one("#header").content)
+        await wait_for(pilot, lambda: screen.collected is not None)
+        slow = table_text(screen).splitlines()[0].split(" | ")
+        assert slow[0].startswith("▲ firing") and "*" not in slow[0]  # the server's own state
+        assert slow[4][-1] in "▅▆▇█"  # the sparkline agrees: above its midline now
 
 
-async def test_a_server_without_alert_state_reads_unknown(service: RunningService) -> None:
-    """Only the spec's alert fields: the app says it does not know, never guesses ok."""
+async def test_a_server_without_alert_state_gets_it_computed_from_traces(
+    service: RunningService,
+) -> None:
+    """Only the spec's alert fields and trace rows: the app computes state, value, since when
+    and the 24 h sparkline from the trace list, and marks them computed (`*`)."""
+    now = datetime.now(timezone.utc)
+    spec_alerts = [
+        {
+            "id": f"alert_{metric}",
+            "project_id": "proj_x",
+            "name": name,
+            "metric": metric,
+            "condition": "gt",
+            "threshold": threshold,
+            "webhook_url": "https://hooks.example.com/x",
+        }
+        for name, metric, threshold in (("Slow", "latency_s_5m", 8), ("Spend", "cost_usd_1h", 5))
+    ]
+    # Three traces in the last five minutes: p95 of 0.5 s, 9 s, 12 s is 11.7 s, over 8 s.
+    traces = [
+        {
+            "id": f"t{i}",
+            "project_id": "proj_x",
+            "duration_ms": ms,
+            "total_cost_usd": 0.5,
+            "started_at": (now - timedelta(minutes=i + 1)).isoformat().replace("+00:00", "Z"),
+        }
+        for i, ms in enumerate((500, 9000, 12000))
+    ]
+    asked: list[httpx.QueryParams] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/alerts"):
+            return httpx.Response(200, json={"data": spec_alerts})
+        if request.url.path.endswith("/projects"):
+            return httpx.Response(200, json={"data": [{"id": "proj_x", "name": "x"}]})
+        asked.append(request.url.params)
+        return httpx.Response(200, json={"data": traces, "next_cursor": None})
+
+    transport = httpx.MockTransport(answer)
+    async with running_app(service, StartAt(project_id="proj_x"), transport=transport) as (
+        app,
+        pilot,
+    ):
+        screen = await open_alerts(app, pilot, "proj_x")
+        await wait_for(pilot, lambda: screen.collected is not None)
+        slow, spend = table_text(screen).splitlines()
+        assert slow.startswith("▲ firing") and "*" in slow.split(" | ")[0]
+        assert "11.7 s > 8 s" in slow
+        assert "$1.50 > $5.00" in spend and spend.startswith("✓ ok*")
+        header = str(screen.query_one("#header").content)
+        assert "▲ 1 firing" in header and "computed from traces" in header
+        # The sparkline's last cell is above its midline (the threshold): a breach.
+        sparkline = slow.split(" | ")[4]
+        assert len(sparkline) == 24 and sparkline[-1] in "▅▆▇█"
+        assert set(spend.split(" | ")[4][-1]) <= set("▁▂▃▄")
+        assert any("from" in params for params in asked)  # one range: the last 24 h and more
+
+
+async def test_a_server_without_alert_state_or_traces_reads_no_data(
+    service: RunningService,
+) -> None:
     spec_alert = {
-        "id": "alert_1",
-        "project_id": "proj_x",
+        "id": "a",
         "name": "Slow",
         "metric": "latency_s_5m",
         "condition": "gt",
         "threshold": 8,
         "webhook_url": "https://hooks.example.com/x",
-        "created_at": "2026-11-22T09:00:00Z",
     }
 
     def answer(request: httpx.Request) -> httpx.Response:
@@ -125,8 +193,9 @@ async def test_a_server_without_alert_state_reads_unknown(service: RunningServic
         pilot,
     ):
         screen = await open_alerts(app, pilot, "proj_x")
+        await wait_for(pilot, lambda: screen.collected is not None)
         text = table_text(screen)
-        assert "? unknown" in text and "> 8 s" in text
+        assert text.startswith("· no data*") and "> 8 s" in text
         assert "firing" not in str(screen.query_one("#header").content)
 
 

@@ -56,3 +56,51 @@ def test_ranked_by_what_the_metric_measures() -> None:
     assert [t.duration_ms for t in metrics.ranked("latency_ms_5m", window)] == [900, 700, 500]
     assert metrics.ranked("error_rate_pct_5m", window)[0].status == "error"
     assert metrics.ranked("cost_usd_1h", window)[0].total_cost_usd == 0.9
+
+
+@pytest.mark.parametrize(
+    "metric",
+    [
+        "latency_ms_5m",  # windows apart: each sorted alone
+        "latency_s_24h",  # windows overlapping: one sliding sorted list
+        "error_rate_pct_1h",
+        "cost_usd_3h",
+    ],
+)
+def test_a_series_is_the_metric_at_each_moment(metric: str) -> None:
+    import random
+
+    rng = random.Random(7)
+    traces = [
+        trace(
+            rng.uniform(0, 48 * 60),
+            ms=rng.choice([rng.uniform(50, 900), rng.uniform(1000, 9000)]),
+            status="error" if rng.random() < 0.1 else "ok",
+            cost=rng.choice([0.0, rng.uniform(0, 0.2)]),
+        )
+        for _ in range(3000)
+    ]
+    traces += [trace(30, 100), trace(30 + 1e-3, 100)]  # on a moment and just before it
+    got = metrics.series(metric, traces, END, points=96)
+    assert len(got.values) == 96 and got.moment(95) == END
+    expected = []
+    for index in range(96):
+        start, end = metrics.window_of(metric, got.moment(index)) or (END, END)
+        expected.append(metrics.value_of(metric, metrics.in_window(traces, start, end)))
+    assert got.values == pytest.approx(expected, rel=1e-9)
+    assert any(v is not None for v in expected)
+
+
+def test_an_empty_stretch_has_no_values_and_drift_none_at_all() -> None:
+    got = metrics.series("latency_ms_5m", [trace(2)], END, points=96)  # 15 min moments
+    assert [i for i, v in enumerate(got.values) if v is not None] == [95]
+    assert metrics.series("prompt_drift_score_1h", [trace(10)], END).values == [None] * 96
+
+
+def test_firings_count_each_move_into_breach() -> None:
+    values = [1.0, 5.0, 6.0, None, 7.0, 2.0, 9.0]
+    assert metrics.firings(values, "gt", 4) == 3  # 5, after no data 7, then 9
+    assert metrics.firings(values, "lt", 4) == 2  # 1 at once, then 2
+    assert metrics.firings([5.0, 5.0], "gte", 5) == 1
+    assert metrics.firings([5.0, 5.0], "gt", 5) == 0
+    assert metrics.firings([None, None], "gt", 0) == 0

@@ -1,22 +1,35 @@
-"""The alerts of one project: a table (Enter opens one), and `n` to create one."""
+"""The alerts of one project: a table (Enter opens one), and `n` to create one.
+
+Each row says whether the alert is breaching (state in words and symbol, the value beside the
+threshold, since when) and how its metric went over the last 24 h (a sparkline whose midline is
+the threshold). The sparklines are computed here from the trace list (tui/metrics.py), for any
+server; a server that does not evaluate alerts also gets its states and values from them,
+marked `*` and said in the header.
+"""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Static
 
+from tui import charts, metrics
 from tui.alert_rules import breach_text, metric_label, state_label
 from tui.api import Alert
 from tui.formatting import ago
 from tui.screens.base import AppScreen
 from tui.text import safe_text
+from tui.trace_pages import Collected, collect
 from tui.urls import host_of
 from tui.widgets.status_bar import StatusBar
-from tui.widgets.table import Column, Table
+from tui.widgets.table import Column, Drawn, Table
+
+if TYPE_CHECKING:
+    from tui.api import ApiClient, ApiError
 
 COLUMNS = (
     # Is it breaching? first: state in words and symbol, the value beside the threshold.
@@ -24,17 +37,45 @@ COLUMNS = (
     Column("Name", least=10, most=40, share=3),
     Column("Metric", least=19, most=40, share=1),  # "error rate pct /15m": the period whole
     Column("Now / fires", least=12, most=28),
-    # Where the page goes matters at 3 a.m.: the host gives way only when the rest are at their least.
-    Column("Webhook host", least=14, most=32, share=2),
+    Column("Last 24h", least=8, most=32, share=1),  # a sparkline: its midline is the threshold
+    # Where the page goes: gives way first at 80 columns (the detail shows it whole).
+    Column("Webhook host", least=6, most=32, share=2),
 )
+SPAN = timedelta(hours=24)
+POINTS = 96  # a value every 15 minutes; a sparkline shows the worst of those in each cell
+LONGEST_LOOKBACK = timedelta(hours=24)  # traces older than 48 h are not paged in for a chart
 
 
-def state_text(alert: Alert, now: datetime) -> str:
+def state_text(state: str | None, since: datetime | None, now: datetime) -> str:
     """`▲ firing 12m` (for how long), `✓ ok`, `· no data`, `? unknown`."""
-    label = state_label(alert.state)
-    if alert.state == "firing" and alert.firing_since is not None:
-        label += " " + ago(alert.firing_since, now).removesuffix(" ago")
+    label = state_label(state)
+    if state == "firing" and since is not None:
+        label += " " + ago(since, now).removesuffix(" ago")
     return label
+
+
+def computed_state(
+    alert: Alert, series: metrics.Series
+) -> tuple[str, float | None, datetime | None]:
+    """For a server without alert state: the state, value and firing-since of the series' last
+    moment (now)."""
+    value = series.values[-1] if series.values else None
+    if value is None:
+        return "no_data", None, None
+    if metrics.breaches(alert.condition, value, alert.threshold):
+        return "firing", value, metrics.breaching_since(series, alert.condition, alert.threshold)
+    return "ok", value, None
+
+
+def trend_cell(alert: Alert, series: metrics.Series | None) -> Drawn | str:
+    if series is None:
+        return "…"
+    if (alert.metric or "").startswith("prompt_drift"):
+        return "server only"  # drift needs the prompts: metrics.DRIFT_NOTE
+    return Drawn(
+        lambda width: charts.sparkline(series.values, width, alert.threshold, alert.condition),
+        width=24,
+    )
 
 
 class AlertsScreen(AppScreen):
@@ -54,6 +95,8 @@ class AlertsScreen(AppScreen):
         self.project_id = project_id
         self.project_name = project_name
         self.alerts: list[Alert] = []
+        self.series: dict[int, metrics.Series] = {}  # by position in `alerts`
+        self.collected: Collected | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="header")
@@ -70,6 +113,25 @@ class AlertsScreen(AppScreen):
         text.append(f" · alerts · {len(self.alerts)}{note}")
         self.query_one("#header", Static).update(text)
 
+    def summary(self) -> str:
+        firing = sum(self.shown_state(i)[0] == "firing" for i in range(len(self.alerts)))
+        note = f" · ▲ {firing} firing" if firing else ""
+        if self.collected is None:
+            return note + " · charts loading…"
+        if any(alert.state is None for alert in self.alerts):
+            note += " · * computed from traces"
+        if self.collected.capped:
+            note += f" · charts of {len(self.collected.traces):,} traces only"
+        return note
+
+    def shown_state(self, index: int) -> tuple[str | None, float | None, datetime | None, bool]:
+        """(state, value, firing since, computed here) of the alert at `index`."""
+        alert = self.alerts[index]
+        series = self.series.get(index)
+        if alert.state is None and series is not None and metrics.computable(alert.metric):
+            return (*computed_state(alert, series), True)
+        return alert.state, alert.last_value, alert.firing_since, False
+
     def action_refresh(self) -> None:
         self.header(" · loading…")
         self.call_api(
@@ -83,26 +145,69 @@ class AlertsScreen(AppScreen):
 
     def _loaded(self, alerts: list[Alert]) -> None:
         self.alerts = alerts
+        self.series = {}
+        self.collected = None
+        self.show_rows()
+        self.call_api(
+            self._collect,
+            self._collected,
+            group="alerts-series",
+            failed=self._no_charts,
+            project_id=self.project_id,
+        )
+
+    def _no_charts(self, error: ApiError) -> bool:
+        self.header(f" · charts: {error.title}")
+        return True  # the alerts are shown; the header says what is missing
+
+    def show_rows(self) -> None:
         now = datetime.now(timezone.utc)
-        firing = sum(alert.state == "firing" for alert in alerts)
-        self.query_one(Table).set_rows(
-            [
+        rows = []
+        for index, alert in enumerate(self.alerts):
+            state, value, since, computed = self.shown_state(index)
+            rows.append(
                 (
                     (
-                        state_text(alert, now),
+                        state_text(state, since, now) + ("*" if computed else ""),
                         alert.name or "(no name)",
                         metric_label(alert.metric, compact=True),
-                        breach_text(
-                            alert.metric, alert.condition, alert.last_value, alert.threshold
-                        ),
+                        breach_text(alert.metric, alert.condition, value, alert.threshold),
+                        trend_cell(alert, self.series.get(index, None) if self.collected else None),
                         host_of(alert.webhook_url or "") or alert.webhook_url or "–",
                     ),
                     None,
                 )
-                for alert in alerts
-            ]
+            )
+        self.query_one(Table).set_rows(rows)
+        self.header(self.summary())
+
+    async def _collect(self, client: ApiClient) -> Collected:
+        now = datetime.now(timezone.utc)
+        lookback = max(
+            (w for w in (metrics.lookback(a.metric or "") for a in self.alerts) if w is not None),
+            default=timedelta(0),
         )
-        self.header(f" · ▲ {firing} firing" if firing else "")
+        start = now - SPAN - min(lookback, LONGEST_LOOKBACK)
+        return await collect(client, self.project_id, start, now)
+
+    def _collected(self, collected: Collected) -> None:
+        self.collected = collected
+        covered_from, covered_until = collected.covered
+        for index, alert in enumerate(self.alerts):
+            series = metrics.series(
+                alert.metric or "", collected.traces, collected.end, SPAN, POINTS
+            )
+            if collected.capped:  # moments whose window the collected traces do not cover
+                series.values[:] = [
+                    value
+                    if covered_from
+                    <= series.moment(i) - (metrics.lookback(alert.metric or "") or SPAN)
+                    and series.moment(i) <= covered_until + series.step
+                    else None
+                    for i, value in enumerate(series.values)
+                ]
+            self.series[index] = series
+        self.show_rows()
 
     def action_back(self) -> None:
         self.dismiss()

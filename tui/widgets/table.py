@@ -8,7 +8,7 @@ column by the safe-text helper.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -55,7 +55,15 @@ def widths_for(columns: Sequence[Column], wants: Sequence[int], width: int) -> l
     return widths
 
 
-Cell = str | Text
+@dataclass(frozen=True)
+class Drawn:
+    """A cell drawn for the width its column gets (a sparkline), instead of cut to it."""
+
+    draw: Callable[[int], Text]
+    width: int  # the width it would like
+
+
+Cell = str | Text | Drawn
 
 
 class Table(DataTable[Cell]):
@@ -120,10 +128,14 @@ def _cells_of(cell: Cell) -> int:
     """The cells a value takes on screen (a long one is cut long before it is measured)."""
     if isinstance(cell, Text):
         return cell.cell_len
+    if isinstance(cell, Drawn):
+        return cell.width
     return safe_text(cell, 1000).cell_len
 
 
 def _cut(cell: Cell, width: int) -> Text:
+    if isinstance(cell, Drawn):
+        return cell.draw(width)
     if isinstance(cell, Text):
         if cell.cell_len <= width:
             return cell
