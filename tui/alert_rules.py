@@ -124,14 +124,14 @@ def split_metric(text: str | None) -> tuple[str, str, str] | None:
 
 
 def metric_label(text: str | None, compact: bool = False) -> str:
-    """How a metric reads in a table: `latency · ms · per 5m` (compact: `latency ms /5m`, the
-    period kept whole), or as it came."""
+    """How a metric reads in a table: `latency · ms · per 5m` (compact: `latency /5m`, the
+    period kept whole and the unit left to the values beside it), or as it came."""
     parts = split_metric(text)
     if parts is None:
         return text or "–"
     measure, unit, period = parts
     if compact:
-        return f"{measure.replace('_', ' ')} {unit} /{period}"
+        return f"{measure.replace('_', ' ')} /{period}"
     return f"{measure.replace('_', ' ')} · {unit} · per {period}"
 
 

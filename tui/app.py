@@ -33,6 +33,7 @@ from tui.widgets.status_bar import Status, StatusBar
 if TYPE_CHECKING:
     # The client's modules (httpx, pydantic) load after the first frame: see `on_mount`.
     from tui.api import Alert, ApiClient, ApiError, Project, Waiting
+    from tui.trace_pages import Collected
 
 # Either a client, or how to make one: made in a thread once the first frame is drawn.
 ClientOrFactory = Union["ApiClient", Callable[[], "ApiClient"]]
@@ -208,10 +209,11 @@ class TraceTuiApp(App[str | None]):
 
         self.push_screen(AlertsScreen(project_id, name or project_id))
 
-    def open_alert(self, project_id: str, alert: Alert) -> None:
+    def open_alert(self, project_id: str, alert: Alert, collected: Collected | None = None) -> None:
+        """An alert's detail; `collected`: the last 24 h of traces, if already paged in."""
         from tui.screens.alert_detail import AlertDetailScreen
 
-        self.push_screen(AlertDetailScreen(project_id, alert))
+        self.push_screen(AlertDetailScreen(project_id, alert, collected))
 
     def new_project(self, created: Callable[[Project | None], None]) -> None:
         from tui.screens.forms import ProjectForm
@@ -219,11 +221,16 @@ class TraceTuiApp(App[str | None]):
         self.push_screen(ProjectForm(), created)
 
     def new_alert(
-        self, project_id: str, project_name: str, created: Callable[[Alert | None], None]
+        self,
+        project_id: str,
+        project_name: str,
+        created: Callable[[Alert | None], None],
+        collected: Collected | None = None,
     ) -> None:
+        """The alert form; `collected`: traces already paged in, for its preview."""
         from tui.screens.forms import AlertForm
 
-        self.push_screen(AlertForm(project_id, project_name), created)
+        self.push_screen(AlertForm(project_id, project_name, collected), created)
 
     def pick_time_range(
         self, current: TimeRange, chosen: Callable[[TimeRange | None], None]

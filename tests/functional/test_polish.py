@@ -239,11 +239,15 @@ def project_with_alerts(api: httpx.Client) -> str:
     return project
 
 
-async def test_the_alerts_table_fits_80_columns_without_sideways_scrolling(
-    service: RunningService, api: httpx.Client
+@pytest.mark.parametrize("width", [80, 120])
+async def test_the_alerts_table_fits_without_sideways_scrolling(
+    service: RunningService, api: httpx.Client, width: int
 ) -> None:
     project = project_with_alerts(api)
-    async with running_app(service, StartAt(project_id=project)) as (app, pilot):
+    async with running_app(service, StartAt(project_id=project), size=(width, 24)) as (
+        app,
+        pilot,
+    ):
         await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen))
         await pilot.press("a")
         await wait_for(
@@ -251,12 +255,18 @@ async def test_the_alerts_table_fits_80_columns_without_sideways_scrolling(
         )
         table = app.screen.query_one(Table)
         assert table.virtual_size.width <= table.scrollable_content_region.width
+        titles = [str(column.label) for column in table.columns.values()]
         rows = [[str(cell) for cell in table.get_row_at(r)] for r in range(table.row_count)]
-    # State, value and threshold are never cut; the host keeps at least its first labels.
+    # State, value and threshold are never cut, nor the metric's period.
     assert [row[0] for row in rows] == ["· no data", "· no data"]
     assert [row[3] for row in rows] == ["≥ 8000 ms", "≥ 8000%"]
-    assert rows[0][4].startswith("hooks.slack") and rows[1][4].startswith("events.pagerd")
-    assert rows[1][2] == "error rate pct /15m"  # the period whole
+    assert rows[1][2] == "error rate /15m"
+    assert rows[1][1].startswith("Error spike")
+    if width == 80:  # the webhook host gives way to the sparkline (the detail shows it)
+        assert titles == ["State", "Name", "Metric", "Now / fires", "Last 24h"]
+    else:  # the host keeps at least its first labels
+        assert titles[-1] == "Webhook host"
+        assert rows[0][5].startswith("hooks.slack") and rows[1][5].startswith("events.pagerd")
 
 
 def test_the_api_log_shows_paths_not_the_host_again() -> None:

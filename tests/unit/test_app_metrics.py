@@ -104,3 +104,10 @@ def test_firings_count_each_move_into_breach() -> None:
     assert metrics.firings([5.0, 5.0], "gte", 5) == 1
     assert metrics.firings([5.0, 5.0], "gt", 5) == 0
     assert metrics.firings([None, None], "gt", 0) == 0
+
+
+def test_moments_whose_window_was_not_paged_in_have_no_value() -> None:
+    traces = [trace(m) for m in range(0, 24 * 60, 7)]
+    covered = (END - timedelta(hours=6), END)  # only the last 6 hours were paged in
+    got = metrics.series("cost_usd_1h", traces, END, points=24, covered=covered)
+    assert [v is not None for v in got.values] == [False] * 18 + [True] * 6  # from END - 5h

@@ -1,18 +1,19 @@
-"""One alert, for the on-call engineer: is it breaching, since when, what happened, and the
+"""One alert, for the on-call engineer: is it breaching, since when, how its metric went over
+the chosen range (a chart with the threshold row; `t` picks the range), what happened, and the
 traces of its window ranked by what it measures (Enter opens one).
 
 The state and history come from the server when it evaluates alerts (an extension of the
 spec); a server that does not gets the same answer computed here from its trace list
-(tui/metrics.py), and the screen says so.
+(tui/metrics.py), and the screen says so. The chart is computed here for every server.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Static
@@ -22,6 +23,9 @@ from tui import metrics
 from tui.alert_rules import amount, breach_text, metric_label, parse_metric, state_label
 from tui.screens.base import AppScreen
 from tui.text import safe_text
+from tui.timerange import TimeRange
+from tui.trace_pages import Collected, collect
+from tui.widgets.metric_chart import MetricChart
 from tui.widgets.status_bar import StatusBar
 from tui.widgets.table import Column, Table
 
@@ -30,6 +34,7 @@ if TYPE_CHECKING:
 
 ORDERS = {"latency": "slowest first", "error_rate": "errored first", "cost": "costliest first"}
 MAX_TRACES = 20_000  # of the window, paged in: beyond, the value says it is of these only
+POINTS = 120  # moments of the chart's series; the chart shows the worst of those in each cell
 EVENT_COLUMNS = (
     Column("When", least=11, most=16),
     Column("What", least=12, most=30, share=1),
@@ -81,27 +86,35 @@ class AlertDetailScreen(AppScreen):
         Binding("escape", "back", "Back", id="alert.back"),
         Binding("enter", "open", "Open trace", id="alert.open", priority=False),
         Binding("tab", "switch", "History/traces", id="alert.switch"),
+        Binding("t", "time_range", "Range", id="alert.range", tooltip="The chart's time range"),
         Binding("r", "refresh", "Refresh", id="alert.refresh"),
     ]
     DEFAULT_CSS = """
     AlertDetailScreen #header { height: auto; background: $boost; padding: 0 1; }
     AlertDetailScreen #facts { height: auto; padding: 0 1; }
+    AlertDetailScreen MetricChart { height: 7; }
+    AlertDetailScreen.-tall MetricChart { height: 12; }
     AlertDetailScreen .title { height: 1; padding: 0 1; color: $text-muted; text-style: bold; }
     AlertDetailScreen #events { height: 1fr; max-height: 8; }
     AlertDetailScreen #traces { height: 2fr; }
     """
 
-    def __init__(self, project_id: str, alert: Alert) -> None:
+    def __init__(self, project_id: str, alert: Alert, collected: Collected | None = None) -> None:
         super().__init__()
         self.project_id = project_id
         self.alert = alert
         self.window: list[Trace] = []
         self.ranked: list[Trace] = []
         self.capped = False
+        self.range = TimeRange()
+        # The last 24 h the alerts screen already paged in: the chart needs no request of its own.
+        self.collected = collected
+        self.series: metrics.Series | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="header")
         yield Static(id="facts")
+        yield MetricChart(id="chart")
         yield Static("History (state changes and webhooks)", id="events-title", classes="title")
         yield Table(EVENT_COLUMNS, id="events")
         yield Static("Traces of the window", id="traces-title", classes="title")
@@ -114,12 +127,25 @@ class AlertDetailScreen(AppScreen):
         self.show_facts()
         self.action_refresh()
 
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.height >= 40, "-tall")
+
     # -- what is shown ---------------------------------------------------------------------------
 
     def show_facts(self, computed: float | None = None, counted: int | None = None) -> None:
         alert = self.alert
         header = Text()
-        header.append(state_label(alert.state) + "  ", style="bold")
+        computed_state = None
+        if alert.state is None and metrics.computable(alert.metric) and counted is not None:
+            computed_state = (
+                "no_data"
+                if computed is None
+                else "firing"
+                if metrics.breaches(alert.condition, computed, alert.threshold)
+                else "ok"
+            )
+        shown = state_label(computed_state or alert.state) + ("*" if computed_state else "")
+        header.append(shown + "  ", style="bold")
         header.append_text(safe_text(alert.name or "(no name)", 60, style="bold"))
         header.append("  ")
         header.append_text(safe_text(metric_label(alert.metric), 60))
@@ -159,6 +185,7 @@ class AlertDetailScreen(AppScreen):
     # -- loading ---------------------------------------------------------------------------------
 
     def action_refresh(self) -> None:
+        self.load_chart()
         self.call_api(
             lambda client: client.list_alert_events(self.project_id, self.alert.id or ""),
             self._events,
@@ -173,6 +200,59 @@ class AlertDetailScreen(AppScreen):
             failed=lambda error: self._title("#traces-title", f"Traces: {error.title}"),
             retry=self.action_refresh,
             project_id=self.project_id,
+        )
+
+    def load_chart(self) -> None:
+        chart = self.query_one(MetricChart)
+        metric = self.alert.metric or ""
+        if not metrics.computable(metric):
+            chart.say(
+                metrics.DRIFT_NOTE if metric.startswith("prompt_drift") else "not a metric of ours"
+            )
+            return
+        start, end = self.range.bounds()
+        lookback = metrics.lookback(metric) or timedelta(0)
+        reusable = self.collected
+        if (
+            reusable is not None
+            and self.range.preset == "24h"
+            and reusable.start <= start - lookback
+            and end - reusable.end < timedelta(minutes=5)  # fresh enough: refresh asks again
+        ):
+            self._chart(reusable)
+            return
+        chart.say("loading the chart…")
+        self.call_api(
+            lambda client: collect(client, self.project_id, start - lookback, end),
+            self._chart,
+            group="alert-chart",
+            failed=self._no_chart,
+            project_id=self.project_id,
+        )
+
+    def _no_chart(self, error: ApiError) -> bool:
+        self.query_one(MetricChart).say(f"chart: {error.title}")
+        return True  # the rest of the screen stands; the chart says what is missing
+
+    def _chart(self, collected: Collected) -> None:
+        self.collected = collected
+        metric = self.alert.metric or ""
+        start, end = self.range.bounds(collected.end)
+        self.series = metrics.series(
+            metric, collected.traces, end, end - start, POINTS, covered=collected.covered
+        )
+        fired = metrics.firings(self.series.values, self.alert.condition, self.alert.threshold)
+        note = f"{self.range.label} · would have fired {fmt.counted(fired, 'time')}"
+        if collected.capped:
+            note += f" · of {len(collected.traces):,} traces only"
+        self.query_one(MetricChart).show(
+            self.series.values,
+            self.series.start,
+            end,
+            lambda value: amount(metric, value),
+            self.alert.threshold,
+            self.alert.condition,
+            note=note,
         )
 
     def _title(self, selector: str, text: str) -> None:
@@ -231,6 +311,14 @@ class AlertDetailScreen(AppScreen):
     def action_switch(self) -> None:
         events, traces = self.query_one("#events", Table), self.query_one("#traces", Table)
         (traces if events.has_focus else events).focus()
+
+    def action_time_range(self) -> None:
+        def chosen(value: TimeRange | None) -> None:
+            if value is not None:
+                self.range = value
+                self.load_chart()
+
+        self.tui.pick_time_range(self.range, chosen)
 
     def action_back(self) -> None:
         self.dismiss()

@@ -34,12 +34,12 @@ if TYPE_CHECKING:
 COLUMNS = (
     # Is it breaching? first: state in words and symbol, the value beside the threshold.
     Column("State", least=9, most=14),
-    Column("Name", least=10, most=40, share=3),
-    Column("Metric", least=19, most=40, share=1),  # "error rate pct /15m": the period whole
+    Column("Name", least=12, most=40, share=2),
+    Column("Metric", least=15, most=40, share=1),  # "error rate /15m": the period whole
     Column("Now / fires", least=12, most=28),
-    Column("Last 24h", least=8, most=32, share=1),  # a sparkline: its midline is the threshold
-    # Where the page goes: gives way first at 80 columns (the detail shows it whole).
-    Column("Webhook host", least=6, most=32, share=2),
+    Column("Last 24h", least=8, most=32, share=2),  # a sparkline: its midline is the threshold
+    # Where the page goes: left out below ~100 columns (the detail shows it).
+    Column("Webhook host", least=14, most=32, share=2, optional=True),
 )
 SPAN = timedelta(hours=24)
 POINTS = 96  # a value every 15 minutes; a sparkline shows the worst of those in each cell
@@ -192,20 +192,15 @@ class AlertsScreen(AppScreen):
 
     def _collected(self, collected: Collected) -> None:
         self.collected = collected
-        covered_from, covered_until = collected.covered
         for index, alert in enumerate(self.alerts):
             series = metrics.series(
-                alert.metric or "", collected.traces, collected.end, SPAN, POINTS
+                alert.metric or "",
+                collected.traces,
+                collected.end,
+                SPAN,
+                POINTS,
+                covered=collected.covered,
             )
-            if collected.capped:  # moments whose window the collected traces do not cover
-                series.values[:] = [
-                    value
-                    if covered_from
-                    <= series.moment(i) - (metrics.lookback(alert.metric or "") or SPAN)
-                    and series.moment(i) <= covered_until + series.step
-                    else None
-                    for i, value in enumerate(series.values)
-                ]
             self.series[index] = series
         self.show_rows()
 
@@ -220,7 +215,7 @@ class AlertsScreen(AppScreen):
         """The alert under the cursor: its state, history and the traces of its window."""
         row = self.query_one(Table).cursor_row
         if 0 <= row < len(self.alerts):
-            self.tui.open_alert(self.project_id, self.alerts[row])
+            self.tui.open_alert(self.project_id, self.alerts[row], self.collected)
 
     def action_new(self) -> None:
         def created(alert: Alert | None) -> None:
@@ -228,4 +223,4 @@ class AlertsScreen(AppScreen):
                 self.notify(f"Alert {alert.name} created.")
                 self.action_refresh()
 
-        self.tui.new_alert(self.project_id, self.project_name, created)
+        self.tui.new_alert(self.project_id, self.project_name, created, self.collected)

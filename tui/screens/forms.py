@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import uuid
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from rich.text import Text
@@ -28,7 +29,14 @@ from tui.alert_rules import (
 from tui.api import Alert, ApiClient, ApiError, Project, ValidationFailed
 from tui.screens.base import AppModal
 from tui.text import notice, safe_text
+from tui.trace_pages import Collected, collect
 from tui.urls import split_url
+from tui.widgets.alert_preview import AlertPreview
+
+# The alert form's preview: the last day of the metric, and the longest usual period before it.
+PREVIEW_SPAN = timedelta(hours=24)
+PREVIEW_LOOKBACK = timedelta(hours=24)
+FRESH = timedelta(minutes=5)  # traces paged in this recently will do for the preview
 
 # Under the metric field: every measure with its units, and what a period looks like.
 METRIC_HINT = (
@@ -108,8 +116,13 @@ class CreateForm(AppModal[Any]):
                 error = Static("", classes="field-error", id=f"error-{spec.name}")
                 error.display = False
                 yield error
+            yield from self.below_fields()
             yield Static("", id="form-error")
             yield Static(Text("ctrl+s creates · esc cancels · tab moves between fields"), id="hint")
+
+    def below_fields(self) -> ComposeResult:
+        """What a form shows under its fields (the alert form: a preview)."""
+        yield from ()
 
     def on_mount(self) -> None:
         self.query(Input).first().focus()
@@ -247,10 +260,16 @@ class AlertForm(CreateForm):
         ),
     )
 
-    def __init__(self, project_id: str, project_name: str) -> None:
+    def __init__(
+        self, project_id: str, project_name: str, collected: Collected | None = None
+    ) -> None:
         super().__init__()
         self.project_id = project_id
         self.TITLE_TEXT = f"New alert for {notice(project_name)}"
+        self.collected = collected  # traces the alerts screen paged in, if they will do
+
+    def below_fields(self) -> ComposeResult:
+        yield AlertPreview(id="preview")
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -258,6 +277,36 @@ class AlertForm(CreateForm):
 
         self.query_one("#field-metric", Input).suggester = SuggestFromList(METRIC_EXAMPLES)
         self.query_one("#field-condition", Input).suggester = SuggestFromList(list(CONDITIONS))
+        self.load_preview()
+
+    def load_preview(self) -> None:
+        """The last 24 h of traces and a day before them (the longest usual period)."""
+        preview = self.query_one(AlertPreview)
+        now = datetime.now(timezone.utc)
+        start = now - PREVIEW_SPAN - PREVIEW_LOOKBACK
+        collected = self.collected
+        if collected is not None and collected.start <= start and now - collected.end < FRESH:
+            preview.loaded(collected)
+            return
+
+        def failed(error: ApiError) -> bool:
+            preview.unavailable(error.title)
+            return True  # the form works without its preview
+
+        self.call_api(
+            lambda client: collect(client, self.project_id, start, now),
+            preview.loaded,
+            group="alert-preview",
+            failed=failed,
+            project_id=self.project_id,
+        )
+
+    @on(Input.Changed, "#field-metric, #field-condition, #field-threshold")
+    def _preview_fields_changed(self) -> None:
+        values = self.values()
+        self.query_one(AlertPreview).wanted(
+            values["metric"], values["condition"], values["threshold"]
+        )
 
     def check(self, values: dict[str, str]) -> dict[str, str]:
         errors = {}

@@ -29,24 +29,39 @@ class Column:
     least: int
     most: int = 1000
     share: int = 0
+    # Left out (width 0) when the others would not get their least with it at its least.
+    optional: bool = False
 
 
 GAP = 2  # DataTable pads every cell by one on each side
 
 
 def widths_for(columns: Sequence[Column], wants: Sequence[int], width: int) -> list[int]:
-    """Each column's width for a table `width` cells wide whose widest cells are `wants`."""
+    """Each column's width for a table `width` cells wide whose widest cells are `wants`; 0 for
+    an optional column left out."""
     widths = [
         max(c.least, min(c.most, max(want, len(c.title))))
         for c, want in zip(columns, wants, strict=True)
     ]
-    over = sum(widths) + GAP * len(columns) - width
+    # What each column cannot give up: its least if it has a share, else all of it.
+    floors = [c.least if c.share else w for c, w in zip(columns, widths, strict=True)]
+    shown = [True] * len(columns)
+    for i in reversed(range(len(columns))):
+        if sum(f + GAP for f, on in zip(floors, shown, strict=True) if on) <= width:
+            break
+        if columns[i].optional:
+            shown[i] = False
+            widths[i] = 0
+    over = sum(w + GAP for w, on in zip(widths, shown, strict=True) if on) - width
     while over > 0:
-        room = [(widths[i] - c.least) * c.share for i, c in enumerate(columns)]
+        room = [(widths[i] - c.least) * c.share * shown[i] for i, c in enumerate(columns)]
         total = sum(room)
         if not total:
             break
-        cuts = [min(widths[i] - columns[i].least, over * r // total) for i, r in enumerate(room)]
+        cuts = [
+            min(widths[i] - columns[i].least, over * r // total) if r else 0
+            for i, r in enumerate(room)
+        ]
         if not any(cuts):  # less than one cell each: from the column with the most room
             cuts[room.index(max(room))] = 1
         for i, cut in enumerate(cuts):
@@ -109,9 +124,12 @@ class Table(DataTable[Cell]):
         keep = self.cursor_row
         self.clear(columns=True)
         for column, size in zip(self.layout_columns, widths, strict=True):
-            self.add_column(column.title, width=size)
+            if size:
+                self.add_column(column.title, width=size)
         for cells, key in self._rows:
-            self.add_row(*(_cut(c, size) for c, size in zip(cells, widths, strict=True)), key=key)
+            self.add_row(
+                *(_cut(c, size) for c, size in zip(cells, widths, strict=True) if size), key=key
+            )
         if self._rows:
             self.move_cursor(row=min(max(keep, 0), len(self._rows) - 1))
 
