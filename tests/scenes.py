@@ -7,6 +7,7 @@ clock, the time zone (UTC), and the server label shown in place of the random lo
 from __future__ import annotations
 
 import os
+import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -14,11 +15,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import httpx
 from pydantic import SecretStr
 
 from tui.api import ApiClient
 from tui.app import StartAt, TraceTuiApp
 from tui.server.demo import BIG_TRACE_ID, DEEP_TRACE_ID, DemoKeys, populate
+from tui.server.feed import INCIDENT_FAILURES, export, support_ticket
 from tui.server.run import LocalService
 from tui.server.store import Store
 
@@ -61,7 +64,24 @@ SCENES = (
         ("plus", "end"),
         "2,500 levels deep: the depth replaces indentation",
     ),
-    Scene("alerts", StartAt(project_id="proj_support"), ("a",), "A project's alerts"),
+    Scene(
+        "alerts",
+        StartAt(project_id="proj_support"),
+        ("a",),
+        "A project's alerts: state, value against the threshold, the last 24 h",
+    ),
+    Scene(
+        "alert-detail",
+        StartAt(project_id="proj_support"),
+        ("a", "down", "enter"),
+        "A firing alert: its metric against the threshold, its history, the traces behind it",
+    ),
+    Scene(
+        "alert-preview",
+        StartAt(project_id="proj_support"),
+        ("a", "n", *"Slow", "tab", *"latency_ms_5m", "tab", "tab", *"6000"),
+        "A new alert previews how often it would have fired in the last 24 h",
+    ),
     Scene(
         "alert-form",
         StartAt(project_id="proj_support"),
@@ -83,10 +103,33 @@ def demo_service(path: Path) -> tuple[LocalService, DemoKeys]:
     keys = populate(store, seed=7, now=FIXED_NOW_MS, scale=0.2, big_traces=True)
     # The service's clock too: retention would hide the pinned data once it is old enough.
     service = LocalService(store, rate_limit=1000, clock=lambda: FIXED_NOW_MS).start()
+    incident_before_the_pinned_moment(service, keys)
     # One evaluation round at the pinned moment: the alerts screen shows real states and values
     # (their hooks are example names and loopback, refused without a look-up or a connection).
     service.alerts.evaluate()
     return service, keys
+
+
+def incident_before_the_pinned_moment(
+    service: LocalService, keys: DemoKeys, count: int = 12
+) -> None:
+    """Support tickets over the 10 minutes before the pinned moment, their order look-ups
+    mostly failing (the demo feed's incident), sent over OTLP as the live demo sends them: the
+    screenshots show an alert firing, its chart and the errored traces behind it."""
+    rng = random.Random(7)
+    headers = {
+        "Content-Type": "application/x-protobuf",
+        "Authorization": f"Bearer {keys.projects['proj_support']}",
+    }
+    with httpx.Client(timeout=10) as client:
+        for index in range(count):
+            at_ms = FIXED_NOW_MS - 600_000 + index * 50_000
+            children, root = support_ticket(rng, at_ms, INCIDENT_FAILURES)
+            for batch in (children, [root]):
+                body = export(batch, "support-chatbot")
+                client.post(
+                    f"{service.base_url}/traces", content=body, headers=headers
+                ).raise_for_status()
 
 
 def make_app(service: LocalService, keys: DemoKeys, scene: Scene) -> TraceTuiApp:

@@ -22,6 +22,7 @@ from tui.metrics import breaches
 
 BARS = " ▁▂▃▄▅▆▇█"  # eighths of a cell, from none to full
 THRESHOLD_MARK = "┄"
+ZERO_MARK = "_"  # a value of exactly zero, on the bottom row: a blank is no data
 BREACH_STYLE = "bold red"
 BAR_STYLE = "cyan"
 AXIS_STYLE = "dim"
@@ -103,8 +104,8 @@ def bar_chart(
 ) -> list[Text]:
     """`height` rows of vertical bars over `width` cells, an axis on the left (the top value,
     the threshold on its own row, 0 at the bottom; `label` writes a value with its unit). The
-    threshold is a dotted row where the bars do not reach it. Bars rise from zero; one-eighth
-    cell steps."""
+    threshold is a dotted row where the bars do not reach it. Bars rise from zero in one-eighth
+    cell steps; zero is `_`, no data a blank."""
     axis = max(len(label(0.0)), 6)
     present = [v for v in values if v is not None]
     top = max([*present, threshold or 0.0, 0.0])
@@ -114,8 +115,7 @@ def bar_chart(
     if threshold is not None and top > 0 and 0 <= threshold <= top:
         # The row the threshold falls in, counted from the top.
         threshold_row = min(height - 1, height - 1 - int(threshold / top * eighths) // 8)
-        if threshold_row not in labels or threshold_row == 0:
-            labels[threshold_row] = label(threshold)
+        labels[threshold_row] = label(threshold)  # before the top or zero: it is what matters
     axis = max(axis, *(len(text) for text in labels.values()))
     plot = max(1, width - axis - 1)
     cells = resample(values, plot, worst_pick(condition) if threshold is not None else max)
@@ -129,6 +129,9 @@ def bar_chart(
             amount = 0 if filled is None else max(0, min(8, filled - floor))
             if amount == 0 and row == height - 1 and filled is not None and value:
                 amount = 1  # a value above zero always shows
+            if amount == 0 and row == height - 1 and value == 0:
+                line.append(ZERO_MARK, style=AXIS_STYLE)  # zero is not "no data"
+                continue
             if amount:
                 breach = threshold is not None and breaches(condition, value, threshold)
                 line.append(BARS[amount], style=BREACH_STYLE if breach else BAR_STYLE)

@@ -267,10 +267,26 @@ async def test_enter_opens_an_alerts_state_history_and_window_traces(tmp_path: P
 
             for metric, value in served.items():  # the service's own numbers
                 assert metrics.value_of(metric, detail.window) == pytest.approx(value, rel=1e-9)
+            await wait_chart(pilot, detail)
+            assert detail.series is not None
+            assert detail.series.values[-1] == pytest.approx(2730)  # now, as the service says
             await pilot.press("enter")
             await wait_for(pilot, lambda: isinstance(app.screen, TraceDetailScreen))
     finally:
         service.service.stop()
+
+
+async def wait_chart(pilot, detail) -> None:  # type: ignore[no-untyped-def]
+    """The detail's chart drawn: bars, the threshold's dotted row labelled with its value."""
+    from tui.charts import THRESHOLD_MARK
+    from tui.widgets.metric_chart import MetricChart
+
+    chart = detail.query_one(MetricChart)
+    await wait_for(pilot, lambda: THRESHOLD_MARK in str(chart.content))
+    lines = str(chart.content).splitlines()
+    assert any(line.lstrip().startswith("1000 ms ") and THRESHOLD_MARK in line for line in lines)
+    assert any(bar in str(chart.content) for bar in "▁▂▃▄▅▆▇█")
+    assert "would have fired 1 time" in lines[-1]
 
 
 async def test_a_spec_only_server_gets_the_detail_computed_here(service: RunningService) -> None:
@@ -329,6 +345,8 @@ async def test_a_spec_only_server_gets_the_detail_computed_here(service: Running
             and "2730 ms gt␛[2J[@click=app.quit] 1000 ms over 4" in facts
         )
         assert [t.id for t in detail.ranked] == ["t3", "t2", "t1", "t0"]
+        assert str(detail.query_one("#header").content).startswith("▲ firing*")
+        await wait_chart(pilot, detail)
         # A hostile condition from the server is shown inert: no ESC, no markup parsed.
         for part in ("#header", "#facts"):
             shown = detail.query_one(part).content

@@ -52,3 +52,13 @@ def test_a_bar_chart_marks_the_threshold_row_and_labels_the_axis() -> None:
 def test_a_value_above_zero_always_shows() -> None:
     rows = charts.bar_chart([1.0, 10_000.0], width=10, height=3, label=lambda v: f"{v:.0f}")
     assert rows[-1].plain.rstrip()[-2] != " "
+
+
+def test_zero_is_not_no_data_and_the_threshold_label_wins_its_row() -> None:
+    rows = charts.bar_chart(
+        [0.0, None, 100.0], width=16, height=4, label=lambda v: f"{v:.0f}%", threshold=5
+    )
+    bottom = rows[-1].plain
+    assert bottom.lstrip().startswith("5% ")  # the threshold, not "0%", labels the bottom row
+    plot = bottom[-9:]
+    assert plot[:3] == charts.ZERO_MARK * 3 and plot[3:6] == charts.THRESHOLD_MARK * 3  # no data

@@ -9,7 +9,7 @@ spec); a server that does not gets the same answer computed here from its trace 
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -151,7 +151,7 @@ class AlertDetailScreen(AppScreen):
         header.append_text(safe_text(metric_label(alert.metric), 60))
         self.query_one("#header", Static).update(header)
         facts = Text()
-        now = datetime.now(timezone.utc)
+        now = self.tui.now()
         if alert.state is not None:
             facts.append(
                 "now "
@@ -210,7 +210,7 @@ class AlertDetailScreen(AppScreen):
                 metrics.DRIFT_NOTE if metric.startswith("prompt_drift") else "not a metric of ours"
             )
             return
-        start, end = self.range.bounds()
+        start, end = self.range.bounds(self.tui.now())
         lookback = metrics.lookback(metric) or timedelta(0)
         reusable = self.collected
         if (
@@ -274,7 +274,7 @@ class AlertDetailScreen(AppScreen):
         return False
 
     async def _window_traces(self, client: ApiClient) -> list[Trace]:
-        window = metrics.window_of(self.alert.metric or "", datetime.now(timezone.utc))
+        window = metrics.window_of(self.alert.metric or "", self.tui.now())
         if window is None:
             return []
         found: list[Trace] = []

@@ -9,7 +9,7 @@ marked `*` and said in the header.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from textual import on
@@ -161,7 +161,7 @@ class AlertsScreen(AppScreen):
         return True  # the alerts are shown; the header says what is missing
 
     def show_rows(self) -> None:
-        now = datetime.now(timezone.utc)
+        now = self.tui.now()
         rows = []
         for index, alert in enumerate(self.alerts):
             state, value, since, computed = self.shown_state(index)
@@ -182,7 +182,7 @@ class AlertsScreen(AppScreen):
         self.header(self.summary())
 
     async def _collect(self, client: ApiClient) -> Collected:
-        now = datetime.now(timezone.utc)
+        now = self.tui.now()
         lookback = max(
             (w for w in (metrics.lookback(a.metric or "") for a in self.alerts) if w is not None),
             default=timedelta(0),

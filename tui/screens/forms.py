@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Any
 
 from rich.text import Text
@@ -282,7 +282,7 @@ class AlertForm(CreateForm):
     def load_preview(self) -> None:
         """The last 24 h of traces and a day before them (the longest usual period)."""
         preview = self.query_one(AlertPreview)
-        now = datetime.now(timezone.utc)
+        now = self.tui.now()
         start = now - PREVIEW_SPAN - PREVIEW_LOOKBACK
         collected = self.collected
         if collected is not None and collected.start <= start and now - collected.end < FRESH:
