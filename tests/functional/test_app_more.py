@@ -40,7 +40,10 @@ async def test_a_403_asks_for_the_projects_key_and_saves_it_0600(
     async with ApiClient(service.base_url, wrong) as client:
         app = TraceTuiApp(client, StartAt(project_id="proj_support"), config_path=config)
         async with app.run_test(size=(80, 24)) as pilot:
-            await wait_for(pilot, lambda: isinstance(app.screen, KeyPrompt))
+            # Pushed is not yet composed: wait for the field itself (this raced under load).
+            await wait_for(
+                pilot, lambda: isinstance(app.screen, KeyPrompt) and bool(app.screen.query("#key"))
+            )
             assert app.screen.query_one("#key").password  # masked as it is typed
             await pilot.press(*service.keys.projects["proj_support"])
             await pilot.click("#save")
