@@ -9,6 +9,7 @@ spec); a server that does not gets the same answer computed here from its trace 
 
 from __future__ import annotations
 
+import math
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
@@ -34,7 +35,17 @@ if TYPE_CHECKING:
 
 ORDERS = {"latency": "slowest first", "error_rate": "errored first", "cost": "costliest first"}
 MAX_TRACES = 20_000  # of the window, paged in: beyond, the value says it is of these only
-POINTS = 120  # moments of the chart's series; the chart shows the worst of those in each cell
+# The chart's series has a moment per period of the metric (so "would have fired" misses no
+# window), within these bounds; the chart shows the worst of the moments in each cell.
+LEAST_POINTS, MOST_POINTS = 120, 2880
+
+
+def points_for(span: timedelta, period: timedelta | None) -> int:
+    if period is None or period <= timedelta(0):
+        return LEAST_POINTS
+    return max(LEAST_POINTS, min(MOST_POINTS, math.ceil(span / period)))
+
+
 EVENT_COLUMNS = (
     Column("When", least=11, most=16),
     Column("What", least=12, most=30, share=1),
@@ -239,10 +250,18 @@ class AlertDetailScreen(AppScreen):
         metric = self.alert.metric or ""
         start, end = self.range.bounds(collected.end)
         self.series = metrics.series(
-            metric, collected.traces, end, end - start, POINTS, covered=collected.covered
+            metric,
+            collected.traces,
+            end,
+            end - start,
+            points_for(end - start, metrics.lookback(metric)),
+            covered=collected.covered,
         )
         fired = metrics.firings(self.series.values, self.alert.condition, self.alert.threshold)
         note = f"{self.range.label} · would have fired {fmt.counted(fired, 'time')}"
+        period = metrics.lookback(metric)
+        if period is not None and self.series.step > period:  # windows between the moments
+            note += f" (checked every {fmt.duration(self.series.step.total_seconds() * 1000)})"
         if collected.capped:
             note += f" · of {len(collected.traces):,} traces only"
         self.query_one(MetricChart).show(
