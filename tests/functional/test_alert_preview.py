@@ -4,17 +4,13 @@ against the local service and against a server with only the spec's shapes."""
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime, timedelta, timezone
 
-import httpx
-
 from tests.conftest import RunningService
+from tests.functional.test_alert_states import project_with_traces, spec_server
 from tests.functional.test_app import running_app, wait_for
 from tui.app import StartAt
 from tui.screens.forms import AlertForm
-from tui.server.rows import TraceRow
-from tui.server.store import now_ms
 from tui.widgets.alert_preview import AlertPreview
 
 # Minutes ago: quick traces every 10 minutes, and two bursts of slow ones 3 h and 10 h ago.
@@ -23,29 +19,7 @@ SLOW = [(m + 0.5, 5000.0) for m in [*range(180, 200), *range(600, 620)]]  # 20 m
 
 
 def project_with_two_slow_bursts(service: RunningService) -> str:
-    project_id = f"proj_{uuid.uuid4().hex[:8]}"
-    now = now_ms()
-    rows = [
-        TraceRow(
-            uuid.uuid4().hex,
-            project_id,
-            "t",
-            now - int(m * 60_000),
-            ms,
-            1,
-            1,
-            1,
-            0.0,
-            "ok",
-            0,
-            "{}",
-        )
-        for m, ms in QUICK + SLOW
-    ]
-    with service.store.transaction() as db:
-        service.store.insert_project(db, project_id, None, 30, project_id=project_id)
-        service.store.insert_traces(db, rows)
-    return project_id
+    return project_with_traces(service, QUICK + SLOW)
 
 
 async def type_alert(app, pilot, metric: str, threshold: str) -> AlertPreview:  # type: ignore[no-untyped-def]
@@ -108,16 +82,8 @@ async def test_a_spec_only_server_gets_the_same_preview(service: RunningService)
         }
         for i, (m, ms) in enumerate(QUICK + SLOW)
     ]
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        if request.url.path.endswith("/alerts"):
-            return httpx.Response(200, json={"data": []})
-        if request.url.path.endswith("/projects"):
-            return httpx.Response(200, json={"data": [{"id": "proj_x", "name": "x"}]})
-        return httpx.Response(200, json={"data": traces, "next_cursor": None})
-
     async with running_app(
-        service, StartAt(project_id="proj_x"), size=(100, 40), transport=httpx.MockTransport(answer)
+        service, StartAt(project_id="proj_x"), size=(100, 40), transport=spec_server([], traces)
     ) as (app, pilot):
         await open_alerts_screen(app, pilot)
         preview = await type_alert(app, pilot, "latency_ms_5m", "1000")

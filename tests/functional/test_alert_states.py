@@ -32,16 +32,16 @@ def table_text(screen: AlertsScreen, chart_width: int = 24) -> str:
     )
 
 
-def new_project_with_slow_traces(service: RunningService) -> str:
+def project_with_traces(service: RunningService, traces: list[tuple[float, float]]) -> str:
+    """A new project of the shared service holding traces (minutes ago, duration in ms)."""
     project_id = f"proj_{uuid.uuid4().hex[:8]}"
-    store = service.store
     now = now_ms()
     rows = [
         TraceRow(
             uuid.uuid4().hex,
             project_id,
             "t",
-            now - 60_000 * (i + 1),
+            now - int(minutes * 60_000),
             ms,
             1,
             1,
@@ -51,12 +51,39 @@ def new_project_with_slow_traces(service: RunningService) -> str:
             0,
             "{}",
         )
-        for i, ms in enumerate((500, 800, 1200, 3000))
+        for minutes, ms in traces
     ]
-    with store.transaction() as db:
-        store.insert_project(db, project_id, None, 30, project_id=project_id)
-        store.insert_traces(db, rows)
+    with service.store.transaction() as db:
+        service.store.insert_project(db, project_id, None, 30, project_id=project_id)
+        service.store.insert_traces(db, rows)
     return project_id
+
+
+def new_project_with_slow_traces(service: RunningService) -> str:
+    return project_with_traces(service, [(1, 500), (2, 800), (3, 1200), (4, 3000)])
+
+
+def spec_server(
+    alerts: list[dict[str, object]],
+    traces: list[dict[str, object]],
+    asked: list[httpx.QueryParams] | None = None,
+) -> httpx.MockTransport:
+    """A server with only the spec's shapes: one project, proj_x; its alerts without state;
+    its traces on one page; no alert history (404). `asked` collects the trace list queries."""
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if path.endswith("/events"):
+            return httpx.Response(404, json={"error": "not found"})
+        if path.endswith("/alerts"):
+            return httpx.Response(200, json={"data": alerts})
+        if path.endswith("/projects"):
+            return httpx.Response(200, json={"data": [{"id": "proj_x", "name": "x"}]})
+        if asked is not None:
+            asked.append(request.url.params)
+        return httpx.Response(200, json={"data": traces, "next_cursor": None})
+
+    return httpx.MockTransport(answer)
 
 
 async def open_alerts(app, pilot, project_id: str) -> AlertsScreen:  # type: ignore[no-untyped-def]
@@ -139,16 +166,7 @@ async def test_a_server_without_alert_state_gets_it_computed_from_traces(
         for i, ms in enumerate((500, 9000, 12000))
     ]
     asked: list[httpx.QueryParams] = []
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        if request.url.path.endswith("/alerts"):
-            return httpx.Response(200, json={"data": spec_alerts})
-        if request.url.path.endswith("/projects"):
-            return httpx.Response(200, json={"data": [{"id": "proj_x", "name": "x"}]})
-        asked.append(request.url.params)
-        return httpx.Response(200, json={"data": traces, "next_cursor": None})
-
-    transport = httpx.MockTransport(answer)
+    transport = spec_server(spec_alerts, traces, asked)
     async with running_app(service, StartAt(project_id="proj_x"), transport=transport) as (
         app,
         pilot,
@@ -179,15 +197,7 @@ async def test_a_server_without_alert_state_or_traces_reads_no_data(
         "threshold": 8,
         "webhook_url": "https://hooks.example.com/x",
     }
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        if request.url.path.endswith("/alerts"):
-            return httpx.Response(200, json={"data": [spec_alert]})
-        if request.url.path.endswith("/projects"):
-            return httpx.Response(200, json={"data": [{"id": "proj_x", "name": "x"}]})
-        return httpx.Response(200, json={"data": [], "next_cursor": None, "has_more": False})
-
-    transport = httpx.MockTransport(answer)
+    transport = spec_server([spec_alert], [])
     async with running_app(service, StartAt(project_id="proj_x"), transport=transport) as (
         app,
         pilot,
@@ -314,18 +324,7 @@ async def test_a_spec_only_server_gets_the_detail_computed_here(service: Running
         }
         for i, ms in enumerate((500, 800, 1200, 3000))
     ]
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        path = request.url.path
-        if path.endswith("/events"):
-            return httpx.Response(404, json={"error": "not found"})
-        if path.endswith("/alerts"):
-            return httpx.Response(200, json={"data": [spec_alert]})
-        if path.endswith("/projects"):
-            return httpx.Response(200, json={"data": [{"id": "proj_x", "name": "x"}]})
-        return httpx.Response(200, json={"data": traces, "next_cursor": None})
-
-    transport = httpx.MockTransport(answer)
+    transport = spec_server([spec_alert], traces)
     async with running_app(service, StartAt(project_id="proj_x"), transport=transport) as (
         app,
         pilot,
