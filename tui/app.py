@@ -209,6 +209,13 @@ class TraceTuiApp(App[str | None]):
 
         self.push_screen(AlertsScreen(project_id, name or project_id))
 
+    def open_overview(
+        self, project_id: str, name: str | None, time_range: TimeRange | None = None
+    ) -> None:
+        from tui.screens.overview import OverviewScreen
+
+        self.push_screen(OverviewScreen(project_id, name or project_id, time_range))
+
     def open_alert(self, project_id: str, alert: Alert, collected: Collected | None = None) -> None:
         """An alert's detail; `collected`: the last 24 h of traces, if already paged in."""
         from tui.screens.alert_detail import AlertDetailScreen

@@ -141,3 +141,17 @@ def bar_chart(
                 line.append(" ")
         rows.append(line)
     return rows
+
+
+EIGHTHS_WIDE = " ▏▎▍▌▋▊▉█"  # eighths of a cell's width, from none to full
+
+
+def hbar(share: float, width: int, style: str = BAR_STYLE) -> Text:
+    """A horizontal bar `share` (0..1) of `width` cells, in eighths of a cell; at least a
+    sliver for any share above zero."""
+    eighths = round(max(0.0, min(1.0, share)) * width * 8)
+    if share > 0 and eighths == 0:
+        eighths = 1
+    full, part = divmod(eighths, 8)
+    bar = "█" * full + (EIGHTHS_WIDE[part] if part else "")
+    return Text(bar.ljust(width), style=style, no_wrap=True, end="")

@@ -479,9 +479,14 @@ class ApiClient:
         end: datetime | None = None,
         limit: int | None = 100,
         after: NextPage | None = None,
+        include: str | None = None,
     ) -> Page:
-        """One page of traces; pass the previous page's `next_page` as `after` for the next."""
+        """One page of traces; pass the previous page's `next_page` as `after` for the next.
+        `include`: an extension some servers offer (the local service: `models`, each row's
+        cost and tokens by model); others ignore the parameter or refuse it (a 4xx)."""
         params = self._trace_params(project_id, start, end, limit)
+        if include:
+            params["include"] = include
         return await self._page(Trace, "traces", "traces", params, project_id, after)
 
     async def iter_traces(

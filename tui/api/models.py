@@ -248,6 +248,9 @@ class Trace(Record):
     # A short preview of the trace's input, when the server makes one for its list rows; the
     # app also derives one from an `input` field (tui/chat.py trace_preview).
     input_preview: LStr = aliases("input_preview", "inputPreview", "preview")
+    # Beyond the spec, when asked for (`include=models`): cost and tokens by model, as the
+    # server sent it; read tolerantly where it is used (tui/overview_stats.py).
+    models: Any = aliases("models")
     # Set by tui/api/readers.py, which reads spans the fast way where it can; never validated.
     spans: SkipValidation[Sequence[Span]] = Field(default_factory=list)
 

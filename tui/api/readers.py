@@ -98,6 +98,9 @@ _TRACE_VALIDATOR = SchemaValidator(
                     core_schema.with_default_schema(core_schema.any_schema(), default=None)
                 ),
                 "input_preview": _optional(_TEXT),
+                "models": core_schema.model_field(  # an extension: read where it is used
+                    core_schema.with_default_schema(core_schema.any_schema(), default=None)
+                ),
             },
             extra_behavior="forbid",
         ),

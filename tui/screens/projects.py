@@ -26,6 +26,7 @@ class ProjectsScreen(AppScreen):
     BINDINGS = [
         Binding("enter", "open", "Traces", id="projects.open"),
         Binding("a", "alerts", "Alerts", id="projects.alerts"),
+        Binding("o", "overview", "Overview", id="projects.overview"),
         Binding("n", "new", "New project", id="projects.new"),
         Binding("r", "refresh", "Refresh", id="projects.refresh"),
     ]
@@ -103,6 +104,11 @@ class ProjectsScreen(AppScreen):
         project = self.selected()
         if project is not None and project.id:
             self.tui.open_alerts(project.id, project.name)
+
+    def action_overview(self) -> None:
+        project = self.selected()
+        if project is not None and project.id:
+            self.tui.open_overview(project.id, project.name)
 
     def action_new(self) -> None:
         def created(project: Project | None) -> None:

@@ -75,7 +75,8 @@ class TracesScreen(AppScreen):
         ),
         Binding("t", "time_range", "Range", id="traces.range", tooltip="Pick the time range"),
         Binding("s", "sort", "Sort", id="traces.sort", tooltip="Sort by start, duration or cost"),
-        Binding("r", "refresh", "Refresh", id="traces.refresh"),
+        # r, like Enter and L, is in `?` only: the footer's room at 80 columns goes to o Overview.
+        Binding("r", "refresh", "Refresh", id="traces.refresh", show=False),
         Binding(
             "L",
             "live",
@@ -85,6 +86,13 @@ class TracesScreen(AppScreen):
             show=False,
         ),
         Binding("a", "alerts", "Alerts", id="traces.alerts"),
+        Binding(
+            "o",
+            "overview",
+            "Overview",
+            id="traces.overview",
+            tooltip="Error rate, latency, tokens and cost over the range, in charts",
+        ),
         Binding(
             "e",
             "errors",
@@ -434,6 +442,9 @@ class TracesScreen(AppScreen):
 
     def action_alerts(self) -> None:
         self.tui.open_alerts(self.project_id, self.project_name)
+
+    def action_overview(self) -> None:
+        self.tui.open_overview(self.project_id, self.project_name, self.range)
 
     def action_live(self) -> None:
         if self.live_timer is not None:

@@ -132,6 +132,10 @@ class TraceStore(AlertStore, Protocol):
         and whether more follow. A late page must cost what the first costs (keyset paging)."""
         ...
 
+    def models_of(self, trace_ids: list[str]) -> dict[str, dict[str, tuple[float, int]]]:
+        """For each trace, its spans' cost and tokens summed by model (spans naming one)."""
+        ...
+
     def get_trace(self, trace_id: str) -> TraceRow | None: ...
 
     def iter_spans(self, trace_id: str) -> Iterator[SpanInTrace]:

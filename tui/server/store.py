@@ -343,6 +343,22 @@ class Store(AlertTables):
         rows = list(map(TraceSummary._make, self._connection().execute(sql, args)))
         return rows[:limit], len(rows) > limit
 
+    def models_of(self, trace_ids: list[str]) -> dict[str, dict[str, tuple[float, int]]]:
+        """For each trace, its spans' cost and tokens (in + out) summed by model; one grouped
+        query over a page's traces, by the spans' (trace_id, ...) index."""
+        found: dict[str, dict[str, tuple[float, int]]] = {}
+        if not trace_ids:
+            return found
+        marks = ",".join("?" * len(trace_ids))
+        sql = (
+            "SELECT trace_id, model, SUM(cost_usd), SUM(input_tokens + output_tokens) FROM spans"
+            f" WHERE trace_id IN ({marks}) AND model IS NOT NULL AND model != ''"
+            " GROUP BY trace_id, model"
+        )
+        for trace_id, model, cost, tokens in self._connection().execute(sql, trace_ids):
+            found.setdefault(trace_id, {})[model] = (cost, tokens)
+        return found
+
     def get_trace(self, trace_id: str) -> TraceRow | None:
         row = (
             self._connection()

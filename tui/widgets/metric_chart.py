@@ -31,6 +31,7 @@ class MetricChart(Static):
         self.start: datetime | None = None
         self.end: datetime | None = None
         self.note = note  # shown in place of the chart when there is nothing to draw
+        self.title: Text | None = None  # a first line above the chart, if given
 
     def show(
         self,
@@ -41,7 +42,9 @@ class MetricChart(Static):
         threshold: float | None = None,
         condition: str | None = None,
         note: str = "",
+        title: Text | None = None,
     ) -> None:
+        self.title = title
         self.values, self.start, self.end = values, start, end
         self.label, self.threshold, self.condition = label, threshold, condition
         self.note = note
@@ -60,13 +63,20 @@ class MetricChart(Static):
         width, height = self.content_size.width, self.content_size.height
         if width <= 0 or height <= 0:
             return
+        head = [self.title] if self.title is not None else []
         if not any(v is not None for v in self.values):
-            self.update(Text(self.note or "no data in this range", style="dim"))
+            empty = Text(self.note or "no data in this range", style="dim")
+            self.update(Text("\n").join([*head, empty]))
             return
         rows = charts.bar_chart(
-            self.values, width, max(1, height - 1), self.label, self.threshold, self.condition
+            self.values,
+            width,
+            max(1, height - 1 - len(head)),
+            self.label,
+            self.threshold,
+            self.condition,
         )
-        rows.append(self._time_axis(width))
+        rows = [*head, *rows, self._time_axis(width)]
         self.update(Text("\n", no_wrap=True).join(rows))
 
     def _time_axis(self, width: int) -> Text:

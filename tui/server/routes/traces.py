@@ -40,6 +40,13 @@ def list_traces(
     to: Annotated[str | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 100,
     cursor: Annotated[str | None, Query()] = None,
+    include: Annotated[
+        str | None,
+        Query(
+            description="Extension: `models` adds to each row its spans' cost and tokens by"
+            " model, {model: {cost_usd, tokens}} (the app's overview: cost by model)."
+        ),
+    ] = None,
 ) -> dict[str, Any]:
     # Called here, not as a dependency: project_id stays the first query parameter documented.
     project = readable_project(store, scope, project_id)
@@ -68,7 +75,15 @@ def list_traces(
     if more and rows:
         last = rows[-1]
         next_cursor = encode_cursor(TracePosition(last.listed_at, last.id), start, end)
-    return {"data": [trace_json(r) for r in rows], "next_cursor": next_cursor, "has_more": more}
+    data = [trace_json(r) for r in rows]
+    if include and "models" in include.split(","):
+        by_trace = store.models_of([r.id for r in rows])
+        for item, row in zip(data, rows, strict=True):
+            item["models"] = {
+                model: {"cost_usd": cost, "tokens": tokens}
+                for model, (cost, tokens) in by_trace.get(row.id, {}).items()
+            }
+    return {"data": data, "next_cursor": next_cursor, "has_more": more}
 
 
 @router.get("/traces/{trace_id}", summary="Get one trace with all its spans")
