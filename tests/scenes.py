@@ -88,6 +88,12 @@ SCENES = (
         ("a", "n", "ctrl+s"),
         "Creating an alert: each field says what is wrong",
     ),
+    Scene(
+        "overview",
+        StartAt(project_id="proj_support"),
+        ("o",),
+        "A project's overview: error rate, latency, tokens and cost per hour, cost by model",
+    ),
     Scene("time-range", StartAt(project_id="proj_support"), ("t",), "The time range picker"),
     Scene(
         "help",

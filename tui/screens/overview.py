@@ -42,7 +42,7 @@ MODEL_ROWS = 8  # models listed, the costliest first
 class OverviewScreen(AppScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="overview.back"),
-        Binding("s", "stop", "Stop paging", id="overview.stop"),
+        Binding("s", "stop", "Stop", id="overview.stop", tooltip="Stop paging the range in"),
         Binding("p", "percentile", "p50/p95/p99", id="overview.percentile"),
         Binding("t", "time_range", "Range", id="overview.range"),
         Binding("r", "refresh", "Refresh", id="overview.refresh"),
@@ -190,15 +190,16 @@ class OverviewScreen(AppScreen):
         self.query_one("#models", Static).update(self.models_text())
 
     def totals_text(self, totals: Totals) -> Text:
+        # One line at 80 columns: "errors 16 (22.2%) · p50 5.6s p95 14.2s p99 15.8s · ..."
         text = Text()
         rate = totals.error_rate
-        text.append(f"errors {fmt.counted(totals.errors, 'trace')}")
+        text.append(f"errors {totals.errors:,}")
         text.append(f" ({rate:.1f}%)" if rate is not None else "")
         text.append(
             f" · p50 {fmt.duration(totals.p50)} p95 {fmt.duration(totals.p95)}"
             f" p99 {fmt.duration(totals.p99)}"
         )
-        text.append(f" · {fmt.tokens(totals.tokens)} tokens · {fmt.cost(totals.cost)}")
+        text.append(f" · {fmt.tokens(totals.tokens)} tokens · {_usd(totals.cost)}")
         return text
 
     def models_text(self) -> Text:
@@ -268,4 +269,6 @@ def _ms(value: float) -> str:
 
 
 def _usd(value: float) -> str:
-    return f"${value:,.2f}" if value >= 0.01 or value == 0 else f"${value:.4f}"
+    if value >= 0.01 or value == 0:
+        return f"${value:,.2f}"
+    return f"${value:.4f}" if value >= 0.0001 else "<$0.0001"
