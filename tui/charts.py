@@ -15,6 +15,8 @@ value on the axis. Breaching bars are also styled, for those who have colour.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import groupby
+from operator import itemgetter
 
 from rich.text import Text
 
@@ -120,25 +122,28 @@ def bar_chart(
     plot = max(1, width - axis - 1)
     cells = resample(values, plot, worst_pick(condition) if threshold is not None else max)
     heights = [None if v is None else (round(v / top * eighths) if top > 0 else 0) for v in cells]
+    breaching = [threshold is not None and breaches(condition, value, threshold) for value in cells]
     rows: list[Text] = []
     for row in range(height):
-        line = Text(no_wrap=True, end="")
-        line.append(labels.get(row, "").rjust(axis) + " ", style=AXIS_STYLE)
         floor = (height - 1 - row) * 8  # eighths below this row
-        for value, filled in zip(cells, heights, strict=True):
+        glyphs: list[tuple[str, str]] = []  # (character, style) of each cell
+        for value, filled, breach in zip(cells, heights, breaching, strict=True):
             amount = 0 if filled is None else max(0, min(8, filled - floor))
             if amount == 0 and row == height - 1 and filled is not None and value:
                 amount = 1  # a value above zero always shows
-            if amount == 0 and row == height - 1 and value == 0:
-                line.append(ZERO_MARK, style=AXIS_STYLE)  # zero is not "no data"
-                continue
             if amount:
-                breach = threshold is not None and breaches(condition, value, threshold)
-                line.append(BARS[amount], style=BREACH_STYLE if breach else BAR_STYLE)
+                glyphs.append((BARS[amount], BREACH_STYLE if breach else BAR_STYLE))
+            elif row == height - 1 and value == 0:
+                glyphs.append((ZERO_MARK, AXIS_STYLE))  # zero is not "no data"
             elif row == threshold_row:
-                line.append(THRESHOLD_MARK, style=AXIS_STYLE)
+                glyphs.append((THRESHOLD_MARK, AXIS_STYLE))
             else:
-                line.append(" ")
+                glyphs.append((" ", ""))
+        line = Text(no_wrap=True, end="")
+        line.append(labels.get(row, "").rjust(axis) + " ", style=AXIS_STYLE)
+        # One span per run of a style, not per cell: a chart is redrawn and converted whole.
+        for style, run in groupby(glyphs, key=itemgetter(1)):
+            line.append("".join(glyph for glyph, _ in run), style=style)
         rows.append(line)
     return rows
 

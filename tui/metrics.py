@@ -22,8 +22,6 @@ from datetime import datetime, timedelta
 from itertools import accumulate
 from operator import itemgetter
 
-from sortedcontainers import SortedList  # type: ignore[import-untyped]
-
 from tui.alert_rules import parse_metric
 from tui.api import Trace
 
@@ -35,7 +33,11 @@ def has_error(trace: Trace) -> bool:
 
 
 def percentile(values: Sequence[float], q: float = 0.95) -> float | None:
-    ordered = sorted(values)
+    return percentile_of_sorted(sorted(values), q)
+
+
+def percentile_of_sorted(ordered: Sequence[float], q: float = 0.95) -> float | None:
+    """`percentile` of values already in ascending order."""
     if not ordered:
         return None
     rank = q * (len(ordered) - 1)
@@ -93,6 +95,7 @@ def lookback(metric: str) -> timedelta | None:
 # -- series ---------------------------------------------------------------------------------------
 
 DAY = timedelta(hours=24)
+MOST_OVERLAP = 8  # windows a trace may fall in, at most: what bounds a series' cost
 
 
 @dataclass(frozen=True)
@@ -118,16 +121,20 @@ def series(
     covered: tuple[datetime, datetime] | None = None,
 ) -> Series:
     """The metric over the `span` before `end` at `points` moments, each value what `value_of`
-    gives for that moment's window. Sorted once; sums by prefix, the p95 of overlapping windows
-    from one sliding sorted list: 50,000 traces take tens of milliseconds (tests/perf).
+    gives for that moment's window (fewer moments for long windows: see MOST_OVERLAP). Sorted
+    once; sums by prefix; 50,000 traces take tens of milliseconds (tests/perf/bench_triage).
 
     `covered`: the stretch the traces stand for, when they are not all of it (paging stopped at
     a cap); a moment whose window reaches outside it has no value rather than a partial one."""
-    step = span / points
     start = end - span
     parsed = parse_metric(metric)
     if parsed is None or parsed.measure == "prompt_drift":
-        return Series(metric, start, step, [None] * points)
+        return Series(metric, start, span / points, [None] * points)
+    # A window longer than a few steps changes little from one moment to the next: fewer
+    # moments, so that no trace is in more than MOST_OVERLAP windows (a 24 h metric over a
+    # day: 8 moments, one every 3 h; the charts stretch them to their width).
+    points = max(1, min(points, math.ceil(MOST_OVERLAP * span / parsed.window)))
+    step = span / points
     # One pass over the traces for what the measure needs, then one sort by start.
     if parsed.measure == "latency":
         picked = [(t.started_at, t.duration_ms or 0.0) for t in traces if t.started_at is not None]
@@ -155,7 +162,7 @@ def series(
             for (lo, hi), m in zip(bounds, moments, strict=True)
         ]
     if parsed.measure == "latency":
-        values = _p95s(amounts, bounds, overlapping=parsed.window > 16 * step)
+        values = _p95s(amounts, bounds)
         if parsed.unit == "s":
             values = [None if v is None else v / 1000 for v in values]
         return Series(metric, start, step, values)
@@ -180,32 +187,10 @@ def series(
     )
 
 
-def _p95s(
-    durations: list[float], bounds: list[tuple[int, int]], overlapping: bool
-) -> list[float | None]:
-    """The p95 of each window `durations[lo:hi]`. Windows that barely overlap are sorted one by
-    one; heavily overlapping ones (a 24 h period charted every 15 minutes) slide one sorted list,
-    each duration entering and leaving once."""
-    if not overlapping:
-        return [percentile(durations[lo:hi]) for lo, hi in bounds]
-    window: SortedList = SortedList()
-    values: list[float | None] = []
-    low = high = 0
-    for lo, hi in bounds:
-        while high < hi:
-            window.add(durations[high])
-            high += 1
-        while low < lo:
-            window.remove(durations[low])
-            low += 1
-        values.append(_percentile_sorted(window) if window else None)
-    return values
-
-
-def _percentile_sorted(ordered: Sequence[float], q: float = 0.95) -> float:
-    rank = q * (len(ordered) - 1)
-    low, high = math.floor(rank), math.ceil(rank)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+def _p95s(durations: list[float], bounds: list[tuple[int, int]]) -> list[float | None]:
+    """The p95 of each window `durations[lo:hi]`, each window sorted on its own (in C): with
+    at most MOST_OVERLAP windows over any moment, that sorts each duration a few times."""
+    return [percentile(durations[lo:hi]) for lo, hi in bounds]
 
 
 def breaches(condition: str | None, value: float | None, threshold: float | None) -> bool:

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from tui.api import Trace
-from tui.metrics import has_error, percentile
+from tui.metrics import has_error, percentile_of_sorted
 
 # Bucket sizes to pick from: the smallest that leaves at most MAX_BUCKETS bars.
 BUCKET_SIZES = tuple(timedelta(hours=h) for h in (1, 2, 3, 6, 12, 24, 48, 24 * 7, 24 * 14, 24 * 30))
@@ -37,6 +37,13 @@ class Bucket:
     durations: list[float] = field(default_factory=list)
     tokens: int = 0
     cost: float = 0.0
+    # The durations in order, kept until the next trace arrives: a redraw sorts nothing again.
+    _ordered: list[float] | None = None
+
+    def ordered(self) -> list[float]:
+        if self._ordered is None:
+            self._ordered = sorted(self.durations)
+        return self._ordered
 
 
 @dataclass
@@ -74,9 +81,11 @@ class Overview:
         self.rows_with_models = 0  # rows whose server sent a `models` object
         self.added = 0
         self.outside = 0  # rows the server sent from outside the range (not counted)
+        self._totals: Totals | None = None  # until the next page
 
     def add(self, traces: Iterable[Trace]) -> None:
         """One more page."""
+        self._totals = None
         start, size, buckets = self.start, self.size, self.buckets
         for trace in traces:
             self.added += 1
@@ -85,6 +94,7 @@ class Overview:
                 self.outside += 1
                 continue
             bucket = buckets[(at - start) // size]
+            bucket._ordered = None
             bucket.traces += 1
             bucket.errors += has_error(trace)
             bucket.durations.append(trace.duration_ms or 0.0)
@@ -117,7 +127,7 @@ class Overview:
         return [b.errors / b.traces * 100 if b.traces else None for b in self.buckets]
 
     def latency(self, q: float) -> list[float | None]:
-        return [percentile(b.durations, q) for b in self.buckets]
+        return [percentile_of_sorted(b.ordered(), q) for b in self.buckets]
 
     def tokens(self) -> list[float | None]:
         return [float(b.tokens) for b in self.buckets]
@@ -126,17 +136,19 @@ class Overview:
         return [b.cost for b in self.buckets]
 
     def totals(self) -> Totals:
-        durations = [d for b in self.buckets for d in b.durations]
-        ordered = sorted(durations)
-        return Totals(
-            traces=sum(b.traces for b in self.buckets),
-            errors=sum(b.errors for b in self.buckets),
-            p50=percentile(ordered, 0.5),
-            p95=percentile(ordered, 0.95),
-            p99=percentile(ordered, 0.99),
-            tokens=sum(b.tokens for b in self.buckets),
-            cost=sum(b.cost for b in self.buckets),
-        )
+        if self._totals is None:
+            # The buckets' sorted runs, joined: Timsort merges runs rather than sorting anew.
+            ordered = sorted([d for b in self.buckets for d in b.ordered()])
+            self._totals = Totals(
+                traces=sum(b.traces for b in self.buckets),
+                errors=sum(b.errors for b in self.buckets),
+                p50=percentile_of_sorted(ordered, 0.5),
+                p95=percentile_of_sorted(ordered, 0.95),
+                p99=percentile_of_sorted(ordered, 0.99),
+                tokens=sum(b.tokens for b in self.buckets),
+                cost=sum(b.cost for b in self.buckets),
+            )
+        return self._totals
 
     def by_model(self) -> list[tuple[str, ModelShare]]:
         """Models by cost, the costliest first."""

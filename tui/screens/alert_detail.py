@@ -48,7 +48,7 @@ def points_for(span: timedelta, period: timedelta | None) -> int:
 
 EVENT_COLUMNS = (
     Column("When", least=11, most=16),
-    Column("What", least=12, most=30, share=1),
+    Column("What", least=20, most=30, share=1),  # "· no data → ▲ firing" whole
     Column("Detail", least=10, most=60, share=2),
 )
 TRACE_COLUMNS = (
