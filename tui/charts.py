@@ -116,7 +116,7 @@ def bar_chart(
     threshold_row = None
     if threshold is not None and top > 0 and 0 <= threshold <= top:
         # The row the threshold falls in, counted from the top.
-        threshold_row = min(height - 1, height - 1 - int(threshold / top * eighths) // 8)
+        threshold_row = max(0, height - 1 - int(threshold / top * eighths) // 8)
         labels[threshold_row] = label(threshold)  # before the top or zero: it is what matters
     axis = max(axis, *(len(text) for text in labels.values()))
     plot = max(1, width - axis - 1)

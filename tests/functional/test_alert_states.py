@@ -286,7 +286,7 @@ async def test_enter_opens_an_alerts_state_history_and_window_traces(tmp_path: P
         service.service.stop()
 
 
-async def wait_chart(pilot, detail) -> None:  # type: ignore[no-untyped-def]
+async def wait_chart(pilot, detail, fired: str = "1 time") -> None:  # type: ignore[no-untyped-def]
     """The detail's chart drawn: bars, the threshold's dotted row labelled with its value."""
     from tui.charts import THRESHOLD_MARK
     from tui.widgets.metric_chart import MetricChart
@@ -296,7 +296,7 @@ async def wait_chart(pilot, detail) -> None:  # type: ignore[no-untyped-def]
     lines = str(chart.content).splitlines()
     assert any(line.lstrip().startswith("1000 ms ") and THRESHOLD_MARK in line for line in lines)
     assert any(bar in str(chart.content) for bar in "▁▂▃▄▅▆▇█")
-    assert "would have fired 1 time" in lines[-1]
+    assert f"would have fired {fired}" in lines[-1]
 
 
 async def test_a_spec_only_server_gets_the_detail_computed_here(service: RunningService) -> None:
@@ -350,3 +350,65 @@ async def test_a_spec_only_server_gets_the_detail_computed_here(service: Running
         for part in ("#header", "#facts"):
             shown = detail.query_one(part).content
             assert "\x1b" not in str(shown) and "␛[2J" in str(detail.query_one("#facts").content)
+
+
+async def test_a_resolved_alert_reads_ok_with_its_episode_in_the_history(tmp_path: Path) -> None:
+    """Fired, then the window filled with quick traces: the service resolves it; the app shows
+    ok, the value under the threshold, and both changes in the history."""
+    from tui.screens.alert_detail import AlertDetailScreen
+
+    service = start_service(tmp_path / "resolved.sqlite3", scale=0.01)
+    try:
+        project_id = new_project_with_slow_traces(service)
+        with service.client() as api:
+            api.post(
+                f"projects/{project_id}/alerts",
+                json={
+                    "name": "Slow replies",
+                    "metric": "latency_ms_5m",
+                    "condition": "gt",
+                    "threshold": 1000,
+                    "webhook_url": "https://hooks.example.com/x",
+                },
+            ).raise_for_status()
+        service.service.alerts.evaluate()  # 2730 ms: firing
+        quick = [
+            TraceRow(
+                uuid.uuid4().hex,
+                project_id,
+                "t",
+                now_ms() - 1000 * (i + 1),
+                100,
+                1,
+                1,
+                1,
+                0.0,
+                "ok",
+                0,
+                "{}",
+            )
+            for i in range(100)
+        ]
+        with service.store.transaction() as db:
+            service.store.insert_traces(db, quick)
+        service.service.alerts.evaluate()  # the p95 of 104 is a quick one now: resolved
+        async with running_app(service, StartAt(project_id=project_id), size=(100, 30)) as (
+            app,
+            pilot,
+        ):
+            screen = await open_alerts(app, pilot, project_id)
+            row = table_text(screen).split(" | ")
+            assert row[0] == "✓ ok" and row[3] == "100 ms > 1000 ms"
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, AlertDetailScreen))
+            detail = app.screen
+            assert isinstance(detail, AlertDetailScreen)
+            events = detail.query_one("#events", Table)
+            await wait_for(pilot, lambda: events.row_count >= 3)
+            history = [" | ".join(map(str, cells)) for cells, _ in events._rows]
+            states = [line for line in history if "→" in line]
+            assert "▲ firing → ✓ ok" in states[0] and "· no data → ▲ firing" in states[1]
+            # Sampled every 5 minutes, the chart's moments fall outside the slow minutes.
+            await wait_chart(pilot, detail, fired="0 times")
+    finally:
+        service.service.stop()

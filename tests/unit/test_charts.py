@@ -62,3 +62,10 @@ def test_zero_is_not_no_data_and_the_threshold_label_wins_its_row() -> None:
     assert bottom.lstrip().startswith("5% ")  # the threshold, not "0%", labels the bottom row
     plot = bottom[-9:]
     assert plot[:3] == charts.ZERO_MARK * 3 and plot[3:6] == charts.THRESHOLD_MARK * 3  # no data
+
+
+def test_a_threshold_at_the_top_is_marked_on_the_top_row() -> None:
+    rows = charts.bar_chart(
+        [100.0, None], width=20, height=5, label=lambda v: f"{v:.0f}", threshold=1000
+    )
+    assert rows[0].plain.lstrip().startswith("1000 ") and charts.THRESHOLD_MARK in rows[0].plain
