@@ -30,8 +30,8 @@ def fit_right(value: object, width: int) -> str:
 
 
 def counted(count: int, noun: str) -> str:
-    """`1 error`, `2 errors`: a count with its noun (plural by an s)."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+    """`1 error`, `2,501 traces`: a count with its noun (plural by an s), thousands marked."""
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
 
 
 def tokens(value: int | None) -> str:

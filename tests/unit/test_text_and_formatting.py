@@ -84,3 +84,4 @@ def test_counted_says_one_error_and_two_errors() -> None:
     from tui.formatting import counted
 
     assert [counted(n, "error") for n in (0, 1, 2)] == ["0 errors", "1 error", "2 errors"]
+    assert counted(2501, "trace") == "2,501 traces"
