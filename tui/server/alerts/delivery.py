@@ -186,7 +186,12 @@ class DeliveryWorker:
         """Start an attempt for each due delivery that has a free slot."""
         if len(self._attempts) >= self.concurrency:
             return
-        for job in await asyncio.to_thread(self._due):
+        # Taken here, on the loop, before the outbox is read: an attempt that finishes while
+        # the read runs (its row read as still due, then its id leaving `_attempts`) must not
+        # be started again from that stale row. No attempt starts during the read: only this
+        # method starts them.
+        in_flight = set(self._attempts)
+        for job in await asyncio.to_thread(self._due, in_flight):
             if len(self._attempts) >= self.concurrency or self._stopping.is_set():
                 break
             delivery = job.delivery
@@ -202,11 +207,12 @@ class DeliveryWorker:
             task = asyncio.create_task(self._attempt(job, host), name=f"webhook {delivery.id}")
             self._attempts[delivery.id] = task
 
-    def _due(self) -> list[Job]:
-        """Due deliveries with their alerts and secrets (in a thread: the store blocks)."""
+    def _due(self, in_flight: set[str]) -> list[Job]:
+        """Due deliveries with their alerts and secrets, leaving out those in flight when the
+        read began (in a thread: the store blocks)."""
         jobs = []
         for delivery in self.store.due_deliveries(self.clock(), self.concurrency * 8):
-            if delivery.id in self._attempts:
+            if delivery.id in in_flight:
                 continue
             alert = self.store.get_alert(delivery.alert_id)
             secret = self.store.alert_secret(delivery.alert_id)
