@@ -207,3 +207,20 @@ async def test_a_failed_page_keeps_what_came_before_it(service: RunningService) 
         await wait_for(pilot, lambda: screen.failed is not None)
         assert screen.overview is not None and screen.overview.totals().traces == 60
         assert "partial" in str(screen.query_one("#header").content)
+
+
+async def test_leaving_stops_paging_at_once(service: RunningService) -> None:
+    transport, asked = paged_spec_server(pages=200, per_page=20, delay=0.05)
+    async with running_app(service, StartAt(project_id="proj_x"), transport=transport) as (
+        app,
+        pilot,
+    ):
+        screen = await open_overview(app, pilot)
+        await wait_for(pilot, lambda: screen.pages >= 2)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "TracesScreen")
+        await pilot.pause(0.2)
+        count = len(asked)
+        await pilot.pause(0.5)
+        assert len(asked) == count  # no page asked for after leaving
+        assert count < 20
