@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -127,6 +129,18 @@ async def test_cost_by_model_from_the_local_services_extension(service: RunningS
         assert got[model] == pytest.approx(cost, rel=1e-9)
 
 
+@asynccontextmanager
+async def spec_overview(
+    service: RunningService, transport: httpx.MockTransport
+) -> AsyncIterator[tuple[TraceTuiApp, Any, OverviewScreen]]:
+    """The app on a spec-only server's project proj_x, its overview open (and paging)."""
+    async with running_app(service, StartAt(project_id="proj_x"), transport=transport) as (
+        app,
+        pilot,
+    ):
+        yield app, pilot, await open_overview(app, pilot)
+
+
 def paged_spec_server(
     pages: int,
     per_page: int,
@@ -168,11 +182,7 @@ async def test_a_spec_only_server_that_refuses_the_extension_still_gets_it_all(
     service: RunningService,
 ) -> None:
     transport, asked = paged_spec_server(pages=3, per_page=50, refuse_include=True)
-    async with running_app(service, StartAt(project_id="proj_x"), transport=transport) as (
-        app,
-        pilot,
-    ):
-        screen = await open_overview(app, pilot)
+    async with spec_overview(service, transport) as (_app, pilot, screen):
         await wait_for(pilot, lambda: not screen.paging)
         assert screen.overview is not None and screen.overview.totals().traces == 150
         assert "does not name models" in str(screen.query_one("#models").content)
@@ -181,11 +191,7 @@ async def test_a_spec_only_server_that_refuses_the_extension_still_gets_it_all(
 
 async def test_stopping_keeps_what_was_paged_in(service: RunningService) -> None:
     transport, _ = paged_spec_server(pages=200, per_page=20, delay=0.05)
-    async with running_app(service, StartAt(project_id="proj_x"), transport=transport) as (
-        app,
-        pilot,
-    ):
-        screen = await open_overview(app, pilot)
+    async with spec_overview(service, transport) as (_app, pilot, screen):
         await wait_for(pilot, lambda: screen.pages >= 3)
         await pilot.press("s")
         await pilot.pause(0.3)
@@ -199,11 +205,7 @@ async def test_stopping_keeps_what_was_paged_in(service: RunningService) -> None
 
 async def test_a_failed_page_keeps_what_came_before_it(service: RunningService) -> None:
     transport, _ = paged_spec_server(pages=5, per_page=30, fail_page=2)
-    async with running_app(service, StartAt(project_id="proj_x"), transport=transport) as (
-        app,
-        pilot,
-    ):
-        screen = await open_overview(app, pilot)
+    async with spec_overview(service, transport) as (_app, pilot, screen):
         await wait_for(pilot, lambda: screen.failed is not None)
         assert screen.overview is not None and screen.overview.totals().traces == 60
         assert "partial" in str(screen.query_one("#header").content)
@@ -211,11 +213,7 @@ async def test_a_failed_page_keeps_what_came_before_it(service: RunningService) 
 
 async def test_leaving_stops_paging_at_once(service: RunningService) -> None:
     transport, asked = paged_spec_server(pages=200, per_page=20, delay=0.05)
-    async with running_app(service, StartAt(project_id="proj_x"), transport=transport) as (
-        app,
-        pilot,
-    ):
-        screen = await open_overview(app, pilot)
+    async with spec_overview(service, transport) as (app, pilot, screen):
         await wait_for(pilot, lambda: screen.pages >= 2)
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen.__class__.__name__ == "TracesScreen")
