@@ -56,9 +56,16 @@ async def test_every_footer_key_fits_on_the_line(
         elif where == "alerts":
             await pilot.press("a")
             await wait_for(pilot, lambda: type(app.screen).__name__ == "AlertsScreen")
-        await pilot.pause(0.2)
-        keys = list(app.screen.query_one(Footer).query("FooterKey"))
-        assert keys and all(key.region.right <= width for key in keys)
+
+        # Laid out, not only mounted: under load the footer's keys come a few frames later.
+        def footer_keys() -> list[Any]:
+            return list(app.screen.query_one(Footer).query("FooterKey"))
+
+        await wait_for(
+            pilot, lambda: bool(footer_keys()) and all(key.region.width for key in footer_keys())
+        )
+        keys = footer_keys()
+        assert all(key.region.right <= width for key in keys)
         assert any("Quit" in str(key.render()) for key in keys)
 
 
