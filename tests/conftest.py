@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,16 +32,40 @@ class RunningService:
         return httpx.Client(base_url=self.base_url + "/", headers=headers, timeout=30)
 
 
-def start_service(path: Path, rate_limit: int = 100_000, scale: float = 0.1) -> RunningService:
+def start_service(
+    path: Path, rate_limit: int = 100_000, scale: float = 0.1, ingest_processes: int = 0
+) -> RunningService:
     store = Store(path)
     keys = populate(store, seed=7, scale=scale, big_traces=False)
-    return RunningService(LocalService(store, rate_limit=rate_limit).start(), store, keys)
+    service = LocalService(store, rate_limit=rate_limit, ingest_processes=ingest_processes)
+    return RunningService(service.start(), store, keys)
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 60.0, what: str = "") -> None:
+    """Poll `condition` every 20 ms until it holds; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what or condition}"
+        time.sleep(0.02)
 
 
 @pytest.fixture(scope="session")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService]:
     """One service for the session; tests that write make their own projects."""
     running = start_service(tmp_path_factory.mktemp("service") / "demo.sqlite3")
+    yield running
+    running.service.stop()
+
+
+@pytest.fixture(scope="session")
+def pooled_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningService]:
+    """A service whose OTLP bodies are ingested by a worker process (ingest.processes), as
+    `tracetui serve` does; returned once the worker is up."""
+    running = start_service(
+        tmp_path_factory.mktemp("pooled") / "demo.sqlite3", scale=0.02, ingest_processes=1
+    )
+    processes = running.service.app.state.ingest.processes
+    wait_for(lambda: processes.ready, what="the ingest worker process")
     yield running
     running.service.stop()
 

@@ -61,6 +61,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="evaluate every alert this often (default 60; 0: never)",
     )
     serve.add_argument(
+        "--ingest-processes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="worker processes decoding OTLP bodies (default: CPUs - 1, at least 1; "
+        "0: decode in the service's own threads)",
+    )
+    serve.add_argument(
         "--allow-private-webhooks",
         action="store_true",
         help="let webhooks go to loopback, private and link-local addresses (local use, tests)",
@@ -116,6 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.ingest_rate_limit,
             alert_interval_s=args.alert_interval,
             allow_private_webhooks=args.allow_private_webhooks,
+            ingest_processes=args.ingest_processes,
         )
     if args.command == "keys":
         from tui.server.keys import run as run_keys

@@ -146,11 +146,20 @@ class Emitter:
         self.provider.shutdown()
 
 
-@pytest.fixture
-def emitter(service: RunningService) -> Iterator[Emitter]:
+@pytest.fixture(params=["threads", "processes"])
+def emitter(request: pytest.FixtureRequest) -> Iterator[Emitter]:
+    """An emitter to the service ingesting in its own threads, and to one ingesting in a worker
+    process (as `tracetui serve` does): every span must arrive the same either way."""
+    service: RunningService = request.getfixturevalue(
+        "service" if request.param == "threads" else "pooled_service"
+    )
+    processes = service.service.app.state.ingest.processes
+    before = processes.bodies
     made = Emitter(service)
     yield made
     made.close()
+    # Which way the bodies went: all through the worker, or none.
+    assert (processes.bodies > before) == (request.param == "processes")
 
 
 def test_the_otel_sdk_exporter_nested_spans_older_genai_names_and_an_exception(

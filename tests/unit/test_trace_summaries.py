@@ -1,4 +1,4 @@
-"""A new trace's row summed in Python from its batch (store.summaries) is the row that
+"""A new trace's row summed in Python from its batch (ingest.summaries) is the row that
 UPSERT_TRACES computes in SQL from the stored spans: the two ways must never drift apart."""
 
 from __future__ import annotations
@@ -7,6 +7,9 @@ import json
 import random
 from pathlib import Path
 
+import pytest
+
+from tui.server.ingest.summaries import summarize
 from tui.server.rows import SpanGroup, SpanRow
 from tui.server.store import UPSERT_TRACES, Store
 
@@ -44,14 +47,17 @@ def random_spans(rng: random.Random, traces: int) -> list[SpanRow]:
     return spans
 
 
-def test_a_batchs_new_traces_match_the_sql_recomputation(tmp_path: Path) -> None:
+@pytest.mark.parametrize("summed_by", ["decoder", "store"])
+def test_a_batchs_new_traces_match_the_sql_recomputation(tmp_path: Path, summed_by: str) -> None:
     store = Store(tmp_path / "summaries.sqlite3")
     with store.transaction() as db:
         store.insert_project(db, "p", None, 30, project_id="p")
     spans = random_spans(random.Random(7), 60)
     resource = json.dumps({"service.name": "bench"})
-    # Every trace is new: its row comes from store.summaries.
-    store.ingest([[SpanGroup("p", None, resource, spans)]])
+    # Every trace is new: its row comes from its batch's sums (ingest.summaries).
+    # As a decoder sends them (summed beside the decoding), or as other callers (the store sums).
+    sums = summarize(spans) if summed_by == "decoder" else None
+    store.ingest([[SpanGroup("p", None, resource, spans, sums)]])
     db = store._connection()
     by_python = db.execute("SELECT * FROM traces ORDER BY id").fetchall()
     assert len(by_python) == 60

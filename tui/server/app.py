@@ -17,6 +17,7 @@ from tui.server.backend import TraceStore
 from tui.server.background import Background, PeriodicTask, default_tasks
 from tui.server.errors import install_error_handlers
 from tui.server.ingest.costs import warm_in_background
+from tui.server.ingest.processes import IngestProcesses
 from tui.server.ingest.writer import IngestWriter
 from tui.server.ratelimit import RateLimiter, RateLimitMiddleware
 from tui.server.routes import ROUTERS
@@ -30,14 +31,19 @@ INGEST_RATE_LIMIT = 10_000  # OTLP export requests per window per key (see ratel
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     background: Background = app.state.background
     writer: IngestWriter = app.state.ingest.writer
+    processes: IngestProcesses = app.state.ingest.processes
     writer.start()
-    # The price table takes ~0.5 s to import: load it now, beside the first requests.
-    warm_in_background()
+    processes.start()  # in the background: the writer thread ingests until they are up
+    if not processes.processes:
+        # The price table takes ~0.5 s to import: load it now, beside the first requests
+        # (worker processes load their own).
+        warm_in_background()
     await background.start()
     try:
         yield
     finally:
         await background.stop()
+        processes.stop()
         writer.stop()
 
 
@@ -53,13 +59,15 @@ def create_app(
     allow_private_webhooks: bool = False,
     webhook_timeout_s: float = 10.0,
     resolve: Resolver = system_resolver,
+    ingest_processes: int = 0,
 ) -> FastAPI:
     """The service over `store`, limited to `rate_limit` API requests and `ingest_rate_limit`
     OTLP exports per `window_s` per key, running `tasks` in the background (by default,
     background.default_tasks, which evaluate alerts every `alert_interval_s` seconds; None:
     only when asked). `clock` (epoch ms) is what retention, ingest and alerts call now.
     Webhooks go to public addresses only unless `allow_private_webhooks`, each attempt within
-    `webhook_timeout_s`, host names looked up with `resolve`."""
+    `webhook_timeout_s`, host names looked up with `resolve`. OTLP bodies are ingested by
+    `ingest_processes` worker processes (0: in the service's threads; see ingest.processes)."""
     app = FastAPI(
         title="tracetui local tracing service",
         version="1.0.0",
@@ -83,7 +91,11 @@ def create_app(
         default_tasks(store, clock, alerts) if tasks is None else tasks,
         workers=[alerts],
     )
-    app.state.ingest = Ingest(writer or IngestWriter(store))
+    # Worker processes open the database themselves: only a store kept in a file has them.
+    path = getattr(store, "path", None)
+    app.state.ingest = Ingest(
+        writer or IngestWriter(store), IngestProcesses(ingest_processes, path)
+    )
     app.state.limiter = RateLimiter(rate_limit, window_s)
     app.state.ingest_limiter = RateLimiter(ingest_rate_limit, window_s)
     app.add_middleware(

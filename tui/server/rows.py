@@ -184,6 +184,24 @@ class TracePosition:
     trace_id: str
 
 
+class TraceSums(NamedTuple):
+    """A trace's row as its batch's spans make it, but for what the writer decides: the
+    project and the attributes (the resource's)."""
+
+    id: str
+    name: str
+    started_at: int
+    duration_ms: int
+    span_count: int
+    input_tokens: int
+    output_tokens: int
+    total_cost_usd: float
+    status: str
+    error_count: int
+    input_preview: str | None
+    preview_from_root: bool  # a root's input wins over a stored preview; another's fills in
+
+
 class SpanGroup(NamedTuple):
     """Ingested spans of one OTLP resource, bound for one project."""
 
@@ -191,6 +209,9 @@ class SpanGroup(NamedTuple):
     project_name: str | None  # named by the resource (workspace key); None: the default project
     resource: str  # the resource's attributes as a JSON object: a new trace's attributes
     spans: list[SpanRow]
+    # The sums of the spans' traces (ingest.summaries), worked out as the body was decoded;
+    # None: the store works them out.
+    traces: list[TraceSums] | None = None
 
 
 class KeyInfo(NamedTuple):

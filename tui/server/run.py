@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import sys
 import tempfile
@@ -61,6 +63,7 @@ class LocalService:
     allow_private_webhooks: bool = False
     webhook_timeout_s: float = 10.0
     resolve: Resolver = system_resolver
+    ingest_processes: int = 0  # OTLP decoding in worker processes (0: in threads)
 
     def __post_init__(self) -> None:
         self.app = create_app(
@@ -74,6 +77,7 @@ class LocalService:
             allow_private_webhooks=self.allow_private_webhooks,
             webhook_timeout_s=self.webhook_timeout_s,
             resolve=self.resolve,
+            ingest_processes=self.ingest_processes,
         )
         self._socket = bind_socket(self.host, self.port)
         self.port = self._socket.getsockname()[1]
@@ -84,12 +88,21 @@ class LocalService:
             lifespan="on",  # startup fails loudly; shutdown stops the background tasks
         )
         self._server = uvicorn.Server(config)
+        # Set when uvicorn's thread has finished. Waiting on an Event, not on Thread.join: a
+        # Ctrl-C that lands inside join() can leave the thread marked stopped while it still
+        # runs (CPython gh-90882), and the socket would be closed under it.
+        self._done = threading.Event()
         self._thread = threading.Thread(
-            target=self._server.run,
-            kwargs={"sockets": [self._socket]},
+            target=self._run,
             daemon=True,
             name="tracetui-local-service",
         )
+
+    def _run(self) -> None:
+        try:
+            self._server.run(sockets=[self._socket])
+        finally:
+            self._done.set()
 
     @property
     def alerts(self) -> Alerts:
@@ -106,7 +119,7 @@ class LocalService:
         self._thread.start()
         deadline = time.monotonic() + timeout
         while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
+            if self._done.is_set() or time.monotonic() > deadline:
                 raise RuntimeError("the local service did not start")
             time.sleep(0.005)
         return self
@@ -114,17 +127,17 @@ class LocalService:
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until the service has stopped (at most `timeout` seconds); True if it has."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        # Short joins, so that Ctrl-C reaches a foreground `tracetui serve` promptly.
-        while self._thread.is_alive():
+        # Short waits, so that Ctrl-C reaches a foreground `tracetui serve` promptly.
+        while not self._done.is_set():
             left = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
             if left <= 0:
                 return False
-            self._thread.join(left)
+            self._done.wait(left)
         return True
 
     def stop(self) -> None:
         self._server.should_exit = True
-        self._thread.join(timeout=10)
+        self._done.wait(timeout=10)
         self._socket.close()
 
     def __enter__(self) -> LocalService:
@@ -157,6 +170,22 @@ def print_otlp_lines(service: LocalService, key: str | None, db: str) -> None:
     )
 
 
+def stop_on_sigterm() -> None:
+    """SIGTERM (kill, docker stop, systemd) stops the service as Ctrl-C does: what the ingest
+    writer holds is written and the decoder processes end, instead of dying where it stands."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+
+
+def default_ingest_processes() -> int:
+    """One decoder process per CPU but the one the service's own thread needs, at least one,
+    at most four (a body decodes in ~10 ms; the writer is the limit past that)."""
+    return min(4, max(1, (os.cpu_count() or 1)))
+
+
 def open_demo_store(path: str | Path | None = None, seed: int = 7) -> tuple[Store, DemoKeys]:
     """A demo database at `path` (a fresh temporary file if None), filled if it is empty."""
     if path is None:
@@ -180,8 +209,12 @@ def serve(
     ingest_rate_limit: int = INGEST_RATE_LIMIT,
     alert_interval_s: float = ALERT_INTERVAL_S,
     allow_private_webhooks: bool = False,
+    ingest_processes: int | None = None,
 ) -> int:
-    """`tracetui serve`: run in the foreground until interrupted."""
+    """`tracetui serve`: run in the foreground until interrupted. OTLP bodies are decoded by
+    `ingest_processes` worker processes (None: one per CPU but one, at least one)."""
+    if ingest_processes is None:
+        ingest_processes = default_ingest_processes()
     try:
         store, keys = open_demo_store(db) if demo else (Store(db or "tracetui.sqlite3"), None)
     except SchemaTooNew as error:
@@ -202,6 +235,7 @@ def serve(
         access_log=True,
         alert_interval_s=alert_interval_s or None,
         allow_private_webhooks=allow_private_webhooks,
+        ingest_processes=ingest_processes,
     )
     print(f"tracetui local service on {service.base_url}  (database: {store.path})", flush=True)
     if keys is not None:
@@ -220,8 +254,9 @@ def serve(
         print(f"  alerts evaluated every {alert_interval_s:g} s; webhooks signed{private}")
     else:
         print("  alerts not evaluated (--alert-interval 0)")
-    service.start()
+    stop_on_sigterm()
     try:
+        service.start()
         service.wait()
     except KeyboardInterrupt:
         pass

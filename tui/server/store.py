@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from tui.server.alerts.signing import new_secret
-from tui.server.ingest.preview import preview_of
+from tui.server.ingest.summaries import summarize
 from tui.server.migrations import migrate
 from tui.server.rows import (
     AlertEventRow,
@@ -40,6 +40,7 @@ from tui.server.rows import (
     TracePosition,
     TraceRow,
     TraceSummary,
+    TraceSums,
     new_alert,
     new_project,
     now_ms,
@@ -129,51 +130,28 @@ def key_info(row: ApiKeyRow) -> KeyInfo:
     return KeyInfo(row.key_hash[:KEY_ID_LENGTH], row.project_id, row.label, row.created_at)
 
 
-def summaries(spans: Iterable[SpanRow], project_id: str, attributes: str) -> list[TraceRow]:
-    """The trace rows of traces made of `spans` alone, by the rules of UPSERT_TRACES (a test
-    checks that both agree): a span id seen twice counts once, its last version."""
-    traces: dict[str, dict[str, SpanRow]] = {}
-    for span in spans:
-        traces.setdefault(span.trace_id, {})[span.id] = span
-    rows = []
-    for trace_id, by_id in traces.items():
-        members = by_id.values()
-        start = min(s.started_at for s in members)
-        end = max(s.started_at + s.duration_ms for s in members)
-        roots = [s for s in members if s.parent_id is None]
-        named = min(roots or members, key=lambda s: (s.started_at, s.id))
-        preview = next(iter(previews(members)), (None, False))[0]
-        errors = sum(s.status == "error" for s in members)
-        rows.append(
-            TraceRow(
-                trace_id,
-                project_id,
-                named.name,
-                start,
-                end - start,
-                len(by_id),
-                sum(s.input_tokens for s in members),
-                sum(s.output_tokens for s in members),
-                round(sum(s.cost_usd for s in members), 9),
-                "error" if errors else "ok",
-                errors,
-                attributes,
-                start,
-                preview,
-            )
+def trace_rows(sums: Iterable[TraceSums], project_id: str, attributes: str) -> list[TraceRow]:
+    """New traces' rows from their batch's sums (ingest.summaries: the rules of UPSERT_TRACES,
+    and a test checks that both agree)."""
+    return [
+        TraceRow(
+            t.id,
+            project_id,
+            t.name,
+            t.started_at,
+            t.duration_ms,
+            t.span_count,
+            t.input_tokens,
+            t.output_tokens,
+            t.total_cost_usd,
+            t.status,
+            t.error_count,
+            attributes,
+            t.started_at,
+            t.input_preview,
         )
-    return rows
-
-
-def previews(spans: Iterable[SpanRow]) -> Iterator[tuple[str, bool]]:
-    """(preview, from a root) of `spans`: a root's first, then each other span's in order."""
-    spans = list(spans)
-    for span in spans:
-        if span.parent_id is None and (found := preview_of(span.attributes)):
-            yield found, True
-    for span in spans:
-        if span.parent_id is not None and (found := preview_of(span.attributes)):
-            yield found, False
+        for t in sums
+    ]
 
 
 def new_api_key(kind: str) -> str:
@@ -425,30 +403,27 @@ class Store(AlertTables):
             spans = [span for span in spans if span.trace_id not in foreign]
         db.executemany(UPSERT_SPAN, spans)
         # Traces seen before are recomputed from all their stored spans; new ones (most, as
-        # exporters send whole traces) are summed here from the batch alone, which saves
-        # reading back what was just written (a third of the writer's time per span).
-        seen = [trace_id for trace_id in trace_ids - foreign if trace_id in stored]
+        # exporters send whole traces) take the sums of their batch, worked out as it was
+        # decoded, which saves reading back what was just written.
+        sums = summarize(spans) if group.traces is None else group.traces
+        seen = {trace_id for trace_id in trace_ids - foreign if trace_id in stored}
         if seen:
-            db.execute(UPSERT_TRACES, (project_id, group.resource, json.dumps(seen)))
-            self._update_previews(db, [s for s in spans if s.trace_id in stored])
-        new = [span for span in spans if span.trace_id not in stored]
-        db.executemany(INSERT[TraceRow], summaries(new, project_id, group.resource))
+            db.execute(UPSERT_TRACES, (project_id, group.resource, json.dumps(list(seen))))
+            self._update_previews(db, [t for t in sums if t.id in seen])
+        new = [t for t in sums if t.id not in stored]
+        db.executemany(INSERT[TraceRow], trace_rows(new, project_id, group.resource))
         return len(group.spans) - len(spans)
 
-    def _update_previews(self, db: sqlite3.Connection, spans: list[SpanRow]) -> None:
+    def _update_previews(self, db: sqlite3.Connection, sums: list[TraceSums]) -> None:
         """A stored trace's preview from newly arrived spans: a root's replaces it (the root's
         input is the trace's), another span's only fills it in when there was none."""
-        by_trace: dict[str, list[SpanRow]] = {}
-        for span in spans:
-            by_trace.setdefault(span.trace_id, []).append(span)
-        for trace_id, members in by_trace.items():
-            for preview, from_root in previews(members):
+        for t in sums:
+            if t.input_preview is not None:
                 db.execute(
                     "UPDATE traces SET input_preview = ?1 WHERE id = ?2"
-                    + ("" if from_root else " AND input_preview IS NULL"),
-                    (preview, trace_id),
+                    + ("" if t.preview_from_root else " AND input_preview IS NULL"),
+                    (t.input_preview, t.id),
                 )
-                break
 
     def _project_named(self, db: sqlite3.Connection, name: str | None) -> str:
         """The project a resource names (by id, else by name), created if there is none."""

@@ -91,6 +91,8 @@ def first(attributes: dict[str, Any], keys: tuple[str, ...]) -> Any:
 
 def count(value: Any) -> int:
     """A token count from whatever came: ints, integral floats, numeric strings; else 0."""
+    if value is None:  # the common case: most spans report most counts not at all
+        return 0
     if type(value) is int:
         return value if 0 <= value <= MAX_TOKENS else min(max(value, 0), MAX_TOKENS)
     if isinstance(value, str):
@@ -141,8 +143,13 @@ COST_KEYS = ("llm.cost.total", "gen_ai.usage.cost", "llm.cost.prompt", "llm.cost
 
 
 def reported_cost(attributes: dict[str, Any]) -> float | None:
-    if not any(key in attributes for key in COST_KEYS):
-        return None  # the common case, answered without a call
+    if not (
+        "llm.cost.total" in attributes
+        or "gen_ai.usage.cost" in attributes
+        or "llm.cost.prompt" in attributes
+        or "llm.cost.completion" in attributes
+    ):
+        return None  # the common case (COST_KEYS), answered without a loop
     total = money(first(attributes, ("llm.cost.total", "gen_ai.usage.cost")))
     if total is not None:
         return total

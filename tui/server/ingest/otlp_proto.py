@@ -41,8 +41,17 @@ def value_of(value: AnyValue) -> Any:
     return None
 
 
+# The kinds read as they are: most attributes are strings or ints, read here without a call.
+PLAIN = frozenset(("string_value", "int_value", "bool_value"))
+
+
 def attributes_of(pairs: Any) -> dict[str, Any]:
-    return {kv.key: value_of(kv.value) for kv in pairs}
+    out = {}
+    for pair in pairs:
+        value = pair.value
+        kind = value.WhichOneof("value")
+        out[pair.key] = getattr(value, kind) if kind in PLAIN else value_of(value)
+    return out
 
 
 def _events(span: Any) -> list[dict[str, Any]]:

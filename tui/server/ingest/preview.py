@@ -43,15 +43,13 @@ def preview_of(attributes_json: str) -> str | None:
         return None
     if not isinstance(attributes, dict):
         return None
-    for found in (
-        from_value(attributes.get("input.value")),
-        from_messages(attributes.get("gen_ai.input.messages")),
-        from_flattened(attributes),
-        from_value(attributes.get("input")),
-    ):
-        if found:
-            return found
-    return None
+    # In order, each read only if the ones before found nothing.
+    return (
+        from_value(attributes.get("input.value"))
+        or from_messages(attributes.get("gen_ai.input.messages"))
+        or from_flattened(attributes)
+        or from_value(attributes.get("input"))
+    )
 
 
 def one_line(text: str) -> str | None:

@@ -21,6 +21,8 @@ import json
 import math
 from typing import Any
 
+import msgspec
+
 from tui.server.ingest.conventions import facts
 from tui.server.ingest.costs import PriceBook
 from tui.server.rows import SpanRow
@@ -31,8 +33,17 @@ STATUS_ERROR = 2
 ZERO_TRACE = "0" * 32
 ZERO_SPAN = "0" * 16
 
-# Compact, and never NaN: attributes are spliced into answers as they are stored.
-dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+# Compact, and never NaN: attributes are spliced into answers as they are stored. msgspec's
+# encoder writes the same compact UTF-8 JSON as json's with ensure_ascii=False, in a tenth of
+# the time (a sixth of decoding a span went to json's); the decoders have turned non-finite
+# numbers into strings already, and protobuf strings are valid UTF-8.
+_encode = msgspec.json.Encoder().encode
+
+
+def dumps(value: Any) -> str:
+    return _encode(value).decode()
+
+
 dumps_ascii = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui.server.rows import SpanRow
+from tui.server.rows import SpanRow, TraceSums
 
 # Resource attributes that name the project of a workspace key's spans, in this order:
 # tracetui's own, then OpenInference's (what Phoenix reads).
@@ -23,6 +23,7 @@ class Draft:
     project_name: str | None
     resource: str  # JSON object text of the resource's attributes
     spans: list[SpanRow]
+    traces: list[TraceSums] | None = None  # the spans' traces summed (ingest.summaries)
 
 
 @dataclass

@@ -21,13 +21,12 @@ from starlette.concurrency import run_in_threadpool
 from tui.server.backend import TraceStore
 from tui.server.deps import scope_of
 from tui.server.errors import ApiError
-from tui.server.ingest import otlp_json, otlp_proto
 from tui.server.ingest.body import JSON, PROTOBUF, BodyError, encoding, media_type, read_body
 from tui.server.ingest.costs import PRICES, PriceBook
+from tui.server.ingest.processes import IngestProcesses, Outcome, WorkerLost, decode, groups_of
 from tui.server.ingest.responses import answer_type, failure, success
-from tui.server.ingest.types import Decoded, Unreadable
+from tui.server.ingest.types import Unreadable
 from tui.server.ingest.writer import IngestWriter, Overloaded
-from tui.server.rows import SpanGroup
 
 log = logging.getLogger("tracetui.server")
 
@@ -39,18 +38,14 @@ router = APIRouter()
 
 @dataclass
 class Ingest:
-    """The route's state, in app.state.ingest: the writer and what bounds the work in hand."""
+    """The route's state, in app.state.ingest: the worker processes, the writer thread (when
+    there are none, or while they start) and what bounds the work in hand."""
 
     writer: IngestWriter
+    processes: IngestProcesses = field(default_factory=IngestProcesses)
     prices: PriceBook = PRICES
     max_in_flight: int = MAX_IN_FLIGHT
     in_flight: int = field(default=0)
-
-
-def decode(media: str, body: bytes, prices: PriceBook, now_ms: int) -> Decoded:
-    if media == PROTOBUF:
-        return otlp_proto.decode(body, prices, now_ms)
-    return otlp_json.decode(body, prices, now_ms)
 
 
 BOTH = {
@@ -88,8 +83,12 @@ async def export_traces(request: Request) -> Response:
         return Response(body, status_code=error.status, media_type=answer)
     except Unreadable as error:
         return Response(failure(answer, 400, "invalid_body", str(error)), 400, media_type=answer)
-    except Overloaded:
-        message = "The service is busy writing spans; retry shortly."
+    except (Overloaded, WorkerLost) as error:
+        message = (
+            "The service is busy writing spans; retry shortly."
+            if isinstance(error, Overloaded)
+            else "The service lost the process ingesting this request; retry shortly."
+        )
         return Response(
             failure(answer, 503, "overloaded", message),
             503,
@@ -110,24 +109,21 @@ async def ingest(request: Request, answer: str) -> Response:
     try:
         body = await read_body(request.stream(), compression)
         now = request.app.state.clock()
-        decoded = await run_in_threadpool(decode, media, body, state.prices, now)
-        del body  # the spans are rows now; do not hold both while waiting for the writer
-        groups = [
-            SpanGroup(
-                scope.project_id,
-                None if scope.project_id else draft.project_name,
-                draft.resource,
-                draft.spans,
-            )
-            for draft in decoded.drafts
-        ]
-        refused = 0
-        if groups:
-            refused = await asyncio.wrap_future(state.writer.submit(groups))
+        outcome = await state.processes.ingest(media, body, now, scope.project_id)
+        if outcome is None:  # no worker processes (yet): decode here, the writer thread writes
+            outcome = await ingest_here(state, media, body, now, scope.project_id)
     finally:
         state.in_flight -= 1
-    rejected = decoded.rejected + refused
+    return Response(success(answer, outcome.rejected, outcome.reason), media_type=answer)
+
+
+async def ingest_here(
+    state: Ingest, media: str, body: bytes, now: int, project_id: str | None
+) -> Outcome:
+    decoded = await run_in_threadpool(decode, media, body, state.prices, now)
+    groups = groups_of(decoded, project_id)
+    refused = await asyncio.wrap_future(state.writer.submit(groups)) if groups else 0
     reason = decoded.first_reason
     if refused and reason is None:
         reason = "a trace id is already used by another project"
-    return Response(success(answer, rejected, reason), media_type=answer)
+    return Outcome(decoded.rejected + refused, reason)

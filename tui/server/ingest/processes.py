@@ -1,0 +1,216 @@
+"""Ingest in worker processes: each decodes, maps and writes a whole body, beside the service.
+
+Decoding and mapping a span is pure Python (~20-40 us each) and so is much of writing it, and
+Python runs one thread at a time in a process. Done in the service's own threads (the writer
+thread of ingest.writer), ingest and the API took turns: while ingesting at full speed the
+trace list's p95 went from 9 to 106 ms, and the writer thread, which lets go of the
+interpreter at every row SQLite stores, waited for it again behind the event loop each time.
+So a body goes to a worker process that decodes, maps, sums and writes it in one transaction of
+its own; the service keeps the HTTP, the key check and the reads. With two workers one decodes
+while the other writes (SQLite's write lock takes turns between them; busy_timeout waits).
+The request is answered after the worker's commit, so a trace is listable when its request
+returns, as with the writer thread.
+
+The pool starts in the background when the service starts (a worker imports protobuf, the store
+and the price table: about a second on a small machine): until it is ready, and with
+`processes=0`, a body is decoded in a thread and written by the writer thread, as before, so
+the service answers at once and needs no pool to be right. A worker that dies (killed, out of
+memory) breaks the pool: the requests it held are answered 503 with Retry-After (SQLite rolled
+back whatever was not committed, and a batch sent again replaces itself, never counts twice),
+and a new pool is started, the writer thread serving meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import multiprocessing
+import multiprocessing.connection
+import os
+import threading
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import replace
+from typing import NamedTuple
+
+from tui.server.ingest import otlp_json, otlp_proto
+from tui.server.ingest.body import PROTOBUF
+from tui.server.ingest.costs import PRICES, PriceBook
+from tui.server.ingest.summaries import summarize
+from tui.server.ingest.types import Decoded
+from tui.server.rows import SpanGroup
+
+log = logging.getLogger("tracetui.server")
+
+
+class WorkerLost(Exception):
+    """The worker process holding this body died: nothing of it was stored (or all of it was,
+    if it died after its commit: sent again, the spans replace themselves)."""
+
+
+class Outcome(NamedTuple):
+    """What a worker tells the request: the spans refused, and the first reason."""
+
+    rejected: int
+    reason: str | None
+
+
+def decode(media: str, body: bytes, prices: PriceBook, now_ms: int) -> Decoded:
+    """Decode `body` of `media` type in this thread, and sum its traces (a new trace's row is
+    its batch's sums: the writer only inserts them)."""
+    if media == PROTOBUF:
+        decoded = otlp_proto.decode(body, prices, now_ms)
+    else:
+        decoded = otlp_json.decode(body, prices, now_ms)
+    decoded.drafts = [replace(draft, traces=summarize(draft.spans)) for draft in decoded.drafts]
+    return decoded
+
+
+def groups_of(decoded: Decoded, project_id: str | None) -> list[SpanGroup]:
+    """The decoded spans bound for a project key's project, or (None) for the one each
+    resource names (a workspace key)."""
+    return [
+        SpanGroup(
+            project_id,
+            None if project_id else draft.project_name,
+            draft.resource,
+            draft.spans,
+            draft.traces,
+        )
+        for draft in decoded.drafts
+    ]
+
+
+# -- in a worker process ------------------------------------------------------------------------
+
+WORKER_NICENESS = 5
+_store = None  # the worker's own Store on the service's database (opened by start_worker)
+
+
+def start_worker(db_path: str) -> None:
+    """Run once by each worker as it starts: it ends with the service, opens the database and
+    loads the price table before the first body. Workers run at a lower priority than the
+    service: a flood of spans must not slow the reads of someone triaging (nor the service's
+    start: the workers load beside it); an idle machine gives them every spare cycle anyway."""
+    global _store
+    with contextlib.suppress(OSError):
+        os.nice(WORKER_NICENESS)
+    threading.Thread(target=_exit_with_parent, name="tracetui-parent", daemon=True).start()
+    from tui.server.store import Store  # the worker's; the service's process has its own
+
+    _store = Store(db_path)
+    PRICES.warm()
+
+
+def _exit_with_parent() -> None:
+    """End this worker when the service's process ends, however it ended: a service killed
+    (SIGKILL) never shuts its pool down, and a worker waiting on the pool's queue would wait
+    for ever (it holds the queue's write end itself)."""
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os._exit(0)
+
+
+def ingest_in_worker(media: str, body: bytes, now_ms: int, project_id: str | None) -> Outcome:
+    """Decode, map and write one body in this worker (one transaction)."""
+    assert _store is not None, "start_worker opens the store"
+    decoded = decode(media, body, PRICES, now_ms)
+    groups = groups_of(decoded, project_id)
+    refused = _store.ingest([groups])[0] if groups else 0
+    reason = decoded.first_reason
+    if refused and reason is None:
+        reason = "a trace id is already used by another project"
+    return Outcome(decoded.rejected + refused, reason)
+
+
+def worker_ready() -> bool:
+    """A job that returns once a worker is up (start_worker has run in it)."""
+    return _store is not None
+
+
+# -- in the service -------------------------------------------------------------------------------
+
+
+class IngestProcesses:
+    """`processes` worker processes writing into the SQLite database at `db_path`; 0 (or no
+    path: a store that is not a file) leaves ingest to the service's threads."""
+
+    def __init__(self, processes: int = 0, db_path: str | None = None) -> None:
+        self.processes = processes if db_path else 0
+        self.db_path = db_path or ""
+        self._pool: ProcessPoolExecutor | None = None  # set once its workers are up
+        self._lock = threading.Lock()
+        self._stopped = False
+        self.bodies = 0  # bodies ingested by worker processes (tests and logs read it)
+
+    @property
+    def ready(self) -> bool:
+        """True while bodies go to worker processes."""
+        return self._pool is not None
+
+    def start(self) -> None:
+        """Start the worker processes in the background (returns at once)."""
+        if self.processes > 0:
+            threading.Thread(
+                target=self._start_pool, name="tracetui-ingest-pool", daemon=True
+            ).start()
+
+    def _start_pool(self) -> None:
+        pool = ProcessPoolExecutor(
+            self.processes,
+            mp_context=multiprocessing.get_context("spawn"),  # fork copies no threads safely
+            initializer=functools.partial(start_worker, self.db_path),
+        )
+        try:
+            # Every worker up before the first body goes to one.
+            for up in [pool.submit(worker_ready) for _ in range(self.processes)]:
+                up.result()
+        except Exception as error:  # no processes here: ingest stays in the service's threads
+            log.warning("ingest: worker processes did not start (%s)", type(error).__name__)
+            pool.shutdown(wait=False, cancel_futures=True)
+            return
+        with self._lock:
+            if self._stopped:
+                pool.shutdown(wait=False, cancel_futures=True)
+                return
+            self._pool = pool
+
+    def stop(self) -> None:
+        """Let the workers finish what they hold, then end them."""
+        with self._lock:
+            self._stopped = True
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+    async def ingest(
+        self, media: str, body: bytes, now_ms: int, project_id: str | None
+    ) -> Outcome | None:
+        """Ingest `body` in a worker: its outcome, or None when no worker is ready (the caller
+        ingests it in the service). Raises Unreadable for a body that is not OTLP, WorkerLost
+        if the worker died holding it."""
+        pool = self._pool
+        if pool is None:
+            return None
+        try:
+            job: Future[Outcome] = pool.submit(ingest_in_worker, media, body, now_ms, project_id)
+            outcome = await asyncio.wrap_future(job)
+        except BrokenProcessPool:
+            self._replace(pool)
+            raise WorkerLost("an ingest worker process stopped") from None
+        self.bodies += 1
+        return outcome
+
+    def _replace(self, broken: ProcessPoolExecutor) -> None:
+        """Let go of a broken pool (once, whichever request saw it first) and start another."""
+        with self._lock:
+            if self._pool is not broken:
+                return
+            self._pool = None
+        log.warning("ingest: a worker process stopped; starting another pool")
+        broken.shutdown(wait=False, cancel_futures=True)
+        if not self._stopped:
+            self.start()
