@@ -7,7 +7,8 @@ with the floor measured in the same run.
   until all are listable; against the floor: decoding the same protobuf bodies plus inserting
   the same rows into the same spans table, one transaction per batch, in one thread.
 - The trace list's p95 latency (100 rows) while that ingest runs, against the same list idle.
-- The service's peak resident memory over the run (VmHWM of its process).
+- The service's peak resident memory over the run (VmHWM of its process and of each ingest
+  worker process, added up).
 - The service's start (process spawned) to its first answer, median of STARTS starts.
 """
 
@@ -17,7 +18,6 @@ import json
 import os
 import random
 import re
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -37,7 +37,7 @@ from tui.server.demo import add_bulk_traces
 from tui.server.ingest import otlp_proto
 from tui.server.ingest.costs import PriceBook
 from tui.server.rows import SpanRow
-from tui.server.store import INSERT, Store, now_ms
+from tui.server.store import INSERT, Store, connect, now_ms
 
 SPANS = 50_000
 BATCH = 512
@@ -141,9 +141,7 @@ def floor_seconds(payloads: list[bytes]) -> tuple[float, float]:
     mapped = time.perf_counter() - started
     path = Path(tempfile.mkdtemp(prefix="tracetui-floor-")) / "floor.sqlite3"
     Store(path).close()  # the service's schema, spans table and indexes included
-    db = sqlite3.connect(path, isolation_level=None)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=NORMAL")
+    db = connect(str(path))  # the service's settings (write-ahead log, checkpoints)
     started = time.perf_counter()
     for body, batch in zip(payloads, rows, strict=True):
         ExportTraceServiceRequest.FromString(body)
@@ -197,13 +195,38 @@ class Serve:
                 except httpx.TransportError:
                     time.sleep(0.002)
 
+    def processes(self) -> list[int]:
+        """The service's process and its children (the ingest workers), by /proc."""
+        pids = [self.process.pid]
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    stat = (entry / "stat").read_text()
+                except OSError:
+                    continue
+                if int(stat[stat.rindex(")") + 2 :].split()[1]) == self.process.pid:
+                    pids.append(int(entry.name))
+        return pids
+
     def peak_rss_mb(self) -> float:
-        status = Path(f"/proc/{self.process.pid}/status").read_text()
-        return int(re.search(r"VmHWM:\s+(\d+) kB", status)[1]) / 1024  # type: ignore[index]
+        """The peak resident memory (VmHWM) of the service's process and of each of its
+        children, added up: what the service took at most, workers included."""
+        total = 0
+        for pid in self.processes():
+            status = Path(f"/proc/{pid}/status").read_text()
+            total += int(re.search(r"VmHWM:\s+(\d+) kB", status)[1])  # type: ignore[index]
+        return total / 1024
 
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(20)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a process so far (Linux /proc)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def database() -> Path:
@@ -301,14 +324,18 @@ def run() -> list[Row]:
         stop = threading.Event()
         lister = threading.Thread(target=list_latencies, args=(service.url, stop, busy))
         lister.start()
+        pids = service.processes()
+        cpu_before = [cpu_seconds(pid) for pid in pids]
         started = time.perf_counter()
         post_all(service.url, payloads)
         elapsed = time.perf_counter() - started
+        cpu = [cpu_seconds(pid) - then for pid, then in zip(pids, cpu_before, strict=True)]
         stop.set()
         lister.join()
         listable = listed_spans(service.url)
         assert listable == SPANS, listable  # all listable once the last answer came
         rss = service.peak_rss_mb()
+        workers = len(service.processes()) - 1
     finally:
         service.stop()
 
@@ -318,7 +345,9 @@ def run() -> list[Row]:
         f"{SENDERS} senders: {elapsed:.2f} s, {rate:,.0f} spans/s; floor (decode + insert) "
         f"{floor:.2f} s = {SPANS / floor:,.0f} spans/s; decode + map alone {mapped:.2f} s "
         f"({mapped / SPANS * 1e6:.1f} us/span); list p95 idle {p95(idle) * 1000:.1f} ms "
-        f"({len(idle)} lists), busy {p95(busy) * 1000:.1f} ms ({len(busy)}); peak RSS {rss:.0f} MB; "
+        f"({len(idle)} lists), busy {p95(busy) * 1000:.1f} ms ({len(busy)}); peak RSS {rss:.0f} MB "
+        f"(the service and its {workers} child processes); CPU while ingesting: the service's "
+        f"process {cpu[0]:.2f} s, its children {[round(c, 2) for c in cpu[1:]]} s; "
         f"start to first answer {[round(s * 1000) for s in starts]} ms"
     )
     return [

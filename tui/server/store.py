@@ -116,6 +116,25 @@ DEFAULT_PROJECT = "default"  # where the workspace key's spans go when no resour
 DAY_MS = 86_400_000
 
 
+# Pages the write-ahead log may hold before a commit copies them into the database (SQLite's
+# default is 1,000). Each such checkpoint syncs the disk twice, and ingest dirties a page of
+# every index per trace: at 1,000, 50,000 spans made some 50 checkpoints, and the syncs were
+# 60% of the time on a slow disk (2.9 -> 1.9 s at 10,000). 32 MiB of log at most.
+WAL_AUTOCHECKPOINT_PAGES = 8192
+
+
+def connect(path: str) -> sqlite3.Connection:
+    """A connection as the store makes them: write-ahead log, synced at checkpoints only,
+    waiting up to 5 s for another writer. Rows come back as plain tuples and become named rows
+    in the store: sqlite3.Row costs a third of the time of a 50,000-span read."""
+    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute("PRAGMA busy_timeout=5000")
+    db.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
+    return db
+
+
 def hash_key(api_key: str) -> str:
     """The stored form of an API key."""
     return hashlib.sha256(api_key.encode("utf-8")).hexdigest()
@@ -184,12 +203,7 @@ class Store(AlertTables):
     def _connection(self) -> sqlite3.Connection:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
         if db is None:
-            # Rows come back as plain tuples and become named rows here: sqlite3.Row costs a
-            # third of the time of a 50,000-span read.
-            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("PRAGMA busy_timeout=5000")
+            db = connect(self.path)
             self._local.db = db
         return db
 

@@ -119,6 +119,10 @@ def ingest_in_worker(media: str, body: bytes, now_ms: int, project_id: str | Non
     assert _store is not None, "start_worker opens the store"
     decoded = decode(media, body, PRICES, now_ms)
     groups = groups_of(decoded, project_id)
+    # Workers write in turns under SQLite's write lock (busy_timeout waits). A lock of the
+    # pool's own, handed over without SQLite's sleeps, was slower: it also held the other
+    # worker back during the checkpoints that follow some commits, which SQLite runs beside
+    # a writer.
     refused = _store.ingest([groups])[0] if groups else 0
     reason = decoded.first_reason
     if refused and reason is None:
