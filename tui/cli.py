@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--ingest-processes",
-        type=int,
+        type=non_negative_int,
         default=None,
         metavar="N",
         help="worker processes decoding OTLP bodies (default: CPUs - 1, at least 1; "
@@ -75,6 +75,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_keys_parser(sub)
     return parser
+
+
+def non_negative_int(text: str) -> int:
+    """--ingest-processes: a whole number, 0 or more (argparse shows the message)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
 
 
 def non_negative_seconds(text: str) -> float:

@@ -17,7 +17,8 @@ import pytest
 
 from tests.conftest import wait_for
 from tests.otlp import new_span_id, new_trace_id, partial, post, request, root_client, span
-from tui.server.run import LocalService
+from tui.cli import build_parser
+from tui.server.run import LocalService, default_ingest_processes
 from tui.server.store import Store, new_api_key
 
 
@@ -126,3 +127,19 @@ def test_the_workers_end_with_the_service_however_it_ends(
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+@pytest.mark.parametrize("value", ["-1", "two", "1.5"])
+def test_a_bad_number_of_processes_is_refused_with_a_message(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        build_parser().parse_args(["serve", "--ingest-processes", value])
+    assert exit_.value.code == 2
+    assert "--ingest-processes" in capsys.readouterr().err
+
+
+def test_serve_has_a_worker_per_cpu_by_default_and_zero_means_none() -> None:
+    assert build_parser().parse_args(["serve"]).ingest_processes is None  # serve decides
+    assert 1 <= default_ingest_processes() <= 4
+    assert build_parser().parse_args(["serve", "--ingest-processes", "0"]).ingest_processes == 0

@@ -91,11 +91,9 @@ def create_app(
         default_tasks(store, clock, alerts) if tasks is None else tasks,
         workers=[alerts],
     )
-    # Worker processes open the database themselves: only a store kept in a file has them.
-    path = getattr(store, "path", None)
-    app.state.ingest = Ingest(
-        writer or IngestWriter(store), IngestProcesses(ingest_processes, path)
-    )
+    # Worker processes open the store themselves, if it can be opened from another process.
+    processes = IngestProcesses(ingest_processes, store.opener())
+    app.state.ingest = Ingest(writer or IngestWriter(store), processes)
     app.state.limiter = RateLimiter(rate_limit, window_s)
     app.state.ingest_limiter = RateLimiter(ingest_rate_limit, window_s)
     app.add_middleware(

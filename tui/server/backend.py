@@ -8,7 +8,7 @@ for the demo data and the tests are not part of it: they are the SQLite store's 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 from tui.server.rows import (
@@ -164,6 +164,11 @@ class TraceStore(AlertStore, Protocol):
     def forget_responses(self, created_before: int) -> int:
         """Drop remembered Idempotency-Key answers stored before `created_before` (epoch ms);
         returns how many went."""
+        ...
+
+    def opener(self) -> Callable[[], TraceStore] | None:
+        """How another process opens this same store (a picklable callable: ingest worker
+        processes write through it), or None if it cannot be shared that way."""
         ...
 
     def ingest(self, batches: Sequence[Sequence[SpanGroup]]) -> list[int]:

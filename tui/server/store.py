@@ -8,12 +8,13 @@ row classes of `rows`. The schema and its versions live in `migrations`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import secrets
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -218,6 +219,10 @@ class Store(AlertTables):
             db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
+
+    def opener(self) -> Callable[[], Store]:
+        """See TraceStore.opener: the same file, opened anew (its schema is already current)."""
+        return functools.partial(Store, self.path)
 
     def close(self) -> None:
         db = getattr(self._local, "db", None)

@@ -30,11 +30,13 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from typing import NamedTuple
 
+from tui.server.backend import TraceStore
 from tui.server.ingest import otlp_json, otlp_proto
 from tui.server.ingest.body import PROTOBUF
 from tui.server.ingest.costs import PRICES, PriceBook
@@ -86,10 +88,10 @@ def groups_of(decoded: Decoded, project_id: str | None) -> list[SpanGroup]:
 # -- in a worker process ------------------------------------------------------------------------
 
 WORKER_NICENESS = 5
-_store = None  # the worker's own Store on the service's database (opened by start_worker)
+_store: TraceStore | None = None  # the worker's own, on the service's (opened by start_worker)
 
 
-def start_worker(db_path: str) -> None:
+def start_worker(open_store: Callable[[], TraceStore]) -> None:
     """Run once by each worker as it starts: it ends with the service, opens the database and
     loads the price table before the first body. Workers run at a lower priority than the
     service: a flood of spans must not slow the reads of someone triaging (nor the service's
@@ -98,9 +100,7 @@ def start_worker(db_path: str) -> None:
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICENESS)
     threading.Thread(target=_exit_with_parent, name="tracetui-parent", daemon=True).start()
-    from tui.server.store import Store  # the worker's; the service's process has its own
-
-    _store = Store(db_path)
+    _store = open_store()
     PRICES.warm()
 
 
@@ -139,12 +139,14 @@ def worker_ready() -> bool:
 
 
 class IngestProcesses:
-    """`processes` worker processes writing into the SQLite database at `db_path`; 0 (or no
-    path: a store that is not a file) leaves ingest to the service's threads."""
+    """`processes` worker processes, each writing through a store `open_store` opens; 0 (or no
+    opener: a store other processes cannot open) leaves ingest to the service's threads."""
 
-    def __init__(self, processes: int = 0, db_path: str | None = None) -> None:
-        self.processes = processes if db_path else 0
-        self.db_path = db_path or ""
+    def __init__(
+        self, processes: int = 0, open_store: Callable[[], TraceStore] | None = None
+    ) -> None:
+        self.processes = processes if open_store else 0
+        self.open_store = open_store
         self._pool: ProcessPoolExecutor | None = None  # set once its workers are up
         self._lock = threading.Lock()
         self._stopped = False
@@ -157,16 +159,19 @@ class IngestProcesses:
 
     def start(self) -> None:
         """Start the worker processes in the background (returns at once)."""
-        if self.processes > 0:
+        if self.processes > 0 and self.open_store is not None:
             threading.Thread(
-                target=self._start_pool, name="tracetui-ingest-pool", daemon=True
+                target=self._start_pool,
+                args=(self.open_store,),
+                name="tracetui-ingest-pool",
+                daemon=True,
             ).start()
 
-    def _start_pool(self) -> None:
+    def _start_pool(self, open_store: Callable[[], TraceStore]) -> None:
         pool = ProcessPoolExecutor(
             self.processes,
             mp_context=multiprocessing.get_context("spawn"),  # fork copies no threads safely
-            initializer=functools.partial(start_worker, self.db_path),
+            initializer=functools.partial(start_worker, open_store),
         )
         try:
             # Every worker up before the first body goes to one.
