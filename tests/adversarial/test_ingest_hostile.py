@@ -34,8 +34,13 @@ YEAR_9999_NS = 253_402_300_799 * 10**9  # past fixed64 (which ends in 2554): JSO
 FIXED64_MAX = 2**64 - 1
 
 
-@pytest.fixture
-def client(service: RunningService) -> Iterator[httpx.Client]:
+@pytest.fixture(params=["threads", "processes"])
+def client(request: pytest.FixtureRequest) -> Iterator[httpx.Client]:
+    """A project's client on the service ingesting in its threads, and on one ingesting in a
+    worker process (as `tracetui serve` does): each hostile body meets both."""
+    service: RunningService = request.getfixturevalue(
+        "service" if request.param == "threads" else "pooled_service"
+    )
     _, key = new_project(service)
     with root_client(service.base_url, key) as made:
         yield made

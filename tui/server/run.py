@@ -256,6 +256,11 @@ def serve(
         print(f"  alerts evaluated every {alert_interval_s:g} s; webhooks signed{private}")
     else:
         print("  alerts not evaluated (--alert-interval 0)")
+    if ingest_processes:
+        plural = "es" if ingest_processes > 1 else ""
+        print(f"  OTLP bodies ingested by {ingest_processes} worker process{plural}", flush=True)
+    else:
+        print("  OTLP bodies ingested in the service's threads (--ingest-processes 0)", flush=True)
     stop_on_sigterm()
     try:
         service.start()
