@@ -17,33 +17,10 @@ import pytest
 
 from tests.conftest import wait_for
 from tests.otlp import new_span_id, new_trace_id, partial, post, request, root_client, span
+from tests.procfs import alive, children_of
 from tui.cli import build_parser
 from tui.server.run import LocalService, default_ingest_processes
 from tui.server.store import Store, new_api_key
-
-
-def children_of(pid: int) -> set[int]:
-    """The live processes whose parent is `pid` (Linux /proc)."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            # The command name, in parentheses, may hold spaces: fields follow the last ')'.
-            fields = stat[stat.rindex(")") + 2 :].split()
-            if int(fields[1]) == pid and fields[0] != "Z":
-                found.add(int(entry.name))
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2] != "Z"
 
 
 def one_trace(client: httpx.Client) -> tuple[httpx.Response, str]:

@@ -33,6 +33,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from tests.perf.report import Row
+from tests.procfs import children_of, cpu_seconds, peak_rss_kb
 from tui.server.demo import add_bulk_traces
 from tui.server.ingest import otlp_proto
 from tui.server.ingest.costs import PriceBook
@@ -196,37 +197,17 @@ class Serve:
                     time.sleep(0.002)
 
     def processes(self) -> list[int]:
-        """The service's process and its children (the ingest workers), by /proc."""
-        pids = [self.process.pid]
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                try:
-                    stat = (entry / "stat").read_text()
-                except OSError:
-                    continue
-                if int(stat[stat.rindex(")") + 2 :].split()[1]) == self.process.pid:
-                    pids.append(int(entry.name))
-        return pids
+        """The service's process and its children (the ingest workers)."""
+        return [self.process.pid, *sorted(children_of(self.process.pid))]
 
     def peak_rss_mb(self) -> float:
         """The peak resident memory (VmHWM) of the service's process and of each of its
         children, added up: what the service took at most, workers included."""
-        total = 0
-        for pid in self.processes():
-            status = Path(f"/proc/{pid}/status").read_text()
-            total += int(re.search(r"VmHWM:\s+(\d+) kB", status)[1])  # type: ignore[index]
-        return total / 1024
+        return sum(peak_rss_kb(pid) for pid in self.processes()) / 1024
 
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(20)
-
-
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU time of a process so far (Linux /proc)."""
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def database() -> Path:

@@ -1,0 +1,50 @@
+"""Processes as Linux's /proc tells them: children, liveness, CPU time and peak memory. Used by
+the tests and benchmarks of the service's ingest worker processes."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+
+def _stat_fields(pid: int) -> list[str]:
+    """The fields of /proc/PID/stat after the command name (which, in parentheses, may hold
+    spaces): state first, then the parent's pid. Raises OSError for a process that is gone."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat[stat.rindex(")") + 2 :].split()
+
+
+def children_of(pid: int) -> set[int]:
+    """The live processes whose parent is `pid`."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = _stat_fields(int(entry.name))
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                found.add(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        return _stat_fields(pid)[0] != "Z"
+    except OSError:
+        return False
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a process so far."""
+    fields = _stat_fields(pid)
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def peak_rss_kb(pid: int) -> int:
+    """The process's peak resident memory (VmHWM)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    found = re.search(r"VmHWM:\s+(\d+) kB", status)
+    assert found is not None, status
+    return int(found[1])
