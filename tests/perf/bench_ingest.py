@@ -18,6 +18,7 @@ import json
 import os
 import random
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -151,6 +152,7 @@ def floor_seconds(payloads: list[bytes]) -> tuple[float, float]:
         db.execute("COMMIT")
     floor = time.perf_counter() - started
     db.close()
+    shutil.rmtree(path.parent)
     return floor, mapped
 
 
@@ -158,6 +160,7 @@ class Serve:
     """`tracetui serve` in its own process on a free loopback port."""
 
     def __init__(self, db: Path) -> None:
+        self.db = db
         self.started = time.perf_counter()
         self.process = subprocess.Popen(
             [
@@ -206,8 +209,10 @@ class Serve:
         return sum(peak_rss_kb(pid) for pid in self.processes()) / 1024
 
     def stop(self) -> None:
+        """Stop the service (SIGTERM: as Ctrl-C) and delete its database."""
         self.process.terminate()
         self.process.wait(20)
+        shutil.rmtree(self.db.parent)
 
 
 def database() -> Path:
