@@ -316,9 +316,13 @@ class TraceTuiApp(App[str | None]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A worker that failed with anything but an API error is a bug: say so, never hide it."""
+        if event.state != WorkerState.ERROR:
+            # Every worker's every change comes here: the client loader's, before the first
+            # frame, among them. Importing tui.api (httpx) for those took 130 ms off-frame.
+            return
         from tui.api import ApiError
 
-        if event.state == WorkerState.ERROR and not isinstance(event.worker.error, ApiError):
+        if not isinstance(event.worker.error, ApiError):
             error = event.worker.error
             # A bug's message can hold anything, a key among it: redacted, cut, made visible.
             text = f"Internal error in {event.worker.name}: {type(error).__name__}: {error}"
