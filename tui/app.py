@@ -18,7 +18,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.notifications import SeverityLevel
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
@@ -118,17 +118,25 @@ class TraceTuiApp(App[str | None]):
         if self._client is not None:
             await self._client.aclose()
 
+    def get_default_screen(self) -> Screen[Any]:
+        """The first frame, when the client is still to be made: the screen at the bottom of
+        the stack says what is loading (a screen pushed over an empty default one cost a
+        second layout and paint before anything useful was drawn)."""
+        if self._make_client is None:
+            return super().get_default_screen()
+        from tui.screens.starting import StartingScreen
+
+        return StartingScreen(self.server_label)
+
     def on_mount(self) -> None:
         if self.keymap:
             self.set_keymap(self.keymap)
         if self._make_client is None:
             self._open_start()
         else:
-            # The first frame now; the client's imports (~150 ms) in a thread meanwhile.
-            from tui.screens.starting import StartingScreen
-
-            self.push_screen(StartingScreen(self.server_label))
-            # The thread waits for the frame to be drawn: importing meanwhile would hold the GIL.
+            # The first frame now (the default screen: StartingScreen); the client's imports
+            # (~150 ms) in a thread meanwhile. The thread waits for the frame to be drawn:
+            # importing meanwhile would hold the GIL.
             self.call_after_refresh(self._first_frame_drawn.set)
             self.run_worker(self._load_client, thread=True, name="client", exit_on_error=False)
         self.check_size()
@@ -142,8 +150,7 @@ class TraceTuiApp(App[str | None]):
 
     def _client_ready(self, client: ApiClient) -> None:
         self._use_client(client)
-        self.pop_screen()
-        self._open_start()
+        self._open_start()  # over the starting screen, which stays at the bottom unseen
 
     def _open_start(self) -> None:
         from tui.screens.projects import ProjectsScreen
