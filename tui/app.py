@@ -23,17 +23,21 @@ from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
 from tui.hangup import watch_for_hangup
-from tui.messages import ProjectsLoaded
-from tui.palette import TraceTuiCommands
-from tui.screens.too_small import MIN_HEIGHT, MIN_WIDTH, TooSmallScreen
 from tui.text import NOTICE_MAX_CHARS, notice, safe_text
-from tui.timerange import TimeRange
 from tui.widgets.status_bar import Status, StatusBar
 
 if TYPE_CHECKING:
     # The client's modules (httpx, pydantic) load after the first frame: see `on_mount`.
+    # The palette's, the time range's and the too-small notice's load when first needed.
+    from textual.command import Provider
+
     from tui.api import Alert, ApiClient, ApiError, Project, Waiting
+    from tui.messages import ProjectsLoaded
+    from tui.timerange import TimeRange
     from tui.trace_pages import Collected
+
+# Below this size the app shows a notice instead of its screens (tui.screens.too_small).
+MIN_WIDTH, MIN_HEIGHT = 80, 24
 
 # Either a client, or how to make one: made in a thread once the first frame is drawn.
 ClientOrFactory = Union["ApiClient", Callable[[], "ApiClient"]]
@@ -42,6 +46,13 @@ ClientOrFactory = Union["ApiClient", Callable[[], "ApiClient"]]
 TITLE_MAX_CHARS = 60
 # The same toast again within this many seconds is not shown again.
 SAME_TOAST_SECONDS = 5.0
+
+
+def palette_commands() -> type[Provider]:
+    """The app's entries of the command palette: loaded when the palette first opens."""
+    from tui.palette import TraceTuiCommands
+
+    return TraceTuiCommands
 
 
 @dataclass(frozen=True)
@@ -62,7 +73,7 @@ class TraceTuiApp(App[str | None]):
         Binding("ctrl+o", "api_log", "API log", show=False, id="app.api_log"),
         Binding("q", "quit", "Quit", id="app.quit"),
     ]
-    COMMANDS = App.COMMANDS | {TraceTuiCommands}
+    COMMANDS = App.COMMANDS | {palette_commands}
 
     def __init__(
         self,
@@ -183,8 +194,11 @@ class TraceTuiApp(App[str | None]):
 
     def check_size(self, size: Size | None = None) -> None:
         size = size or self.size
-        small = size.width < MIN_WIDTH or size.height < MIN_HEIGHT
-        if small and not isinstance(self.screen, TooSmallScreen):
+        if size.width >= MIN_WIDTH and size.height >= MIN_HEIGHT:
+            return
+        from tui.screens.too_small import TooSmallScreen
+
+        if not isinstance(self.screen, TooSmallScreen):
             self.push_screen(TooSmallScreen())
 
     def on_projects_loaded(self, message: ProjectsLoaded) -> None:
