@@ -18,7 +18,7 @@ from tests.perf.report import Row
 from tests.terminal import PYTHON, Terminal
 from tui.server.run import LocalService, open_demo_store
 
-RUNS = 9  # the machine is shared: single runs of either vary by a third (0.7x-1.5x)
+RUNS = 15  # the machine is shared: single runs of either vary by a third (0.8x-1.4x)
 MOVES = 12
 IDLE_SECONDS = 10.0
 
