@@ -18,22 +18,26 @@ from textual.app import App
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.notifications import SeverityLevel
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
 from tui.hangup import watch_for_hangup
-from tui.messages import ProjectsLoaded
-from tui.palette import TraceTuiCommands
-from tui.screens.too_small import MIN_HEIGHT, MIN_WIDTH, TooSmallScreen
 from tui.text import NOTICE_MAX_CHARS, notice, safe_text
-from tui.timerange import TimeRange
 from tui.widgets.status_bar import Status, StatusBar
 
 if TYPE_CHECKING:
     # The client's modules (httpx, pydantic) load after the first frame: see `on_mount`.
+    # The palette's, the time range's and the too-small notice's load when first needed.
+    from textual.command import Provider
+
     from tui.api import Alert, ApiClient, ApiError, Project, Waiting
+    from tui.messages import ProjectsLoaded
+    from tui.timerange import TimeRange
     from tui.trace_pages import Collected
+
+# Below this size the app shows a notice instead of its screens (tui.screens.too_small).
+MIN_WIDTH, MIN_HEIGHT = 80, 24
 
 # Either a client, or how to make one: made in a thread once the first frame is drawn.
 ClientOrFactory = Union["ApiClient", Callable[[], "ApiClient"]]
@@ -42,6 +46,13 @@ ClientOrFactory = Union["ApiClient", Callable[[], "ApiClient"]]
 TITLE_MAX_CHARS = 60
 # The same toast again within this many seconds is not shown again.
 SAME_TOAST_SECONDS = 5.0
+
+
+def palette_commands() -> type[Provider]:
+    """The app's entries of the command palette: loaded when the palette first opens."""
+    from tui.palette import TraceTuiCommands
+
+    return TraceTuiCommands
 
 
 @dataclass(frozen=True)
@@ -62,7 +73,7 @@ class TraceTuiApp(App[str | None]):
         Binding("ctrl+o", "api_log", "API log", show=False, id="app.api_log"),
         Binding("q", "quit", "Quit", id="app.quit"),
     ]
-    COMMANDS = App.COMMANDS | {TraceTuiCommands}
+    COMMANDS = App.COMMANDS | {palette_commands}
 
     def __init__(
         self,
@@ -118,17 +129,25 @@ class TraceTuiApp(App[str | None]):
         if self._client is not None:
             await self._client.aclose()
 
+    def get_default_screen(self) -> Screen[Any]:
+        """The first frame, when the client is still to be made: the screen at the bottom of
+        the stack says what is loading (a screen pushed over an empty default one cost a
+        second layout and paint before anything useful was drawn)."""
+        if self._make_client is None:
+            return super().get_default_screen()
+        from tui.screens.starting import StartingScreen
+
+        return StartingScreen(self.server_label)
+
     def on_mount(self) -> None:
         if self.keymap:
             self.set_keymap(self.keymap)
         if self._make_client is None:
             self._open_start()
         else:
-            # The first frame now; the client's imports (~150 ms) in a thread meanwhile.
-            from tui.screens.starting import StartingScreen
-
-            self.push_screen(StartingScreen(self.server_label))
-            # The thread waits for the frame to be drawn: importing meanwhile would hold the GIL.
+            # The first frame now (the default screen: StartingScreen); the client's imports
+            # (~150 ms) in a thread meanwhile. The thread waits for the frame to be drawn:
+            # importing meanwhile would hold the GIL.
             self.call_after_refresh(self._first_frame_drawn.set)
             self.run_worker(self._load_client, thread=True, name="client", exit_on_error=False)
         self.check_size()
@@ -142,8 +161,7 @@ class TraceTuiApp(App[str | None]):
 
     def _client_ready(self, client: ApiClient) -> None:
         self._use_client(client)
-        self.pop_screen()
-        self._open_start()
+        self._open_start()  # over the starting screen, which stays at the bottom unseen
 
     def _open_start(self) -> None:
         from tui.screens.projects import ProjectsScreen
@@ -176,8 +194,11 @@ class TraceTuiApp(App[str | None]):
 
     def check_size(self, size: Size | None = None) -> None:
         size = size or self.size
-        small = size.width < MIN_WIDTH or size.height < MIN_HEIGHT
-        if small and not isinstance(self.screen, TooSmallScreen):
+        if size.width >= MIN_WIDTH and size.height >= MIN_HEIGHT:
+            return
+        from tui.screens.too_small import TooSmallScreen
+
+        if not isinstance(self.screen, TooSmallScreen):
             self.push_screen(TooSmallScreen())
 
     def on_projects_loaded(self, message: ProjectsLoaded) -> None:
@@ -316,9 +337,13 @@ class TraceTuiApp(App[str | None]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A worker that failed with anything but an API error is a bug: say so, never hide it."""
+        if event.state != WorkerState.ERROR:
+            # Every worker's every change comes here: the client loader's, before the first
+            # frame, among them. Importing tui.api (httpx) for those took 130 ms off-frame.
+            return
         from tui.api import ApiError
 
-        if event.state == WorkerState.ERROR and not isinstance(event.worker.error, ApiError):
+        if not isinstance(event.worker.error, ApiError):
             error = event.worker.error
             # A bug's message can hold anything, a key among it: redacted, cut, made visible.
             text = f"Internal error in {event.worker.name}: {type(error).__name__}: {error}"

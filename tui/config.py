@@ -17,7 +17,6 @@ no --api-key flag: a key on the command line shows in `ps` and in shell history.
 from __future__ import annotations
 
 import os
-import shlex
 import stat
 import sys
 from collections.abc import Mapping
@@ -27,11 +26,6 @@ from typing import Any
 
 from tui.secret import Secret, SecretLike
 from tui.urls import is_loopback, split_url
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 DEFAULT_PROFILE = "default"
 COMMAND_TIMEOUT = 15.0
@@ -84,6 +78,12 @@ def read_config(path: Path) -> dict[str, Any]:
         return {}
     except OSError as exc:
         raise ConfigError(f"Cannot read {path}: {exc.strerror}") from None
+    # Imported here: with no file (settings from the environment) start-up need not load the
+    # TOML parser (4 ms, before the first frame).
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -93,16 +93,19 @@ def read_config(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path} is not a TOML table")
     mode = stat.S_IMODE(path.stat().st_mode)
     if _holds_inline_keys(data) and mode & 0o077:
+        from shlex import quote
+
         raise ConfigError(
             f"{path} holds API keys but can be read by group or others (mode {mode:04o}). "
-            f"Fix it with: chmod 600 {shlex.quote(str(path))}"
+            f"Fix it with: chmod 600 {quote(str(path))}"
         )
     return data
 
 
 def _run_key_command(command: str, what: str) -> Secret:
     try:
-        import subprocess  # here: start-up never needs it unless a key comes from a command
+        import shlex  # here, as subprocess: start-up needs them only for a key from a command
+        import subprocess
 
         result = subprocess.run(  # noqa: S603 - the user's own configured command
             shlex.split(command),

@@ -12,29 +12,35 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 
 from rich.cells import get_character_cell_size
 from rich.text import Text
 
 ELLIPSIS = "…"
 
-# C0 controls become their Unicode "control pictures" (U+2400 + code): ␛ for ESC, ␀ for NUL.
-_C0 = {code: chr(0x2400 + code) for code in range(0x20)}
-_VISIBLE = {
-    **_C0,
-    0x7F: "␡",
-    # Bidi overrides/isolates and zero-width characters would reorder or hide text.
-    **{code: f"<U+{code:04X}>" for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))},
-    **{code: f"<U+{code:04X}>" for code in (0x200B, 0x200C, 0x200D, 0x200E, 0x200F, 0xFEFF)},
-    0x2028: "<U+2028>",
-    0x2029: "<U+2029>",
-    # C1 controls (0x80-0x9F) include CSI (0x9B) and OSC (0x9D) on some terminals.
-    **{code: f"<U+{code:04X}>" for code in range(0x80, 0xA0)},
-    # Halves of UTF-16 pairs: JSON can escape one alone ("\ud800"); it cannot be encoded.
-    **{code: f"<U+{code:04X}>" for code in range(0xD800, 0xE000)},
-}
-_TABLE = str.maketrans(_VISIBLE)
-_MULTILINE_TABLE = str.maketrans({k: v for k, v in _VISIBLE.items() if k not in (0x0A, 0x09)})
+
+@cache
+def _tables() -> tuple[dict[int, str], dict[int, str]]:
+    """str.translate's tables (one line; multiline): some 2,200 entries, 5 ms to build, so they
+    are built for the first string that needs one, not on the way to the app's first frame."""
+    table = {
+        # C0 controls become their Unicode "control pictures" (U+2400 + code): ␛ for ESC.
+        **{code: chr(0x2400 + code) for code in range(0x20)},
+        0x7F: "␡",
+        # Bidi overrides/isolates and zero-width characters would reorder or hide text.
+        **{code: f"<U+{code:04X}>" for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))},
+        **{code: f"<U+{code:04X}>" for code in (0x200B, 0x200C, 0x200D, 0x200E, 0x200F, 0xFEFF)},
+        0x2028: "<U+2028>",
+        0x2029: "<U+2029>",
+        # C1 controls (0x80-0x9F) include CSI (0x9B) and OSC (0x9D) on some terminals.
+        **{code: f"<U+{code:04X}>" for code in range(0x80, 0xA0)},
+        # Halves of UTF-16 pairs: JSON can escape one alone ("\ud800"); it cannot be encoded.
+        **{code: f"<U+{code:04X}>" for code in range(0xD800, 0xE000)},
+    }
+    return table, {k: v for k, v in table.items() if k not in (0x0A, 0x09)}
+
+
 _NEEDS_WORK = re.compile(
     "[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff\ud800-\udfff]"
 )
@@ -48,7 +54,8 @@ def visible(value: object, multiline: bool = False) -> str:
     text = "" if value is None else str(value)
     if not _NEEDS_WORK.search(text):
         return text
-    return text.translate(_MULTILINE_TABLE if multiline else _TABLE)
+    one_line, multiline_table = _tables()
+    return text.translate(multiline_table if multiline else one_line)
 
 
 def safe_text(

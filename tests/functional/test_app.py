@@ -6,6 +6,7 @@ import gc
 import io
 import json
 import random
+import threading
 import uuid
 import weakref
 from collections.abc import AsyncIterator, Callable
@@ -25,6 +26,7 @@ from tui.screens.alerts import AlertsScreen
 from tui.screens.forms import AlertForm, ProjectForm
 from tui.screens.help import HelpScreen
 from tui.screens.projects import ProjectsScreen
+from tui.screens.starting import StartingScreen
 from tui.screens.trace_detail import TraceDetailScreen
 from tui.screens.traces import TracesScreen
 from tui.server.demo import BIG_TRACE_ID, DEEP_TRACE_ID, add_bulk_traces, insert_big_traces
@@ -129,6 +131,44 @@ async def test_project_to_traces_to_a_trace_with_the_keyboard(service: RunningSe
         await pilot.press("down", "space")  # fold a span; collapsed rows show Σ rollups
         await pilot.press("escape")
         assert app.screen is traces_screen
+
+
+async def test_made_with_a_client_factory_the_first_frame_waits_for_the_client(
+    service: RunningService,
+) -> None:
+    """As `tracetui` runs: the starting screen (the default one) shows while the client is
+    made in a thread, then the projects open over it, and going into a project and back lands
+    on the projects, never on the starting screen."""
+    release = threading.Event()
+    made: list[ApiClient] = []
+
+    def make_client() -> ApiClient:
+        release.wait(10)
+        made.append(ApiClient(service.base_url, SecretStr(service.keys.workspace)))
+        return made[0]
+
+    app = TraceTuiApp(make_client, StartAt(), server_label="traces.example.com")
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause(0.2)
+            assert isinstance(app.screen, StartingScreen)  # the client is not made yet
+            header = rendered_text(app.screen.query_one("#header"))
+            loading = rendered_text(app.screen.query_one("#loading"))
+            assert "Projects · loading" in header
+            assert "Connecting to traces.example.com" in loading
+            release.set()
+            await wait_for(
+                pilot, lambda: isinstance(app.screen, ProjectsScreen) and bool(app.screen.projects)
+            )
+            projects = app.screen
+            assert [type(s) for s in app.screen_stack] == [StartingScreen, ProjectsScreen]
+            await pilot.press("enter")
+            await loaded_traces(app, pilot)
+            await pilot.press("escape")
+            assert app.screen is projects
+    finally:
+        await app.close_client()
+    assert made and made[0]._http.is_closed  # the app closed the client it made
 
 
 async def test_paging_past_500_traces(service: RunningService) -> None:

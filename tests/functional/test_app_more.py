@@ -17,11 +17,12 @@ from textual.command import CommandList
 from tests.conftest import RunningService
 from tests.functional.test_app import loaded_traces, open_first_trace, running_app, wait_for
 from tui.api import ApiClient
-from tui.app import StartAt, TooSmallScreen, TraceTuiApp
+from tui.app import StartAt, TraceTuiApp
 from tui.config import load_settings
 from tui.screens import traces as traces_module
 from tui.screens.api_log import ApiLogScreen
 from tui.screens.prompts import KeyPrompt
+from tui.screens.too_small import TooSmallScreen
 from tui.screens.trace_detail import TraceDetailScreen
 from tui.screens.traces import TracesScreen
 from tui.server.demo import add_bulk_traces

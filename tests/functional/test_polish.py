@@ -24,12 +24,13 @@ from tests.helpers import Sleeps, mock_client
 from tui.alert_rules import metric_problem
 from tui.api import ApiClient, ConnectionFailed, Waiting
 from tui.api.ratelimit import Pacer, budget_from_headers
-from tui.app import StartAt, TooSmallScreen, TraceTuiApp
+from tui.app import StartAt, TraceTuiApp
 from tui.screens.api_log import ApiLogScreen, shown_path
 from tui.screens.forms import AlertForm, ProjectForm, url_problem
 from tui.screens.help import HelpScreen, keys_table
 from tui.screens.projects import ProjectsScreen
 from tui.screens.prompts import KeyPrompt, Tick
+from tui.screens.too_small import TooSmallScreen
 from tui.screens.trace_detail import TraceDetailScreen
 from tui.screens.traces import TracesScreen
 from tui.widgets.status_bar import Status, status_line

@@ -6,9 +6,8 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
+from tui.app import MIN_HEIGHT, MIN_WIDTH
 from tui.screens.base import AppModal
-
-MIN_WIDTH, MIN_HEIGHT = 80, 24
 
 
 class TooSmallScreen(AppModal[None]):
