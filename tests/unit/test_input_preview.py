@@ -7,11 +7,15 @@ from typing import Any
 
 import pytest
 
-from tui.server.ingest.preview import MAX_CHARS, MAX_PARSED, preview_of
+from tui.server.ingest.preview import MAX_CHARS, MAX_PARSED, preview_in, preview_of
 
 
 def preview(attributes: dict[str, Any]) -> str | None:
-    return preview_of(json.dumps(attributes))
+    """The preview read from the stored JSON; ingest reads the decoded attributes, and the two
+    must agree."""
+    from_json = preview_of(json.dumps(attributes))
+    assert preview_in(attributes) == from_json
+    return from_json
 
 
 def genai(*messages: tuple[str, str]) -> str:

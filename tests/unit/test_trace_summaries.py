@@ -66,3 +66,20 @@ def test_a_batchs_new_traces_match_the_sql_recomputation(tmp_path: Path, summed_
         db.execute(UPSERT_TRACES, ("p", resource, ids))
     by_sql = store._connection().execute("SELECT * FROM traces ORDER BY id").fetchall()
     assert by_sql == by_python
+
+
+def test_previews_read_from_the_decoded_attributes_are_those_read_from_the_json() -> None:
+    rng = random.Random(11)
+    spans, decoded = [], []
+    for span in random_spans(rng, 40):
+        attributes: dict[str, object] = {}
+        if rng.random() < 0.5:
+            attributes["input.value"] = f"question {rng.randint(0, 999)}"
+        if rng.random() < 0.3:
+            attributes["llm.input_messages.0.message.role"] = "user"
+            attributes["llm.input_messages.0.message.content"] = f"flat {rng.randint(0, 9)}"
+        spans.append(span._replace(attributes=json.dumps(attributes)))
+        decoded.append(attributes)
+    from_json = summarize(spans)
+    assert summarize(spans, decoded) == from_json
+    assert sum(t.input_preview is not None for t in from_json) >= 20  # the test sees previews

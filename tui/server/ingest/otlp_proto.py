@@ -86,9 +86,11 @@ def decode(body: bytes, prices: PriceBook, now_ms: int) -> Decoded:
     for resource_spans in request.resource_spans:
         resource = attributes_of(resource_spans.resource.attributes)
         rows = []
+        decoded_attributes = []  # each row's, for the trace's preview (ingest.summaries)
         for scope_spans in resource_spans.scope_spans:
             for span in scope_spans.spans:
                 parent = span.parent_span_id
+                attributes = attributes_of(span.attributes)
                 try:
                     rows.append(
                         span_row(
@@ -100,7 +102,7 @@ def decode(body: bytes, prices: PriceBook, now_ms: int) -> Decoded:
                             span.end_time_unix_nano,
                             span.status.code,
                             span.status.message,
-                            attributes_of(span.attributes),
+                            attributes,
                             _events(span) if span.events else [],
                             _links(span) if span.links else [],
                             prices,
@@ -109,6 +111,9 @@ def decode(body: bytes, prices: PriceBook, now_ms: int) -> Decoded:
                     )
                 except Rejected as why:
                     decoded.refuse(str(why))
+                    continue
+                decoded_attributes.append(attributes)
         if rows:
-            decoded.drafts.append(Draft(project_hint(resource), dumps(resource), rows))
+            draft = Draft(project_hint(resource), dumps(resource), rows, None, decoded_attributes)
+            decoded.drafts.append(draft)
     return decoded

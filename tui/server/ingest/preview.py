@@ -21,6 +21,7 @@ from typing import Any
 
 MAX_CHARS = 200
 MAX_PARSED = 1_000_000  # characters of attribute JSON parsed to find a preview
+MAX_FLATTENED_KEYS = 10_000  # attributes searched for flattened messages
 MARKERS = (
     '"input.value"',
     '"gen_ai.input.messages"',
@@ -43,11 +44,17 @@ def preview_of(attributes_json: str) -> str | None:
         return None
     if not isinstance(attributes, dict):
         return None
-    # In order, each read only if the ones before found nothing.
+    return preview_in(attributes)
+
+
+def preview_in(attributes: dict[str, Any]) -> str | None:
+    """The preview found in a span's attributes as decoded (ingest has them so: no parsing)."""
+    # In order, each read only if the ones before found nothing; the flattened messages are
+    # looked for among the keys of spans of a sane size only (preview_of's MAX_PARSED).
     return (
         from_value(attributes.get("input.value"))
         or from_messages(attributes.get("gen_ai.input.messages"))
-        or from_flattened(attributes)
+        or (from_flattened(attributes) if len(attributes) <= MAX_FLATTENED_KEYS else None)
         or from_value(attributes.get("input"))
     )
 

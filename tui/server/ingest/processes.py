@@ -66,7 +66,10 @@ def decode(media: str, body: bytes, prices: PriceBook, now_ms: int) -> Decoded:
         decoded = otlp_proto.decode(body, prices, now_ms)
     else:
         decoded = otlp_json.decode(body, prices, now_ms)
-    decoded.drafts = [replace(draft, traces=summarize(draft.spans)) for draft in decoded.drafts]
+    decoded.drafts = [
+        replace(draft, traces=summarize(draft.spans, draft.attributes), attributes=None)
+        for draft in decoded.drafts
+    ]
     return decoded
 
 

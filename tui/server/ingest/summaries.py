@@ -8,27 +8,32 @@ instead (UPSERT_TRACES, by the same rules: a test checks that both agree).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
 
-from tui.server.ingest.preview import preview_of
+from tui.server.ingest.preview import preview_in, preview_of
 from tui.server.rows import SpanRow, TraceSums
 
 
-def summarize(spans: Iterable[SpanRow]) -> list[TraceSums]:
+def summarize(
+    spans: Sequence[SpanRow], attributes: Sequence[dict[str, Any]] | None = None
+) -> list[TraceSums]:
     """One TraceSums per trace of `spans`, in order of first appearance. A span id seen twice
     counts once, its last version. Named after the earliest root (no parent), else the
-    earliest span; the preview is a root's input, else the first span's that has one."""
-    traces: dict[str, dict[str, SpanRow]] = {}
-    for span in spans:
-        traces.setdefault(span.trace_id, {})[span.id] = span
+    earliest span; the preview is a root's input, else the first span's that has one, read from
+    `attributes` (each span's, as decoded) when given, else from each span's JSON."""
+    traces: dict[str, dict[str, int]] = {}
+    for index, span in enumerate(spans):
+        traces.setdefault(span.trace_id, {})[span.id] = index
     rows = []
-    for trace_id, by_id in traces.items():
-        members = by_id.values()
+    for trace_id, indexes in traces.items():
+        members = [spans[i] for i in indexes.values()]
         start = min(s.started_at for s in members)
         end = max(s.started_at + s.duration_ms for s in members)
         roots = [s for s in members if s.parent_id is None]
         named = min(roots or members, key=lambda s: (s.started_at, s.id))
-        preview, from_root = next(previews(members), (None, False))
+        decoded = None if attributes is None else [attributes[i] for i in indexes.values()]
+        preview, from_root = next(previews(members, decoded), (None, False))
         errors = sum(s.status == "error" for s in members)
         rows.append(
             TraceSums(
@@ -36,7 +41,7 @@ def summarize(spans: Iterable[SpanRow]) -> list[TraceSums]:
                 named.name,
                 start,
                 end - start,
-                len(by_id),
+                len(members),
                 sum(s.input_tokens for s in members),
                 sum(s.output_tokens for s in members),
                 round(sum(s.cost_usd for s in members), 9),
@@ -49,12 +54,17 @@ def summarize(spans: Iterable[SpanRow]) -> list[TraceSums]:
     return rows
 
 
-def previews(spans: Iterable[SpanRow]) -> Iterator[tuple[str, bool]]:
+def previews(
+    spans: Sequence[SpanRow], attributes: Sequence[dict[str, Any]] | None = None
+) -> Iterator[tuple[str, bool]]:
     """(preview, from a root) of `spans`: a root's first, then each other span's in order."""
-    spans = list(spans)
-    for span in spans:
-        if span.parent_id is None and (found := preview_of(span.attributes)):
-            yield found, True
-    for span in spans:
-        if span.parent_id is not None and (found := preview_of(span.attributes)):
-            yield found, False
+    for roots in (True, False):
+        for index, span in enumerate(spans):
+            if (span.parent_id is None) != roots:
+                continue
+            if attributes is None:
+                found = preview_of(span.attributes)
+            else:
+                found = preview_in(attributes[index])
+            if found:
+                yield found, roots

@@ -24,6 +24,9 @@ class Draft:
     resource: str  # JSON object text of the resource's attributes
     spans: list[SpanRow]
     traces: list[TraceSums] | None = None  # the spans' traces summed (ingest.summaries)
+    # Each span's attributes as decoded, for summing (the preview) where they were decoded;
+    # dropped once summed (never sent between processes).
+    attributes: list[dict[str, Any]] | None = None
 
 
 @dataclass
