@@ -29,6 +29,19 @@ def children_of(pid: int) -> set[int]:
     return found
 
 
+def workers_of(pid: int) -> set[int]:
+    """The children of `pid` that multiprocessing spawned as workers (not its resource
+    tracker, which is a child too)."""
+    found = set()
+    for child in children_of(pid):
+        try:
+            if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                found.add(child)
+        except OSError:
+            continue
+    return found
+
+
 def alive(pid: int) -> bool:
     try:
         return _stat_fields(pid)[0] != "Z"

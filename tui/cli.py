@@ -65,8 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=non_negative_int,
         default=None,
         metavar="N",
-        help="worker processes decoding OTLP bodies (default: CPUs - 1, at least 1; "
-        "0: decode in the service's own threads)",
+        help="worker processes that decode and write OTLP bodies (default: one per CPU, at "
+        "most 4; 0: ingest in the service's own threads; at most 64)",
     )
     serve.add_argument(
         "--allow-private-webhooks",
@@ -77,14 +77,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+MAX_INGEST_PROCESSES = 64
+
+
 def non_negative_int(text: str) -> int:
-    """--ingest-processes: a whole number, 0 or more (argparse shows the message)."""
+    """--ingest-processes: a whole number from 0 to 64 (argparse shows the message)."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be 0 or more")
+    if not 0 <= value <= MAX_INGEST_PROCESSES:
+        raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_INGEST_PROCESSES}")
     return value
 
 

@@ -158,7 +158,7 @@ def emitter(request: pytest.FixtureRequest) -> Iterator[Emitter]:
     made = Emitter(service)
     yield made
     made.close()
-    # Which way the bodies went: all through the worker, or none.
+    # Which way the bodies went: through the worker (for "processes"), or never (for "threads").
     assert (processes.bodies > before) == (request.param == "processes")
 
 

@@ -8,17 +8,21 @@ from __future__ import annotations
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.conftest import wait_for
+from tests.functional.test_ingest import new_project
 from tests.otlp import new_span_id, new_trace_id, partial, post, request, root_client, span
-from tests.procfs import alive, children_of
+from tests.procfs import alive, children_of, workers_of
 from tui.cli import build_parser
+from tui.server.ingest.processes import IngestProcesses
 from tui.server.run import LocalService, default_ingest_processes
 from tui.server.store import Store, new_api_key
 
@@ -30,6 +34,12 @@ def one_trace(client: httpx.Client) -> tuple[httpx.Response, str]:
         span(trace_id, root, name="answer_question"),
     )
     return post(client, message), trace_id.hex()
+
+
+def the_worker(processes: IngestProcesses) -> int:
+    assert processes._pool is not None
+    (worker,) = set(processes._pool._processes)
+    return worker
 
 
 def test_a_worker_that_dies_costs_a_retry_never_a_span(tmp_path: Path) -> None:
@@ -44,12 +54,15 @@ def test_a_worker_that_dies_costs_a_retry_never_a_span(tmp_path: Path) -> None:
             assert answer.status_code == 200 and partial(answer) == (0, "")
             assert processes.bodies == 1
 
-            (worker,) = children_of(os.getpid()) & set(processes._pool._processes)
-            os.kill(worker, signal.SIGKILL)
-            wait_for(lambda: not alive(worker), what="the worker to die")
-
-            # The body sent to the dead pool: refused in a way exporters retry, not stored.
-            answer, lost = one_trace(client)
+            # The worker dies holding a body: that request is refused in a way exporters
+            # retry, and nothing of it is stored.
+            worker = the_worker(processes)
+            os.kill(worker, signal.SIGSTOP)
+            with ThreadPoolExecutor(1) as sender:
+                held = sender.submit(one_trace, client)
+                wait_for(lambda: bool(processes._pool._pending_work_items), what="the body sent")
+                os.kill(worker, signal.SIGKILL)
+                answer, lost = held.result(timeout=30)
             assert answer.status_code == 503, answer.text
             assert answer.headers["retry-after"] == "1"
             assert client.get(f"/v1/traces/{lost}").status_code == 404
@@ -62,10 +75,21 @@ def test_a_worker_that_dies_costs_a_retry_never_a_span(tmp_path: Path) -> None:
             assert answer.status_code == 200
             assert processes.bodies == 2  # the first and the third: a new worker wrote it
 
-            for trace_id in (first, second, third):
+            # A worker that died idle costs nothing once the pool knows (a body sent before
+            # that is refused as above): the next body goes to the threads.
+            worker, pool = the_worker(processes), processes._pool
+            os.kill(worker, signal.SIGKILL)
+            wait_for(lambda: bool(pool._broken), what="the pool to see its worker gone")
+            answer, fourth = one_trace(client)
+            assert answer.status_code == 200 and processes.bodies == 2
+
+            for trace_id in (first, second, third, fourth):
                 trace = client.get(f"/v1/traces/{trace_id}").json()
                 assert trace["span_count"] == 2 and trace["name"] == "answer_question"
-    assert not children_of(os.getpid()) & {worker}
+            wait_for(lambda: processes.ready, what="another new worker")
+            replacement = the_worker(processes)
+    # The service stopped: the new pool's worker with it.
+    wait_for(lambda: not alive(replacement), 30, "the worker to end")
 
 
 def serve(tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
@@ -92,8 +116,8 @@ def test_the_workers_end_with_the_service_however_it_ends(
 ) -> None:
     process, _ = serve(tmp_path)
     try:
-        wait_for(lambda: len(children_of(process.pid)) >= 1, what="the worker to start")
-        workers = children_of(process.pid)
+        wait_for(lambda: len(workers_of(process.pid)) == 1, what="the worker to start")
+        workers = children_of(process.pid)  # the worker and multiprocessing's resource tracker
         process.send_signal(how)
         code = process.wait(timeout=30)
         # SIGTERM stops it as Ctrl-C does (cleanly); SIGKILL leaves the workers orphans, which
@@ -106,7 +130,7 @@ def test_the_workers_end_with_the_service_however_it_ends(
             process.wait()
 
 
-@pytest.mark.parametrize("value", ["-1", "two", "1.5"])
+@pytest.mark.parametrize("value", ["-1", "two", "1.5", "65"])
 def test_a_bad_number_of_processes_is_refused_with_a_message(
     value: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -120,3 +144,25 @@ def test_serve_has_a_worker_per_cpu_by_default_and_zero_means_none() -> None:
     assert build_parser().parse_args(["serve"]).ingest_processes is None  # serve decides
     assert 1 <= default_ingest_processes() <= 4
     assert build_parser().parse_args(["serve", "--ingest-processes", "0"]).ingest_processes == 0
+
+
+@pytest.mark.parametrize("ingest_in", ["threads", "processes"])
+def test_a_store_locked_too_long_is_a_503_exporters_retry(
+    request: pytest.FixtureRequest, ingest_in: str
+) -> None:
+    running = request.getfixturevalue("service" if ingest_in == "threads" else "pooled_service")
+    _, key = new_project(running)
+    locker = sqlite3.connect(running.store.path, isolation_level=None)
+    with root_client(running.base_url, key) as client:
+        locker.execute("BEGIN IMMEDIATE")  # another writer holds the store past busy_timeout
+        try:
+            answer, held = one_trace(client)
+        finally:
+            locker.execute("ROLLBACK")
+            locker.close()
+        assert answer.status_code == 503, answer.text
+        assert answer.headers["retry-after"] == "1"
+        assert client.get(f"/v1/traces/{held}").status_code == 404
+        answer, later = one_trace(client)  # the exporter's retry, once the lock is gone
+        assert answer.status_code == 200
+        assert client.get(f"/v1/traces/{later}").json()["span_count"] == 2

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tui.server.ingest.preview import MAX_PARSED
 from tui.server.ingest.summaries import summarize
 from tui.server.rows import SpanGroup, SpanRow
 from tui.server.store import UPSERT_TRACES, Store
@@ -83,3 +84,11 @@ def test_previews_read_from_the_decoded_attributes_are_those_read_from_the_json(
     from_json = summarize(spans)
     assert summarize(spans, decoded) == from_json
     assert sum(t.input_preview is not None for t in from_json) >= 20  # the test sees previews
+
+
+def test_a_huge_span_has_no_preview_either_way() -> None:
+    (span,) = random_spans(random.Random(3), 1)[:1]
+    attributes = {"input.value": "q", "pad": "x" * MAX_PARSED}
+    span = span._replace(attributes=json.dumps(attributes))
+    assert summarize([span])[0].input_preview is None
+    assert summarize([span], [attributes])[0].input_preview is None

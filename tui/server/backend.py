@@ -30,6 +30,11 @@ from tui.server.rows import (
 )
 
 
+class StoreBusy(Exception):
+    """The store stayed locked by other writers longer than it waits: try again shortly (the
+    OTLP route answers 503 with Retry-After, which exporters retry)."""
+
+
 class AlertStore(Protocol):
     """What alert evaluation, webhook delivery and the alert routes need. Every method may
     block: call from a thread."""
@@ -177,7 +182,8 @@ class TraceStore(AlertStore, Protocol):
         touched are recomputed from all their spans. A group without project_id goes to the
         project its project_name names (by id, else by name; none: the default project),
         created if missing. Spans of a trace stored in another project are refused. Returns,
-        per batch, how many spans were refused."""
+        per batch, how many spans were refused. Raises StoreBusy if other writers kept the
+        store locked too long."""
         ...
 
     def expire(self, now: int) -> int:

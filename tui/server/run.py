@@ -137,7 +137,8 @@ class LocalService:
 
     def stop(self) -> None:
         self._server.should_exit = True
-        self._done.wait(timeout=10)
+        if self._thread.ident is not None:  # started: wait for uvicorn to let the socket go
+            self._done.wait(timeout=10)
         self._socket.close()
 
     def __enter__(self) -> LocalService:
@@ -175,6 +176,7 @@ def stop_on_sigterm() -> None:
     writer holds is written and the decoder processes end, instead of dying where it stands."""
 
     def interrupt(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not cut the stop short
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupt)
@@ -185,7 +187,11 @@ def default_ingest_processes() -> int:
     time) the others decode, and past four they would mostly wait for the write lock. On two
     CPUs, two workers ingested 50,000 spans in 4.9 s against one's 7.5 s, beside the service's
     own process (which runs above them: workers are niced)."""
-    return min(4, max(1, os.cpu_count() or 1))
+    try:
+        cpus = len(os.sched_getaffinity(0))  # the CPUs this process may use (containers)
+    except AttributeError:  # not on every platform
+        cpus = os.cpu_count() or 1
+    return min(4, max(1, cpus))
 
 
 def open_demo_store(path: str | Path | None = None, seed: int = 7) -> tuple[Store, DemoKeys]:

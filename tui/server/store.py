@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from tui.server.alerts.signing import new_secret
+from tui.server.backend import StoreBusy
 from tui.server.ingest.summaries import summarize
 from tui.server.migrations import migrate
 from tui.server.rows import (
@@ -134,6 +135,14 @@ def connect(path: str) -> sqlite3.Connection:
     db.execute("PRAGMA busy_timeout=5000")
     db.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
     return db
+
+
+def is_busy(error: sqlite3.OperationalError) -> bool:
+    """SQLITE_BUSY or SQLITE_LOCKED (by code from Python 3.11, by message before)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED (extended codes: low byte)
+    return "locked" in str(error)
 
 
 def hash_key(api_key: str) -> str:
@@ -402,8 +411,13 @@ class Store(AlertTables):
 
     def ingest(self, batches: Sequence[Sequence[SpanGroup]]) -> list[int]:
         """See TraceStore.ingest: every batch in one transaction."""
-        with self.transaction() as db:
-            return [sum(self._ingest_group(db, group) for group in batch) for batch in batches]
+        try:
+            with self.transaction() as db:
+                return [sum(self._ingest_group(db, group) for group in batch) for batch in batches]
+        except sqlite3.OperationalError as error:
+            if is_busy(error):  # the write lock, waited for busy_timeout in vain
+                raise StoreBusy("the database stayed locked by other writers") from None
+            raise
 
     def _ingest_group(self, db: sqlite3.Connection, group: SpanGroup) -> int:
         """Store one group's spans and their traces' rows; returns how many were refused."""

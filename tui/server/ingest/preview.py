@@ -50,7 +50,8 @@ def preview_of(attributes_json: str) -> str | None:
 def preview_in(attributes: dict[str, Any]) -> str | None:
     """The preview found in a span's attributes as decoded (ingest has them so: no parsing)."""
     # In order, each read only if the ones before found nothing; the flattened messages are
-    # looked for among the keys of spans of a sane size only (preview_of's MAX_PARSED).
+    # looked for among the keys of spans of a sane size only. (The caller leaves out spans
+    # whose JSON is over MAX_PARSED, as preview_of does.)
     return (
         from_value(attributes.get("input.value"))
         or from_messages(attributes.get("gen_ai.input.messages"))

@@ -15,9 +15,12 @@ The pool starts in the background when the service starts (a worker imports prot
 and the price table: about a second on a small machine): until it is ready, and with
 `processes=0`, a body is decoded in a thread and written by the writer thread, as before, so
 the service answers at once and needs no pool to be right. A worker that dies (killed, out of
-memory) breaks the pool: the requests it held are answered 503 with Retry-After (SQLite rolled
-back whatever was not committed, and a batch sent again replaces itself, never counts twice),
-and a new pool is started, the writer thread serving meanwhile.
+memory) breaks the pool, whose other workers are ended too: every request the pool held is
+answered 503 with Retry-After (SQLite rolled back whatever was not committed, and a batch sent
+again replaces itself, never counts twice: not retried here, in case the body is what killed
+the worker), and a new pool is started, the writer thread serving meanwhile; a body that
+comes once the pool is known broken goes to the writer thread at once. Workers ignore Ctrl-C and SIGTERM sent to the whole process group (a
+terminal, systemd): the service ends them when it stops, after the bodies they hold.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import logging
 import multiprocessing
 import multiprocessing.connection
 import os
+import signal
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -36,12 +40,12 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from typing import NamedTuple
 
-from tui.server.backend import TraceStore
+from tui.server.backend import StoreBusy, TraceStore
 from tui.server.ingest import otlp_json, otlp_proto
 from tui.server.ingest.body import PROTOBUF
 from tui.server.ingest.costs import PRICES, PriceBook
 from tui.server.ingest.summaries import summarize
-from tui.server.ingest.types import Decoded
+from tui.server.ingest.types import Decoded, Unreadable
 from tui.server.rows import SpanGroup
 
 log = logging.getLogger("tracetui.server")
@@ -100,6 +104,8 @@ def start_worker(open_store: Callable[[], TraceStore]) -> None:
     service: a flood of spans must not slow the reads of someone triaging (nor the service's
     start: the workers load beside it); an idle machine gives them every spare cycle anyway."""
     global _store
+    for ignored in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(ignored, signal.SIG_IGN)
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICENESS)
     threading.Thread(target=_exit_with_parent, name="tracetui-parent", daemon=True).start()
@@ -117,8 +123,25 @@ def _exit_with_parent() -> None:
         os._exit(0)
 
 
+class IngestFailed(Exception):
+    """A worker's unforeseen error, by its type's name only: plain to send back to the service
+    (any exception may not be), and no message that could quote the data it choked on."""
+
+
 def ingest_in_worker(media: str, body: bytes, now_ms: int, project_id: str | None) -> Outcome:
-    """Decode, map and write one body in this worker (one transaction)."""
+    """Decode, map and write one body in this worker (one transaction). Raises Unreadable for a
+    body that is not OTLP, StoreBusy when other writers held the store too long, IngestFailed
+    for anything else."""
+    try:
+        return _ingest(media, body, now_ms, project_id)
+    except (Unreadable, StoreBusy):
+        raise
+    except Exception as error:
+        log.warning("ingest: a batch failed (%s)", type(error).__name__)
+        raise IngestFailed(type(error).__name__) from None
+
+
+def _ingest(media: str, body: bytes, now_ms: int, project_id: str | None) -> Outcome:
     assert _store is not None, "start_worker opens the store"
     decoded = decode(media, body, PRICES, now_ms)
     groups = groups_of(decoded, project_id)
@@ -177,7 +200,7 @@ class IngestProcesses:
             initializer=functools.partial(start_worker, open_store),
         )
         try:
-            # Every worker up before the first body goes to one.
+            # Wait until workers are up (one job each, though a quick worker may take two).
             for up in [pool.submit(worker_ready) for _ in range(self.processes)]:
                 up.result()
         except Exception as error:  # no processes here: ingest stays in the service's threads
@@ -209,10 +232,18 @@ class IngestProcesses:
             return None
         try:
             job: Future[Outcome] = pool.submit(ingest_in_worker, media, body, now_ms, project_id)
+        except (BrokenProcessPool, RuntimeError):  # broke while idle, or shut down: nothing sent
+            self._replace(pool)
+            return None
+        try:
             outcome = await asyncio.wrap_future(job)
         except BrokenProcessPool:
             self._replace(pool)
             raise WorkerLost("an ingest worker process stopped") from None
+        except Exception:
+            raise
+        except BaseException:  # a signal's exception in the worker, sent back as the result
+            raise WorkerLost("an ingest worker process was interrupted") from None
         self.bodies += 1
         return outcome
 

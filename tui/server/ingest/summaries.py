@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from tui.server.ingest.preview import preview_in, preview_of
+from tui.server.ingest.preview import MAX_PARSED, preview_in, preview_of
 from tui.server.rows import SpanRow, TraceSums
 
 
@@ -64,7 +64,9 @@ def previews(
                 continue
             if attributes is None:
                 found = preview_of(span.attributes)
-            else:
+            elif len(span.attributes) <= MAX_PARSED:  # as preview_of: huge spans are not read
                 found = preview_in(attributes[index])
+            else:
+                found = None
             if found:
                 yield found, roots

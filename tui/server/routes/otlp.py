@@ -18,7 +18,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
-from tui.server.backend import TraceStore
+from tui.server.backend import StoreBusy, TraceStore
 from tui.server.deps import scope_of
 from tui.server.errors import ApiError
 from tui.server.ingest.body import JSON, PROTOBUF, BodyError, encoding, media_type, read_body
@@ -83,11 +83,11 @@ async def export_traces(request: Request) -> Response:
         return Response(body, status_code=error.status, media_type=answer)
     except Unreadable as error:
         return Response(failure(answer, 400, "invalid_body", str(error)), 400, media_type=answer)
-    except (Overloaded, WorkerLost) as error:
+    except (Overloaded, StoreBusy, WorkerLost) as error:
         message = (
-            "The service is busy writing spans; retry shortly."
-            if isinstance(error, Overloaded)
-            else "The service lost the process ingesting this request; retry shortly."
+            "The service lost the process ingesting this request; retry shortly."
+            if isinstance(error, WorkerLost)
+            else "The service is busy writing spans; retry shortly."
         )
         return Response(
             failure(answer, 503, "overloaded", message),
