@@ -100,8 +100,9 @@ def serve(tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
             *("--port", "0", "--ingest-processes", "1", "--alert-interval", "0"),
         ],
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,  # its own process group, as a shell gives it: killpg reaches all
     )
     assert process.stdout is not None
     for line in process.stdout:
@@ -110,20 +111,34 @@ def serve(tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
     raise AssertionError("serve printed no endpoint")
 
 
-@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
+@pytest.mark.parametrize(
+    ("how", "group"),
+    [
+        (signal.SIGTERM, False),
+        (signal.SIGKILL, False),
+        (signal.SIGINT, True),
+        (signal.SIGTERM, True),
+    ],
+    ids=["sigterm", "sigkill", "ctrl-c-in-a-terminal", "systemd-stop"],
+)
 def test_the_workers_end_with_the_service_however_it_ends(
-    tmp_path: Path, how: signal.Signals
+    tmp_path: Path, how: signal.Signals, group: bool
 ) -> None:
     process, _ = serve(tmp_path)
     try:
         wait_for(lambda: len(workers_of(process.pid)) == 1, what="the worker to start")
         workers = children_of(process.pid)  # the worker and multiprocessing's resource tracker
-        process.send_signal(how)
+        if group:  # to the service and its workers at once, as a terminal or systemd sends it
+            os.killpg(process.pid, how)
+        else:
+            process.send_signal(how)
         code = process.wait(timeout=30)
-        # SIGTERM stops it as Ctrl-C does (cleanly); SIGKILL leaves the workers orphans, which
-        # notice and exit by themselves.
-        assert code == (0 if how == signal.SIGTERM else -signal.SIGKILL)
+        # SIGINT and SIGTERM stop it cleanly, the workers ignoring them until the service ends
+        # them; SIGKILL leaves the workers orphans, which notice and exit by themselves.
+        assert code == (-signal.SIGKILL if how == signal.SIGKILL else 0)
         wait_for(lambda: not any(alive(w) for w in workers), 30, "the workers to exit")
+        assert process.stderr is not None
+        assert "Traceback" not in process.stderr.read()
     finally:
         if process.poll() is None:
             process.kill()
