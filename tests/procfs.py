@@ -61,3 +61,13 @@ def peak_rss_kb(pid: int) -> int:
     found = re.search(r"VmHWM:\s+(\d+) kB", status)
     assert found is not None, status
     return int(found[1])
+
+
+def ignores(pid: int, signum: int) -> bool:
+    """Whether the process has set `signum` to be ignored (SigIgn in /proc/PID/status)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    found = re.search(r"SigIgn:\s+([0-9a-f]+)", status)
+    return found is not None and bool(int(found[1], 16) >> (signum - 1) & 1)

@@ -20,7 +20,7 @@ import pytest
 from tests.conftest import RunningService, wait_for
 from tests.functional.test_ingest import new_project
 from tests.otlp import new_span_id, new_trace_id, partial, post, request, root_client, span
-from tests.procfs import alive, children_of, workers_of
+from tests.procfs import alive, children_of, ignores, workers_of
 from tui.cli import build_parser
 from tui.server.ingest.processes import IngestProcesses
 from tui.server.run import LocalService, default_ingest_processes
@@ -127,6 +127,10 @@ def test_the_workers_end_with_the_service_however_it_ends(
     process, _ = serve(tmp_path)
     try:
         wait_for(lambda: len(workers_of(process.pid)) == 1, what="the worker to start")
+        (worker,) = workers_of(process.pid)
+        # Started: past its imports, it ignores the group's signals. (A Ctrl-C in the second
+        # before that ends a half-started worker with an import traceback on stderr.)
+        wait_for(lambda: ignores(worker, signal.SIGINT), what="the worker to be up")
         workers = children_of(process.pid)  # the worker and multiprocessing's resource tracker
         if group:  # to the service and its workers at once, as a terminal or systemd sends it
             os.killpg(process.pid, how)

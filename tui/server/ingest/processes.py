@@ -63,6 +63,14 @@ class Outcome(NamedTuple):
     reason: str | None
 
 
+def outcome_of(decoded: Decoded, refused: int) -> Outcome:
+    """The answer to a body: what the decoder refused plus what the store refused."""
+    reason = decoded.first_reason
+    if refused and reason is None:
+        reason = "a trace id is already used by another project"
+    return Outcome(decoded.rejected + refused, reason)
+
+
 def decode(media: str, body: bytes, prices: PriceBook, now_ms: int) -> Decoded:
     """Decode `body` of `media` type in this thread, and sum its traces (a new trace's row is
     its batch's sums: the writer only inserts them)."""
@@ -150,10 +158,7 @@ def _ingest(media: str, body: bytes, now_ms: int, project_id: str | None) -> Out
     # worker back during the checkpoints that follow some commits, which SQLite runs beside
     # a writer.
     refused = _store.ingest([groups])[0] if groups else 0
-    reason = decoded.first_reason
-    if refused and reason is None:
-        reason = "a trace id is already used by another project"
-    return Outcome(decoded.rejected + refused, reason)
+    return outcome_of(decoded, refused)
 
 
 def worker_ready() -> bool:

@@ -23,7 +23,14 @@ from tui.server.deps import scope_of
 from tui.server.errors import ApiError
 from tui.server.ingest.body import JSON, PROTOBUF, BodyError, encoding, media_type, read_body
 from tui.server.ingest.costs import PRICES, PriceBook
-from tui.server.ingest.processes import IngestProcesses, Outcome, WorkerLost, decode, groups_of
+from tui.server.ingest.processes import (
+    IngestProcesses,
+    Outcome,
+    WorkerLost,
+    decode,
+    groups_of,
+    outcome_of,
+)
 from tui.server.ingest.responses import answer_type, failure, success
 from tui.server.ingest.types import Unreadable
 from tui.server.ingest.writer import IngestWriter, Overloaded
@@ -123,7 +130,4 @@ async def ingest_here(
     decoded = await run_in_threadpool(decode, media, body, state.prices, now)
     groups = groups_of(decoded, project_id)
     refused = await asyncio.wrap_future(state.writer.submit(groups)) if groups else 0
-    reason = decoded.first_reason
-    if refused and reason is None:
-        reason = "a trace id is already used by another project"
-    return Outcome(decoded.rejected + refused, reason)
+    return outcome_of(decoded, refused)
