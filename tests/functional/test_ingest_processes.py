@@ -11,6 +11,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from tests.functional.test_ingest import new_project
 from tests.otlp import new_span_id, new_trace_id, partial, post, request, root_client, span
 from tests.procfs import alive, children_of, ignores, workers_of
 from tui.cli import build_parser
+from tui.server.background import checkpoint_log
 from tui.server.ingest.processes import IngestProcesses
 from tui.server.run import LocalService, default_ingest_processes
 from tui.server.store import Store, new_api_key
@@ -184,3 +186,30 @@ def test_a_store_locked_too_long_is_a_503_exporters_retry(pooled_service: Runnin
         answer, later = one_trace(client)  # the exporter's retry, once the lock is gone
         assert answer.status_code == 200
         assert client.get(f"/v1/traces/{later}").json()["span_count"] == 2
+
+
+def test_workers_leave_checkpoints_to_the_service_and_the_log_stays_small(tmp_path: Path) -> None:
+    # A worker's commit does not checkpoint (Store.opener): the service's task copies the log
+    # into the database beside it, and the log begins again. Without the task, the log would
+    # hold every body's pages (BODIES MB and more).
+    bodies, megabyte = 8, 1 << 20
+    store = Store(tmp_path / "log.sqlite3")
+    key = new_api_key("ws")
+    store.add_key(key, None, "test")
+    log = Path(f"{store.path}-wal")
+    tasks = [checkpoint_log(store, period_s=0.05)]
+    with LocalService(store, ingest_processes=1, tasks=tasks) as service:
+        processes = service.app.state.ingest.processes
+        wait_for(lambda: processes.ready, what="the worker")
+        with root_client(service.base_url, key) as client:
+            for _ in range(bodies):
+                trace_id = new_trace_id()
+                filler = {"input.value": os.urandom(2048).hex()}  # 4 KB a span, 1 MB a body
+                message = request(
+                    *(span(trace_id, new_span_id(), attributes=filler) for _ in range(256))
+                )
+                assert post(client, message).status_code == 200
+                time.sleep(0.25)  # some checkpoint rounds
+        assert processes.bodies == bodies  # all written by the worker
+        assert 0 < log.stat().st_size < 3 * megabyte
+    assert store.count("spans") == bodies * 256

@@ -200,7 +200,12 @@ def test_the_service_forgets_old_keys_by_default(
     service = LocalService(store).start()
     stoppable.append(service)
     tasks = service.app.state.background.tasks
-    names = ["forget-idempotency-keys", "expire-old-traces", "forget-alert-history"]
+    names = [
+        "checkpoint-log",
+        "forget-idempotency-keys",
+        "expire-old-traces",
+        "forget-alert-history",
+    ]
     assert [t.name for t in tasks] == names  # and no evaluation: LocalService's default
     wait_until(lambda: store.count("idempotency") == 1)  # the first round runs at start
     with store.transaction() as db:

@@ -176,6 +176,12 @@ class TraceStore(AlertStore, Protocol):
         processes write through it), or None if it cannot be shared that way."""
         ...
 
+    def checkpoint(self) -> tuple[int, int]:
+        """Copy what writers committed into the store's durable file, beside them (never
+        blocking a reader or a writer): stores that `opener` opens leave this to a background
+        task, so their commits never stop for it. Returns (pages logged, pages copied)."""
+        ...
+
     def ingest(self, batches: Sequence[Sequence[SpanGroup]]) -> list[int]:
         """Store ingested spans, all `batches` (one per request) in one transaction: a span
         replaces the stored one with its trace and span id, and the trace rows of the traces

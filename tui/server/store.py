@@ -123,17 +123,23 @@ DAY_MS = 86_400_000
 # every index per trace: at 1,000, 50,000 spans made some 50 checkpoints, and the syncs were
 # 60% of the time on a slow disk (2.9 -> 1.9 s at 10,000). 32 MiB of log at most.
 WAL_AUTOCHECKPOINT_PAGES = 8192
+# The same for stores opened by `Store.opener` (ingest worker processes): their commits leave
+# checkpoints to the service's background task (`Store.checkpoint`), which runs them beside the
+# writers, so a worker never stops for a checkpoint's syncs. Only if that task falls far behind
+# (256 MiB of log) does a worker's commit checkpoint, as a safety net.
+BACKGROUND_CHECKPOINT_PAGES = 65536
 
 
-def connect(path: str) -> sqlite3.Connection:
-    """A connection as the store makes them: write-ahead log, synced at checkpoints only,
-    waiting up to 5 s for another writer. Rows come back as plain tuples and become named rows
-    in the store: sqlite3.Row costs a third of the time of a 50,000-span read."""
+def connect(path: str, checkpoint_pages: int = WAL_AUTOCHECKPOINT_PAGES) -> sqlite3.Connection:
+    """A connection as the store makes them: write-ahead log, synced at checkpoints only (run
+    by a commit once the log holds `checkpoint_pages`), waiting up to 5 s for another writer.
+    Rows come back as plain tuples and become named rows in the store: sqlite3.Row costs a
+    third of the time of a 50,000-span read."""
     db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")
     db.execute("PRAGMA busy_timeout=5000")
-    db.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
+    db.execute(f"PRAGMA wal_autocheckpoint={checkpoint_pages}")
     return db
 
 
@@ -195,9 +201,12 @@ class Store(AlertTables):
     written by a newer tracetui. The alert tables' queries are in `store_alerts`.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, checkpoint_pages: int = WAL_AUTOCHECKPOINT_PAGES) -> None:
         self.path = str(path)
+        self.checkpoint_pages = checkpoint_pages
         self._local = threading.local()
+        self._checkpointer: sqlite3.Connection | None = None  # checkpoint()'s own connection
+        self._checkpointer_lock = threading.Lock()
         migrate(self._connection(), self.path)
         # Alerts made before webhooks were signed get a secret now (nobody was shown it: such
         # an alert is made again to verify its webhooks).
@@ -213,7 +222,7 @@ class Store(AlertTables):
     def _connection(self) -> sqlite3.Connection:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
         if db is None:
-            db = connect(self.path)
+            db = connect(self.path, self.checkpoint_pages)
             self._local.db = db
         return db
 
@@ -230,14 +239,31 @@ class Store(AlertTables):
         db.execute("COMMIT")
 
     def opener(self) -> Callable[[], Store]:
-        """See TraceStore.opener: the same file, opened anew (its schema is already current)."""
-        return functools.partial(Store, self.path)
+        """See TraceStore.opener: the same file, opened anew (its schema is already current),
+        its commits leaving checkpoints to this store's `checkpoint`."""
+        return functools.partial(Store, self.path, BACKGROUND_CHECKPOINT_PAGES)
+
+    def checkpoint(self) -> tuple[int, int]:
+        """See TraceStore.checkpoint: SQLite's PASSIVE checkpoint, on a connection of its own
+        (whichever thread calls), so it never waits on nor blocks a reader or a writer."""
+        with self._checkpointer_lock:
+            if self._checkpointer is None:
+                self._checkpointer = connect(self.path)
+            _, logged, copied = self._checkpointer.execute(
+                "PRAGMA wal_checkpoint(PASSIVE)"
+            ).fetchone()
+        return logged, copied
 
     def close(self) -> None:
+        """Close this thread's connection, and checkpoint()'s."""
         db = getattr(self._local, "db", None)
         if db is not None:
             db.close()
             self._local.db = None
+        with self._checkpointer_lock:
+            if self._checkpointer is not None:
+                self._checkpointer.close()
+                self._checkpointer = None
 
     # -- keys ----------------------------------------------------------------------------------
 
