@@ -13,6 +13,10 @@ which the trace screen does when it closes, after letting go of the trace. The t
 holds its loaded traces out too once there are thousands (a full collection walking 50,000 of
 them took 100 ms).
 
+The same walks cost the app's start-up objects (modules, classes, the first screens): the
+first full collection took some 50 ms, on the first trace list's first frame. The app holds what
+start-up built out of collections too, for as long as it runs.
+
 A closed screen's widgets refer to one another (parent and children), so only the collector
 frees them, at its next full collection, which may be long in coming; until then those few
 thousand objects pin the memory pages the trace's reading went through (pages are handed back

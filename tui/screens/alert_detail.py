@@ -17,7 +17,7 @@ from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from tui import formatting as fmt
 from tui import metrics
@@ -26,6 +26,7 @@ from tui.screens.base import AppScreen
 from tui.text import safe_text
 from tui.timerange import TimeRange
 from tui.trace_pages import Collected, collect
+from tui.widgets.key_footer import KeyFooter
 from tui.widgets.metric_chart import MetricChart
 from tui.widgets.status_bar import StatusBar
 from tui.widgets.table import Column, Table
@@ -131,7 +132,7 @@ class AlertDetailScreen(AppScreen):
         yield Static("Traces of the window", id="traces-title", classes="title")
         yield Table(TRACE_COLUMNS, id="traces")
         yield StatusBar()
-        yield Footer(compact=True, show_command_palette=False)
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#traces", Table).focus()

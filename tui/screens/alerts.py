@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from tui import charts, metrics
 from tui.alert_rules import breach_text, metric_label, state_label
@@ -26,6 +26,7 @@ from tui.screens.base import AppScreen
 from tui.text import safe_text
 from tui.trace_pages import Collected, collect
 from tui.urls import host_of
+from tui.widgets.key_footer import KeyFooter
 from tui.widgets.status_bar import StatusBar
 from tui.widgets.table import Column, Drawn, Table
 
@@ -113,7 +114,7 @@ class AlertsScreen(AppScreen):
         yield Static(id="header")
         yield Table(COLUMNS)
         yield StatusBar()
-        yield Footer(compact=True, show_command_palette=False)
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one(Table).focus()

@@ -7,11 +7,12 @@ import time
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from tui.screens.base import AppScreen
 from tui.text import safe_text
 from tui.urls import split_url
+from tui.widgets.key_footer import KeyFooter
 from tui.widgets.table import Column, Table
 
 COLUMNS = (
@@ -46,7 +47,7 @@ class ApiLogScreen(AppScreen):
     def compose(self) -> ComposeResult:
         yield Static(id="header")
         yield Table(COLUMNS)
-        yield Footer(compact=True, show_command_palette=False)
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.action_refresh()

@@ -19,7 +19,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from tui import charts
 from tui import formatting as fmt
@@ -27,6 +27,7 @@ from tui.overview_stats import Overview, Totals, shares
 from tui.screens.base import AppScreen
 from tui.text import safe_text
 from tui.timerange import TimeRange
+from tui.widgets.key_footer import KeyFooter
 from tui.widgets.metric_chart import MetricChart
 from tui.widgets.status_bar import StatusBar
 
@@ -80,7 +81,7 @@ class OverviewScreen(AppScreen):
             yield MetricChart(id="cost-chart")
             yield Static(id="models")
         yield StatusBar()
-        yield Footer(compact=True, show_command_palette=False)
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.action_refresh()

@@ -5,12 +5,13 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from tui.api import ApiError, Project
 from tui.messages import ProjectsLoaded
 from tui.screens.base import AppScreen
 from tui.text import safe_text
+from tui.widgets.key_footer import KeyFooter
 from tui.widgets.status_bar import StatusBar
 from tui.widgets.table import Column, Table
 
@@ -43,7 +44,7 @@ class ProjectsScreen(AppScreen):
         yield Static(Text("Projects", style="bold"), id="header")
         yield Table(COLUMNS)
         yield StatusBar()
-        yield Footer(compact=True, show_command_palette=False)
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one(Table).focus()

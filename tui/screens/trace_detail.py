@@ -16,7 +16,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, Vertical
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from tui import formatting as fmt
 from tui.api import ApiClient, ApiError, NotFound, Trace
@@ -31,6 +31,7 @@ from tui.screens.base import AppScreen, error_line
 from tui.spans import TraceTree, build_tree, search_order, span_matcher
 from tui.text import safe_text
 from tui.widgets.document import DocumentView
+from tui.widgets.key_footer import KeyFooter
 from tui.widgets.span_detail import SpanDetail
 from tui.widgets.span_tree import SpanTreeView, header_line
 from tui.widgets.status_bar import StatusBar
@@ -211,7 +212,7 @@ class TraceDetailScreen(AppScreen):
             placeholder="search spans: name, kind, model, id, error — Enter for next", id="search"
         )
         yield StatusBar()
-        yield Footer(compact=True, show_command_palette=False)
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.load()

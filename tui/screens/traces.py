@@ -16,7 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 from textual.worker import Worker
 
 from tui.api import ApiError, NextPage, Page, Trace
@@ -25,6 +25,7 @@ from tui.gcpause import hold_out_of_collections, return_to_collections
 from tui.screens.base import AppScreen, error_line
 from tui.text import safe_text
 from tui.timerange import TimeRange
+from tui.widgets.key_footer import KeyFooter
 from tui.widgets.status_bar import StatusBar
 from tui.widgets.trace_table import TraceTable, header_line
 from tui.widgets.virtual_rows import VirtualRows
@@ -152,7 +153,7 @@ class TracesScreen(AppScreen):
         yield TraceTable()
         yield Input(placeholder="filter loaded traces by name, id, status or input", id="filter")
         yield StatusBar()
-        yield Footer(compact=True, show_command_palette=False)
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one(TraceTable).focus()
