@@ -3,7 +3,6 @@ API errors become what users see."""
 
 from __future__ import annotations
 
-import gc
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -23,7 +22,7 @@ from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
-from tui.gcpause import hold_out_of_collections, return_to_collections
+from tui.gcpause import hold_start_up, let_go_of_start_up
 from tui.hangup import watch_for_hangup
 from tui.text import NOTICE_MAX_CHARS, notice, safe_text
 from tui.widgets.status_bar import Status, StatusBar
@@ -168,6 +167,9 @@ class TraceTuiApp(App[str | None]):
     def _open_start(self) -> None:
         from tui.screens.projects import ProjectsScreen
 
+        # Start-up's objects live as long as the app: out of the collector's full walks, else
+        # the first one (some 50 ms) lands on the first trace list's first frame (gcpause).
+        hold_start_up()
         self.push_screen(ProjectsScreen())
         if self.start.project_id:
             self.open_traces(self.start.project_id, None)
@@ -176,17 +178,9 @@ class TraceTuiApp(App[str | None]):
         if self.keymap:
             # Checked once the first screen is up: it imports every screen to know their ids.
             self.call_after_refresh(self._check_keymap)
-        self.call_after_refresh(self._hold_start_up)
-
-    def _hold_start_up(self) -> None:
-        """What start-up built (modules, classes, the first screens) lives as long as the app:
-        held out of the collector's full walks (tui/gcpause.py). Else the first full collection
-        walked it all, some 50 ms that landed on the first trace list's first frame."""
-        gc.collect(1)  # the young garbage of start-up is not held
-        hold_out_of_collections(self)
 
     def on_unmount(self) -> None:
-        return_to_collections(self)  # an app that ends hands back what it held (tests run many)
+        let_go_of_start_up()  # tests run many apps in one process
 
     def _check_keymap(self) -> None:
         from tui.keymap import unknown_ids

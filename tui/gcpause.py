@@ -13,9 +13,9 @@ which the trace screen does when it closes, after letting go of the trace. The t
 holds its loaded traces out too once there are thousands (a full collection walking 50,000 of
 them took 100 ms).
 
-The same walks cost the app's start-up objects (modules, classes, the first screens): the
-first full collection took some 50 ms, on the first trace list's first frame. The app holds what
-start-up built out of collections too, for as long as it runs.
+The same walks cost the app's start-up objects (modules, classes): the first full collection
+took some 50 ms, on the first trace list's first frame. So the app holds what start-up made out
+of collections too (`hold_start_up`), until the first holder hands back.
 
 A closed screen's widgets refer to one another (parent and children), so only the collector
 frees them, at its next full collection, which may be long in coming; until then those few
@@ -61,6 +61,22 @@ def return_to_collections(holder: object = None) -> None:
         return
     _holders.discard(id(holder))
     gc.unfreeze()
+
+
+def hold_start_up() -> None:
+    """What start-up made, alive now (modules, classes, the app), is skipped by later
+    collections: until a holder hands back (gc.unfreeze hands back everything: start-up's
+    objects are then walked again, as before) or `let_go_of_start_up`. Called before the first
+    screen of data is made, so no screen is held by it."""
+    gc.collect(1)  # start-up's young garbage is freed, not held
+    gc.freeze()
+
+
+def let_go_of_start_up() -> None:
+    """Undo `hold_start_up` (the app ends), unless a holder holds now: it hands everything back
+    when it is done."""
+    if not _holders:
+        gc.unfreeze()
 
 
 def collect_garbage() -> None:

@@ -11,7 +11,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from tui.cli import build_parser
 from tui.server.background import checkpoint_log
 from tui.server.ingest.processes import IngestProcesses
 from tui.server.run import LocalService, default_ingest_processes
-from tui.server.store import Store, new_api_key
+from tui.server.store import BACKGROUND_CHECKPOINT_PAGES, Store, new_api_key
 
 
 def one_trace(client: httpx.Client) -> tuple[httpx.Response, str]:
@@ -188,15 +187,18 @@ def test_a_store_locked_too_long_is_a_503_exporters_retry(pooled_service: Runnin
         assert client.get(f"/v1/traces/{later}").json()["span_count"] == 2
 
 
-def test_workers_leave_checkpoints_to_the_service_and_the_log_stays_small(tmp_path: Path) -> None:
-    # A worker's commit does not checkpoint (Store.opener): the service's task copies the log
-    # into the database beside it, and the log begins again. Without the task, the log would
-    # hold every body's pages (BODIES MB and more).
-    bodies, megabyte = 8, 1 << 20
+def test_the_service_checkpoints_beside_the_workers_and_truncates_a_big_log(
+    tmp_path: Path,
+) -> None:
+    # Workers' commits do not copy the log into the database below 256 MiB (Store.opener): the
+    # service's task does, beside them, and truncates the log once a burst has made it big
+    # (32 MiB here, posted back to back). Without the task, all of it would stay in the log.
+    bodies, megabyte = 28, 1 << 20
     store = Store(tmp_path / "log.sqlite3")
+    assert store.opener()().checkpoint_pages == BACKGROUND_CHECKPOINT_PAGES
     key = new_api_key("ws")
     store.add_key(key, None, "test")
-    log = Path(f"{store.path}-wal")
+    database, log = Path(store.path), Path(f"{store.path}-wal")
     tasks = [checkpoint_log(store, period_s=0.05)]
     with LocalService(store, ingest_processes=1, tasks=tasks) as service:
         processes = service.app.state.ingest.processes
@@ -209,7 +211,7 @@ def test_workers_leave_checkpoints_to_the_service_and_the_log_stays_small(tmp_pa
                     *(span(trace_id, new_span_id(), attributes=filler) for _ in range(256))
                 )
                 assert post(client, message).status_code == 200
-                time.sleep(0.25)  # some checkpoint rounds
         assert processes.bodies == bodies  # all written by the worker
-        assert 0 < log.stat().st_size < 3 * megabyte
+        wait_for(lambda: database.stat().st_size > bodies * megabyte, 10, "the log copied")
+        wait_for(lambda: log.stat().st_size == 0, 10, "the log truncated")
     assert store.count("spans") == bodies * 256

@@ -178,8 +178,9 @@ class TraceStore(AlertStore, Protocol):
 
     def checkpoint(self) -> tuple[int, int]:
         """Copy what writers committed into the store's durable file, beside them (never
-        blocking a reader or a writer): stores that `opener` opens leave this to a background
-        task, so their commits never stop for it. Returns (pages logged, pages copied)."""
+        waiting on a reader or a writer), and let a big log go once all of it is copied:
+        stores that `opener` opens leave this to a background task, so their commits do not
+        stop for it. Returns (pages logged, pages copied)."""
         ...
 
     def ingest(self, batches: Sequence[Sequence[SpanGroup]]) -> list[int]:

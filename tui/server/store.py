@@ -124,9 +124,9 @@ DAY_MS = 86_400_000
 # 60% of the time on a slow disk (2.9 -> 1.9 s at 10,000). 32 MiB of log at most.
 WAL_AUTOCHECKPOINT_PAGES = 8192
 # The same for stores opened by `Store.opener` (ingest worker processes): their commits leave
-# checkpoints to the service's background task (`Store.checkpoint`), which runs them beside the
-# writers, so a worker never stops for a checkpoint's syncs. Only if that task falls far behind
-# (256 MiB of log) does a worker's commit checkpoint, as a safety net.
+# the copying to the service's background task (`Store.checkpoint`), which runs beside the
+# writers, so a worker does not stop for a checkpoint's two disk syncs at every 32 MiB. A
+# single writer still checkpoints itself at 256 MiB, so its log starts again from there.
 BACKGROUND_CHECKPOINT_PAGES = 65536
 
 
@@ -245,13 +245,23 @@ class Store(AlertTables):
 
     def checkpoint(self) -> tuple[int, int]:
         """See TraceStore.checkpoint: SQLite's PASSIVE checkpoint, on a connection of its own
-        (whichever thread calls), so it never waits on nor blocks a reader or a writer."""
+        (whichever thread calls), which never waits on nor blocks a reader or a writer.
+
+        The log starts again from its beginning only when a writer begins once all of it is
+        copied, which never happens while writers take turns without a pause (two ingest
+        workers at full speed: so before this task too): the file grows through a burst. So
+        once a burst is over (all copied, nobody writing or reading the log) a big log is
+        truncated; if anyone is, the next round tries again (no waiting: busy_timeout 0)."""
         with self._checkpointer_lock:
-            if self._checkpointer is None:
-                self._checkpointer = connect(self.path)
-            _, logged, copied = self._checkpointer.execute(
-                "PRAGMA wal_checkpoint(PASSIVE)"
-            ).fetchone()
+            db = self._checkpointer
+            if db is None:
+                db = self._checkpointer = connect(self.path)
+                db.execute("PRAGMA busy_timeout=0")
+            _, logged, copied = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            if logged >= WAL_AUTOCHECKPOINT_PAGES and copied == logged:
+                busy, *after = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                if not busy:  # else someone was writing or reading: the next round
+                    logged, copied = after
         return logged, copied
 
     def close(self) -> None:

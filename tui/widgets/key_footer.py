@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
 
@@ -50,11 +51,12 @@ class KeyFooter(Footer):
             if binding.show
         )
 
+    def compose(self) -> ComposeResult:
+        if self._bindings_ready:
+            self._shown = self._keys_shown()  # read with what this build draws
+        yield from super().compose()
+
     async def _rebuild_if_changed(self) -> None:
         self._rebuild_due = False
-        if not self.is_attached:
-            return
-        shown = self._keys_shown()
-        if shown != self._shown:
-            self._shown = shown
+        if self.is_attached and self._keys_shown() != self._shown:
             await self.recompose()

@@ -154,9 +154,8 @@ def _ingest(media: str, body: bytes, now_ms: int, project_id: str | None) -> Out
     decoded = decode(media, body, PRICES, now_ms)
     groups = groups_of(decoded, project_id)
     # Workers write in turns under SQLite's write lock (busy_timeout waits). A lock of the
-    # pool's own, handed over without SQLite's sleeps, was slower: it also held the other
-    # worker back during the checkpoints that follow some commits, which SQLite runs beside
-    # a writer.
+    # pool's own, handed over without SQLite's sleeps, was slower (measured while a worker's
+    # commit still ran checkpoints: now the service's background task does, Store.opener).
     refused = _store.ingest([groups])[0] if groups else 0
     return outcome_of(decoded, refused)
 
