@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from tui.server.demo import add_bulk_traces
-from tui.server.store import Store, TracePosition
+from tui.server.store import WAL_AUTOCHECKPOINT_PAGES, Store, TracePosition
 
 NOW = 1_795_000_000_000
 
@@ -72,3 +73,20 @@ def test_spliced_span_json_equals_the_plain_encoding(tmp_path: Path) -> None:
         store.insert_traces(db, [], b.rows)
     rows = store.list_spans("t1")
     assert json.loads(spans_json_text(rows, "t1")) == [span_json(r, "t1") for r in rows]
+
+
+def test_the_log_file_shrinks_back_after_a_big_transaction(tmp_path: Path) -> None:
+    # SQLite reuses the log's file when the log starts again; journal_size_limit (connect)
+    # shrinks it back to a checkpoint's worth at the first commit after.
+    store = Store(tmp_path / "big.sqlite3")
+    log = Path(f"{store.path}-wal")
+    with store.transaction() as db:
+        db.execute("CREATE TABLE filler (blob BLOB)")
+        db.executemany("INSERT INTO filler VALUES (?)", [(os.urandom(1 << 20),) for _ in range(48)])
+    assert log.stat().st_size > 48 << 20
+    # Everything copied (not truncated, as Store.checkpoint would a log this big): the next
+    # writer starts the log again, in the same big file.
+    store._connection().execute("PRAGMA wal_checkpoint(PASSIVE)")
+    with store.transaction() as db:
+        db.execute("INSERT INTO filler VALUES (x'00')")
+    assert log.stat().st_size <= (WAL_AUTOCHECKPOINT_PAGES + 16) * 4096
