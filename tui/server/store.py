@@ -121,7 +121,8 @@ DAY_MS = 86_400_000
 # Pages the write-ahead log may hold before a commit copies them into the database (SQLite's
 # default is 1,000). Each such checkpoint syncs the disk twice, and ingest dirties a page of
 # every index per trace: at 1,000, 50,000 spans made some 50 checkpoints, and the syncs were
-# 60% of the time on a slow disk (2.9 -> 1.9 s at 10,000). 32 MiB of log at most.
+# 60% of the time on a slow disk (2.9 -> 1.9 s at 10,000). 32 MiB of log, as long as
+# writers pause now and then (see Store.checkpoint).
 WAL_AUTOCHECKPOINT_PAGES = 8192
 # The same for stores opened by `Store.opener` (ingest worker processes): their commits leave
 # the copying to the service's background task (`Store.checkpoint`), which runs beside the
