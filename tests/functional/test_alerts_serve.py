@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.helpers import reaped
 from tests.webhooks import WORKSPACE_KEY, add_traces, new_store, receiving, wait_until
 from tui.server.rows import now_ms
 from tui.server.store import Store
@@ -30,7 +31,7 @@ def serving(db: Path, *flags: str) -> Iterator[str]:
         stderr=subprocess.PIPE,
         text=True,
     )
-    try:
+    with reaped(process):
         assert process.stdout is not None
         url = ""
         for line in process.stdout:
@@ -43,10 +44,6 @@ def serving(db: Path, *flags: str) -> Iterator[str]:
         assert process.wait(timeout=20) == 0
         assert process.stderr is not None
         assert "Traceback" not in process.stderr.read()
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
 
 def store_with_a_firing_alert(path: Path, webhook_url: str) -> tuple[Store, str, str]:

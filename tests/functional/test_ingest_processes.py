@@ -19,6 +19,7 @@ import pytest
 
 from tests.conftest import RunningService, wait_for
 from tests.functional.test_ingest import new_project
+from tests.helpers import reaped
 from tests.otlp import new_span_id, new_trace_id, partial, post, request, root_client, span
 from tests.procfs import alive, children_of, ignores, workers_of
 from tui.cli import build_parser
@@ -126,7 +127,7 @@ def test_the_workers_end_with_the_service_however_it_ends(
     tmp_path: Path, how: signal.Signals, group: bool
 ) -> None:
     process, _ = serve(tmp_path)
-    try:
+    with reaped(process):
         wait_for(lambda: len(workers_of(process.pid)) == 1, what="the worker to start")
         (worker,) = workers_of(process.pid)
         # Started: past its imports, it ignores the group's signals. (A Ctrl-C in the second
@@ -144,10 +145,6 @@ def test_the_workers_end_with_the_service_however_it_ends(
         wait_for(lambda: not any(alive(w) for w in workers), 30, "the workers to exit")
         assert process.stderr is not None
         assert "Traceback" not in process.stderr.read()
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
 
 @pytest.mark.parametrize("value", ["-1", "two", "1.5", "65"])

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import httpx
 
+from tests.helpers import reaped
+
 
 def test_serve_answers_until_interrupted_then_exits_cleanly(tmp_path: Path) -> None:
     process = subprocess.Popen(
@@ -18,7 +20,7 @@ def test_serve_answers_until_interrupted_then_exits_cleanly(tmp_path: Path) -> N
         stderr=subprocess.PIPE,
         text=True,
     )
-    try:
+    with reaped(process):
         assert process.stdout is not None
         key = url = None
         for line in process.stdout:  # the key is printed first, then the address
@@ -34,7 +36,3 @@ def test_serve_answers_until_interrupted_then_exits_cleanly(tmp_path: Path) -> N
         assert process.wait(timeout=20) == 0
         assert process.stderr is not None
         assert "Traceback" not in process.stderr.read()
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
