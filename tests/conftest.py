@@ -2,51 +2,12 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from tui.server.demo import DemoKeys, populate
-from tui.server.run import LocalService
-from tui.server.store import Store
-
-
-@dataclass
-class RunningService:
-    service: LocalService
-    store: Store
-    keys: DemoKeys
-
-    @property
-    def base_url(self) -> str:
-        return self.service.base_url
-
-    def client(self, key: str | None = None) -> httpx.Client:
-        """A plain httpx client with `key` (default: the workspace key) as its bearer token."""
-        key = self.keys.workspace if key is None else key
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        return httpx.Client(base_url=self.base_url + "/", headers=headers, timeout=30)
-
-
-def start_service(
-    path: Path, rate_limit: int = 100_000, scale: float = 0.1, ingest_processes: int = 0
-) -> RunningService:
-    store = Store(path)
-    keys = populate(store, seed=7, scale=scale, big_traces=False)
-    service = LocalService(store, rate_limit=rate_limit, ingest_processes=ingest_processes)
-    return RunningService(service.start(), store, keys)
-
-
-def wait_for(condition: Callable[[], bool], timeout: float = 60.0, what: str = "") -> None:
-    """Poll `condition` every 20 ms until it holds; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what or condition}"
-        time.sleep(0.02)
+from tests.support.service import RunningService, start_service, wait_for
 
 
 @pytest.fixture(scope="session")

@@ -8,9 +8,17 @@ from pathlib import Path
 
 from textual._doc import take_svg_screenshot
 
-from tests.chat_traces import CHAT_SCENES, chat_service
-from tests.scenes import SCENES, SIZES, Scene, demo_service, make_app, pin_time_zone, run_before
-from tui.server.demo import DemoKeys
+from tests.support.chat_traces import CHAT_SCENES, chat_service
+from tests.support.scenes import (
+    SCENES,
+    SIZES,
+    Scene,
+    demo_service,
+    make_app,
+    pin_time_zone,
+    run_before,
+)
+from tui.demo.data import DemoKeys
 from tui.server.run import LocalService
 
 OUT = Path(__file__).resolve().parents[1] / "screenshots"

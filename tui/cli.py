@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tui.api.client import ApiClient
-    from tui.app import StartAt
+    from tui.ui.app import StartAt
 
 
 DEFAULT_DB = "tracetui.sqlite3"  # what serve and keys use without --db
@@ -129,11 +129,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "serve":
         from tui.server.run import serve
 
+        opened = None
+        if args.demo:  # the demo's data is no part of the service: it is filled in here
+            from functools import partial
+
+            from tui.demo.data import open_demo_store
+
+            opened = partial(open_demo_store, args.db)
         return serve(
             args.db,
             args.host,
             args.port,
-            args.demo,
+            opened,
             args.rate_limit,
             args.ingest_rate_limit,
             alert_interval_s=args.alert_interval,
@@ -145,10 +152,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_keys(args)
     if args.command == "demo":
-        from tui.demo import run_demo
+        from tui.demo.run import run_demo
 
         return run_demo(args.db, args.seed, mouse=not args.no_mouse, feed=not args.no_feed)
-    from tui.app import StartAt
+    from tui.ui.app import StartAt
 
     start = StartAt(args.project, args.trace_id if args.command == "trace" else None)
     return run_app(args.profile, args.base_url, mouse=not args.no_mouse, start=start)
@@ -179,7 +186,7 @@ def run_app(profile: str | None, base_url: str | None, mouse: bool, start: Start
     for warning in settings.warnings:
         print(f"tracetui: warning: {warning}", file=sys.stderr)
 
-    from tui.app import TraceTuiApp
+    from tui.ui.app import TraceTuiApp
 
     def make_client() -> ApiClient:
         from tui.api.client import ApiClient

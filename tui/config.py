@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tui.secret import Secret, SecretLike
-from tui.urls import is_loopback, split_url
+from tui.core.secret import Secret, SecretLike
+from tui.core.urls import is_loopback, split_url
 
 DEFAULT_PROFILE = "default"
 COMMAND_TIMEOUT = 15.0

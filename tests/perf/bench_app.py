@@ -24,11 +24,11 @@ from textual.strip import Strip
 from tests.perf.report import Row
 from tests.perf.service_process import Processes, service_command
 from tui.api import ApiClient
-from tui.app import StartAt, TraceTuiApp
-from tui.screens.trace_detail import TraceDetailScreen
-from tui.server.demo import TraceBuilder, big_trace, trace_row
+from tui.demo.data import TraceBuilder, big_trace, trace_row
 from tui.server.store import Store, now_ms
-from tui.widgets.span_tree import SpanTreeView
+from tui.ui.app import StartAt, TraceTuiApp
+from tui.ui.screens.trace_detail import TraceDetailScreen
+from tui.ui.widgets.span_tree import SpanTreeView
 
 RUNS = 3
 PAIRS = 3  # openings (each after its floor) per run of the big traces

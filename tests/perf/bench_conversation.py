@@ -18,15 +18,15 @@ from typing import Any
 from pydantic import SecretStr
 from textual.strip import Strip
 
-from tests.chat_traces import SpanSpec, add_trace, genai, new_store, text
 from tests.perf.report import Row
+from tests.support.chat_traces import SpanSpec, add_trace, genai, new_store, text
 from tui.api import ApiClient
-from tui.app import StartAt, TraceTuiApp
 from tui.server.run import LocalService
 from tui.server.store import Store, now_ms
-from tui.widgets.document import DocumentView
-from tui.widgets.span_detail import SpanDetail
-from tui.widgets.span_tree import SpanTreeView
+from tui.ui.app import StartAt, TraceTuiApp
+from tui.ui.widgets.document import DocumentView
+from tui.ui.widgets.span_detail import SpanDetail
+from tui.ui.widgets.span_tree import SpanTreeView
 
 RUNS = 9
 MOVES = 200

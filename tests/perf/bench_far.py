@@ -35,15 +35,15 @@ from tests.perf.delay_proxy import start_command as proxy_command
 from tests.perf.report import Row
 from tests.perf.service_process import Processes, service_command
 from tui.api import ApiClient
-from tui.app import StartAt, TraceTuiApp
-from tui.screens.projects import ProjectsScreen
-from tui.screens.trace_detail import TraceDetailScreen
-from tui.screens.traces import PAGE_SIZE, PREFETCH_ROWS, TracesScreen
-from tui.server.demo import add_bulk_traces, big_trace, trace_row
+from tui.demo.data import add_bulk_traces, big_trace, trace_row
 from tui.server.store import Store, now_ms
-from tui.widgets.span_tree import SpanTreeView
-from tui.widgets.trace_table import TraceTable
-from tui.widgets.virtual_rows import VirtualRows
+from tui.ui.app import StartAt, TraceTuiApp
+from tui.ui.screens.projects import ProjectsScreen
+from tui.ui.screens.trace_detail import TraceDetailScreen
+from tui.ui.screens.traces import PAGE_SIZE, PREFETCH_ROWS, TracesScreen
+from tui.ui.widgets.span_tree import SpanTreeView
+from tui.ui.widgets.trace_table import TraceTable
+from tui.ui.widgets.virtual_rows import VirtualRows
 
 DELAY = 0.1  # each way
 ROUND_TRIP = 2 * DELAY

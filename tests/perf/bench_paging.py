@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 
 from tests.perf.report import Row
-from tui.server.demo import add_bulk_traces
+from tui.demo.data import add_bulk_traces
 from tui.server.run import LocalService
 from tui.server.store import Store, now_ms
 

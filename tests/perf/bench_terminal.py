@@ -15,8 +15,9 @@ import time
 from pathlib import Path
 
 from tests.perf.report import Row
-from tests.terminal import PYTHON, Terminal
-from tui.server.run import LocalService, open_demo_store
+from tests.support.terminal import PYTHON, Terminal
+from tui.demo.data import open_demo_store
+from tui.server.run import LocalService
 
 RUNS = 15  # the machine is shared: single runs of either vary by a third (0.8x-1.4x)
 MOVES = 12

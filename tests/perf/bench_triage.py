@@ -1,7 +1,7 @@
 """On-call triage: a metric's series over many traces, a chart redraw, and the app's frames
 while the overview pages a big range in (issue 15).
 
-- series: `tui.metrics.series` of one metric over 50,000 loaded traces (96 moments over 24 h),
+- series: `tui.model.metrics.series` of one metric over 50,000 loaded traces (96 moments over 24 h),
   for a latency with windows apart, a latency whose 24 h windows all overlap (the sliding
   sorted list), and an error rate; the floor is sorting the 50,000 starts, which any series
   must do. Target: <= 100 ms each.
@@ -28,12 +28,12 @@ from rich.text import Text
 
 from tests.perf.report import Row, median_time
 from tests.perf.service_process import Processes, service_command
-from tui import charts, metrics
 from tui.api import ApiClient, Trace
-from tui.app import StartAt, TraceTuiApp
-from tui.overview_stats import Overview
-from tui.server.demo import add_bulk_traces
+from tui.demo.data import add_bulk_traces
+from tui.model import charts, metrics
+from tui.model.overview_stats import Overview
 from tui.server.store import Store
+from tui.ui.app import StartAt, TraceTuiApp
 
 LOADED = 50_000
 PAGED = 100_000
@@ -122,7 +122,7 @@ async def frame_lateness(
     async with ApiClient(base_url, SecretStr(KEY)) as client:
         app = TraceTuiApp(client, StartAt(project_id=project_id))
         async with app.run_test(size=(160, 48)) as pilot:
-            from tui.screens.overview import OverviewScreen
+            from tui.ui.screens.overview import OverviewScreen
 
             late: list[float] = []
             expected = [time.perf_counter() + TICK]

@@ -26,10 +26,10 @@ from pydantic import SecretStr
 from textual.strip import Strip
 
 from tui.api import ApiClient
-from tui.app import StartAt, TraceTuiApp
-from tui.screens.trace_detail import TraceDetailScreen
-from tui.screens.traces import TracesScreen
-from tui.widgets.span_tree import SpanTreeView
+from tui.ui.app import StartAt, TraceTuiApp
+from tui.ui.screens.trace_detail import TraceDetailScreen
+from tui.ui.screens.traces import TracesScreen
+from tui.ui.widgets.span_tree import SpanTreeView
 
 SIZE = (160, 48)
 

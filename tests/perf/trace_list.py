@@ -14,9 +14,9 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from tui.api import ApiClient, Trace
-from tui.app import StartAt, TraceTuiApp
-from tui.screens.traces import TracesScreen
-from tui.widgets.trace_table import TraceTable
+from tui.ui.app import StartAt, TraceTuiApp
+from tui.ui.screens.traces import TracesScreen
+from tui.ui.widgets.trace_table import TraceTable
 
 
 def peak_resident_mb() -> float:

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from tests.chat_traces import CHAT_SCENES, chat_service
-from tests.scenes import SIZES, Scene, make_app, pin_time_zone, run_before
-from tui.server.demo import DemoKeys
+from tests.support.chat_traces import CHAT_SCENES, chat_service
+from tests.support.scenes import SIZES, Scene, make_app, pin_time_zone, run_before
+from tui.demo.data import DemoKeys
 from tui.server.run import LocalService
 
 

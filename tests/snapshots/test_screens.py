@@ -7,8 +7,16 @@ from typing import Any
 
 import pytest
 
-from tests.scenes import SCENES, SIZES, Scene, demo_service, make_app, pin_time_zone, run_before
-from tui.server.demo import DemoKeys
+from tests.support.scenes import (
+    SCENES,
+    SIZES,
+    Scene,
+    demo_service,
+    make_app,
+    pin_time_zone,
+    run_before,
+)
+from tui.demo.data import DemoKeys
 from tui.server.run import LocalService
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from urllib.parse import SplitResult, urlunsplit
 
-from tui.urls import split_url
+from tui.core.urls import split_url
 
 
 class InvalidBaseUrl(ValueError):

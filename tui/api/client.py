@@ -23,7 +23,6 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 
-from tui.alert_rules import AlertDraft
 from tui.api.base_url import normalize_base_url
 from tui.api.deep_json import loads_with_depth_cut
 from tui.api.errors import (
@@ -38,9 +37,10 @@ from tui.api.models import Alert, AlertEvent, Project, Record, Span, Trace
 from tui.api.pagination import NextPage, cursor_from_url, extract_items, extract_next
 from tui.api.ratelimit import Pacer, RateBudget, budget_from_headers
 from tui.api.readers import has_spans, read_records, read_trace, read_trace_fast
-from tui.gcpause import gc_paused
-from tui.secret import SecretLike
-from tui.urls import is_loopback, join_url, split_url
+from tui.core.alert_rules import AlertDraft
+from tui.core.gcpause import gc_paused
+from tui.core.secret import SecretLike
+from tui.core.urls import is_loopback, join_url, split_url
 
 log = logging.getLogger("tracetui.api")
 R = TypeVar("R", bound=Record)
@@ -506,7 +506,7 @@ class ApiClient:
     async def get_trace(self, trace_id: str, project_id: str | None = None) -> Trace:
         """One trace with its spans (fetched from /spans if the server left them out)."""
         response = await self._request("GET", f"traces/{_segment(trace_id)}", project_id=project_id)
-        with gc_paused():  # a big trace is a million small objects: see tui/gcpause.py
+        with gc_paused():  # a big trace is a million small objects: see tui/core/gcpause.py
             trace = read_trace_fast(response.content)
             if trace is not None:
                 return trace

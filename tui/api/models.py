@@ -24,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from tui.lenient import finite_number, to_datetime, to_float, to_int, to_str
+from tui.core.lenient import finite_number, to_datetime, to_float, to_int, to_str
 
 LStr = Annotated[str | None, BeforeValidator(to_str)]
 LInt = Annotated[int | None, BeforeValidator(to_int)]
@@ -246,10 +246,10 @@ class Trace(Record):
     )
     attributes: Any = aliases("attributes", "attrs", "metadata", "tags")
     # A short preview of the trace's input, when the server makes one for its list rows; the
-    # app also derives one from an `input` field (tui/chat.py trace_preview).
+    # app also derives one from an `input` field (tui/model/chat.py trace_preview).
     input_preview: LStr = aliases("input_preview", "inputPreview", "preview")
     # Beyond the spec, when asked for (`include=models`): cost and tokens by model, as the
-    # server sent it; read tolerantly where it is used (tui/overview_stats.py).
+    # server sent it; read tolerantly where it is used (tui/model/overview_stats.py).
     models: Any = aliases("models")
     # Set by tui/api/readers.py, which reads spans the fast way where it can; never validated.
     spans: SkipValidation[Sequence[Span]] = Field(default_factory=list)

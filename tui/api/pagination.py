@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
-from tui.urls import split_url
+from tui.core.urls import split_url
 
 ITEM_KEYS = ("data", "items", "results", "records", "rows", "entries", "observations")
 CURSOR_KEYS = (

@@ -1,5 +1,7 @@
-"""The local tracing service: a real implementation of the v1 API over SQLite, with demo data.
+"""The tracing service: the v1 API, OTLP ingest, alert evaluation and signed webhooks, over a
+store (SQLite).
 
-Nothing here is imported by the client (`tui.api`): the client must not assume this service's
-shapes, because real deployments differ. FastAPI and uvicorn are imported only inside this package.
+May import: nothing of tracetui outside this package. The client (`tui.api`) does not import it
+either: the client must not assume this service's shapes, because real deployments differ.
+FastAPI and uvicorn are imported only inside this package. The demo's data lives in `tui.demo`.
 """

@@ -6,13 +6,12 @@ import os
 import signal
 import socket
 import sys
-import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from types import TracebackType
+from typing import Protocol
 
 import uvicorn
 
@@ -20,11 +19,24 @@ from tui.server.alerts.service import ALERT_INTERVAL_S, Alerts
 from tui.server.alerts.targets import Resolver, system_resolver
 from tui.server.app import INGEST_RATE_LIMIT, create_app
 from tui.server.background import PeriodicTask
-from tui.server.demo import DemoKeys, populate
 from tui.server.migrations import SchemaTooNew
 from tui.server.store import Store, new_api_key, now_ms
 
 LOOPBACK = "127.0.0.1"
+
+
+class StoreKeys(Protocol):
+    """The keys of a database filled before serving (the demo's): printed at start."""
+
+    @property
+    def workspace(self) -> str: ...
+
+    @property
+    def projects(self) -> Mapping[str, str]: ...
+
+
+# Opens a database that comes with its keys (`serve --demo`), instead of the --db file.
+OpenedStore = Callable[[], tuple[Store, StoreKeys]]
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -194,25 +206,11 @@ def default_ingest_processes() -> int:
     return min(4, max(1, cpus))
 
 
-def open_demo_store(path: str | Path | None = None, seed: int = 7) -> tuple[Store, DemoKeys]:
-    """A demo database at `path` (a fresh temporary file if None), filled if it is empty."""
-    if path is None:
-        path = Path(tempfile.mkdtemp(prefix="tracetui-demo-")) / "demo.sqlite3"
-    store = Store(path)
-    if store.count("projects") == 0:
-        keys = populate(store, seed=seed)
-    else:
-        from tui.server.demo import demo_keys
-
-        keys = demo_keys(seed)
-    return store, keys
-
-
 def serve(
     db: str | None,
     host: str,
     port: int,
-    demo: bool,
+    opened: OpenedStore | None,
     rate_limit: int,
     ingest_rate_limit: int = INGEST_RATE_LIMIT,
     alert_interval_s: float = ALERT_INTERVAL_S,
@@ -224,7 +222,7 @@ def serve(
     if ingest_processes is None:
         ingest_processes = default_ingest_processes()
     try:
-        store, keys = open_demo_store(db) if demo else (Store(db or "tracetui.sqlite3"), None)
+        store, keys = opened() if opened else (Store(db or "tracetui.sqlite3"), None)
     except SchemaTooNew as error:
         print(f"tracetui: {error}", file=sys.stderr)
         return 2

@@ -1,0 +1,29 @@
+"""The terminal hangs up (an SSH connection drops, a tmux pane is killed) without the app being
+sent SIGHUP: the app leaves within seconds instead of spinning a core for ever."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from pathlib import Path
+
+from tests.app.test_hostile_terminal import app_environment
+from tests.support.service import start_service
+from tests.support.terminal import Terminal
+
+
+def test_the_app_leaves_when_its_terminal_hangs_up(tmp_path: Path) -> None:
+    service = start_service(tmp_path / "hangup.sqlite3")
+    try:
+        with Terminal([sys.executable, "-m", "tui"], app_environment(service)) as term:
+            term.wait_for(b"Projects")
+            term.drain(quiet=0.5)
+            term.hang_up()
+            deadline = time.monotonic() + 10
+            while term.process.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert term.process.poll() is not None, "still running after its terminal hung up"
+    finally:
+        service.service.stop()
+    assert term.process.returncode == -signal.SIGHUP  # it went the way a hang-up goes

@@ -1,0 +1,155 @@
+"""Architecture rules, checked on the source: each package imports only the layers its docstring
+allows (core < api < model < ui; the server alone; the demo on top); tui.api imports no Textual;
+tui.api and tui.server share no code; routes see the store only through its protocol; nothing
+under tui.ui imports the app module at run time; widgets never reach for the app; screens never
+import each other (they navigate through the app), only their common base."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "tui"
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every module `path` imports, at run time or for type checking alone."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            # `from tui.ui.screens import traces` imports the module tui.ui.screens.traces
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def imported_modules(folder: Path) -> set[str]:
+    names: set[str] = set()
+    for path in folder.rglob("*.py"):
+        names |= imports_of(path)
+    return names
+
+
+def test_api_imports_no_textual_at_run_time() -> None:
+    code = (
+        "import sys, tui.api, tui.api.client, tui.config\n"
+        "heavy = ('textual', 'fastapi', 'uvicorn', 'starlette')\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in heavy)\n"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_api_and_server_never_import_each_other() -> None:
+    api = imported_modules(PACKAGE / "api")
+    server = imported_modules(PACKAGE / "server")
+    assert not {m for m in api if m.startswith(("tui.server", "textual"))}
+    assert not {m for m in server if m.startswith("tui.api")}
+
+
+def test_widgets_never_import_the_app_or_screens() -> None:
+    for path in (PACKAGE / "ui" / "widgets").rglob("*.py"):
+        bad = {m for m in imports_of(path) if m.startswith(("tui.ui.app", "tui.ui.screens"))}
+        assert not bad, f"{path.name} imports {sorted(bad)}: widgets render what they are given"
+
+
+def test_screens_never_import_each_other() -> None:
+    screens = {p.stem for p in (PACKAGE / "ui" / "screens").glob("*.py")} - {"__init__"}
+    for path in (PACKAGE / "ui" / "screens").glob("*.py"):
+        others = {
+            m
+            for m in imports_of(path)
+            if m.startswith("tui.ui.screens.") and m.split(".")[2] in screens - {"base", path.stem}
+        }
+        assert not others, f"{path.name} imports {sorted(others)}: navigate through the app"
+
+
+def test_the_rules_above_would_notice_a_breach(tmp_path: Path) -> None:
+    breach = tmp_path / "breach.py"
+    breach.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from tui.ui.app import TraceTuiApp\n"
+        "def f():\n    from tui.ui.screens import traces\n"
+    )
+    assert {"tui.ui.app", "tui.ui.screens.traces"} <= imports_of(breach)
+
+
+def test_routes_see_the_store_only_through_its_protocol() -> None:
+    """Routes, their dependencies, the app, the background tasks and OTLP ingest know
+    TraceStore, not the SQLite class or sqlite3: a second backend must not need them changed."""
+    server = PACKAGE / "server"
+    users = [*server.joinpath("routes").glob("*.py"), *server.joinpath("ingest").glob("*.py")]
+    users += server.joinpath("alerts").glob("*.py")  # evaluation and webhook delivery
+    assert len(users) >= 20, "the globs above found too little: were the folders moved?"
+    users += [server / name for name in ("app.py", "deps.py", "background.py", "backend.py")]
+    for path in users:
+        forbidden = {"sqlite3", "tui.server.store", "tui.server.migrations"}
+        assert not imports_of(path) & forbidden, path.name
+
+
+def runtime_imports_of(path: Path) -> set[str]:
+    """What `path` imports when it runs: imports under `if TYPE_CHECKING:` left out."""
+    tree = ast.parse(path.read_text())
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped.update(id(inner) for child in node.body for inner in ast.walk(child))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def test_nothing_under_ui_imports_the_app_module_at_run_time() -> None:
+    """The app imports its screens, widgets and keymap; were one of them to import the app at
+    run time, importing it alone would start a cycle (types alone may name the app)."""
+    for path in (PACKAGE / "ui").rglob("*.py"):
+        if path.name == "app.py" and path.parent.name == "ui":
+            continue
+        assert "tui.ui.app" not in runtime_imports_of(path), f"{path} imports tui.ui.app"
+
+
+# What each package may import of tracetui (its own modules always); see each package's docstring.
+ALLOWED = {
+    "core": set(),
+    "api": {"core"},
+    "model": {"core", "api"},
+    "ui": {"core", "api", "model", "config"},
+    "server": set(),
+    "demo": {"core", "api", "model", "ui", "server", "config"},
+}
+
+
+def test_each_package_imports_only_the_layers_below_it() -> None:
+    assert {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()} >= set(ALLOWED)
+    for package, allowed in ALLOWED.items():
+        for path in (PACKAGE / package).rglob("*.py"):
+            for name in imports_of(path):
+                parts = name.split(".")
+                if parts[0] != "tui" or len(parts) < 2 or parts[1] == package:
+                    continue
+                assert parts[1] in allowed, f"{path} imports {name}: {package} may not"
+
+
+def test_the_pure_model_imports_no_textual() -> None:
+    for path in (PACKAGE / "model").rglob("*.py"):
+        bad = {m for m in imports_of(path) if m.split(".")[0] == "textual"}
+        assert not bad, f"{path} imports {sorted(bad)}: the model is pure"
+
+
+def test_the_layer_rules_would_notice_a_breach(tmp_path: Path) -> None:
+    breach = tmp_path / "breach.py"
+    breach.write_text("from tui.ui import app\nimport tui.server.store\n")
+    found = imports_of(breach)
+    assert "tui.ui.app" in found and "tui.server.store" in found

@@ -1,0 +1,82 @@
+"""Retention: traces older than their project's retention_days are not served from the moment
+they pass it, and the periodic sweep deletes them; driven by the service's clock."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support.otlp import new_span_id, new_trace_id, post, request, root_client, span
+from tui.server.background import expire_old_traces
+from tui.server.run import LocalService
+from tui.server.store import Store, now_ms
+
+DAY = 86_400_000
+
+
+def test_old_traces_are_hidden_at_once_and_swept_later(tmp_path: Path) -> None:
+    clock = [now_ms()]
+    store = Store(tmp_path / "retention.sqlite3")
+    with store.transaction() as db:
+        store.insert_project(db, "short", None, 7, project_id="proj_short")
+        store.insert_project(db, "long", None, 30, project_id="proj_long")
+    store.add_key("ws", None, "ws")
+    sweep = expire_old_traces(store, clock=lambda: clock[0], period_s=3600)
+    with (
+        LocalService(store, tasks=[sweep], clock=lambda: clock[0]) as service,
+        root_client(service.base_url, "ws") as client,
+    ):
+        ids = {}
+        for project, age_days in (("proj_short", 10), ("proj_short", 3), ("proj_long", 10)):
+            trace = new_trace_id()
+            ids[(project, age_days)] = trace.hex()
+            start = clock[0] - age_days * DAY
+            sent = request(
+                span(trace, new_span_id(), start_ms=start), resource={"tracetui.project": project}
+            )
+            assert post(client, sent).is_success
+
+        def listed(project: str) -> list[str]:
+            params = {"project_id": project, "from": "2000-01-01T00:00:00Z"}
+            response = client.get("/v1/traces", params=params)
+            return [t["id"] for t in response.json()["data"]]
+
+        def status(trace_id: str) -> tuple[int, int]:
+            return (
+                client.get(f"/v1/traces/{trace_id}").status_code,
+                client.get(f"/v1/traces/{trace_id}/spans").status_code,
+            )
+
+        old, recent = ids[("proj_short", 10)], ids[("proj_short", 3)]
+        # Past the 7 days already: not served, although nothing has deleted it yet.
+        assert listed("proj_short") == [recent]
+        assert status(old) == (404, 404) and status(recent) == (200, 200)
+        assert listed("proj_long") == [ids[("proj_long", 10)]]  # 30 days: kept
+        assert store.get_trace(old) is not None
+
+        sweep.round()
+        assert store.get_trace(old) is None and store.list_spans(old) == []
+        assert store.get_trace(recent) is not None
+        assert store.count("traces") == 2
+
+        clock[0] += 5 * DAY  # the recent one is 8 days old now
+        assert listed("proj_short") == [] and status(recent) == (404, 404)
+        sweep.round()
+        assert store.count("traces") == 1 and store.count("spans") == 1
+
+
+def test_a_sweep_deletes_in_bounded_batches(tmp_path: Path) -> None:
+    store = Store(tmp_path / "batches.sqlite3")
+    with store.transaction() as db:
+        store.insert_project(db, "p", None, 1, project_id="proj_p")
+    store.add_key("ws", None, "ws")
+    with LocalService(store, tasks=[]) as service, root_client(service.base_url, "ws") as client:
+        old = now_ms() - 3 * DAY
+        sent = request(
+            *(span(new_trace_id(), new_span_id(), start_ms=old + n) for n in range(5)),
+            resource={"tracetui.project": "proj_p"},
+        )
+        assert post(client, sent).is_success
+    assert store.expire(now_ms(), batch=2, max_batches=1) == 2  # bounded: the rest waits
+    assert store.count("traces") == 3
+    assert store.expire(now_ms(), batch=2) == 3
+    assert store.count("traces") == 0 and store.count("spans") == 0

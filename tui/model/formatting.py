@@ -1,0 +1,106 @@
+"""Pure number, time and cell-width formatting for tables (no Textual)."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+
+from rich.cells import cell_len, set_cell_size
+
+from tui.model.text import ELLIPSIS, visible
+
+
+def fit(value: object, width: int, multiline: bool = False) -> str:
+    """An untrusted value made visible, cut to `width` terminal cells with an ellipsis, padded."""
+    if isinstance(value, str):
+        # No cell takes fewer than a quarter of a character here (visible() spells out the
+        # zero-width ones), so a megabyte of text is cut before it is made visible.
+        value = value[: 4 * max(width, 0) + 8]
+    text = visible(value, multiline=multiline)
+    if width <= 0:
+        return ""
+    if cell_len(text) > width:
+        text = set_cell_size(text, width - 1) + ELLIPSIS
+    return set_cell_size(text, width)
+
+
+def fit_right(value: object, width: int) -> str:
+    """Like `fit`, aligned right (numbers)."""
+    return fit(value, width).rstrip().rjust(width) if width > 0 else ""
+
+
+def counted(count: int, noun: str) -> str:
+    """`1 error`, `2,501 traces`: a count with its noun (plural by an s), thousands marked."""
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
+
+
+def tokens(value: int | None) -> str:
+    if value is None:
+        return "–"
+    if abs(value) < 10_000:
+        return str(value)
+    if abs(value) < 100_000:
+        return f"{value / 1000:.1f}k"
+    if abs(value) < 1_000_000:
+        return f"{value / 1000:.0f}k"
+    if abs(value) < 1e12:
+        return f"{value / 1e6:.1f}M"
+    return "huge"
+
+
+def cost(value: float | None) -> str:
+    if value is None or not math.isfinite(value):
+        return "–"
+    if value == 0:
+        return "$0"
+    if abs(value) < 0.0001:
+        return "<$0.0001"
+    if abs(value) < 1:
+        return f"${value:.4f}"
+    if abs(value) < 1e6:
+        return f"${value:,.2f}"
+    return "$huge"
+
+
+def duration(ms: float | None) -> str:
+    if ms is None or not math.isfinite(ms):
+        return "–"
+    if ms < 0:
+        return "<0"
+    if ms < 1000:
+        return f"{ms:.0f}ms"
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    if seconds < 3600:
+        return f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
+    if seconds < 86400 * 365:
+        return f"{int(seconds // 3600)}h{int(seconds % 3600 // 60):02d}m"
+    return ">1y"
+
+
+def ago(moment: datetime | None, now: datetime | None = None) -> str:
+    if moment is None:
+        return ""
+    now = now or datetime.now(timezone.utc)
+    try:
+        seconds = (now - moment).total_seconds()
+    except OverflowError:
+        return ""
+    if seconds < 0:
+        return "future"
+    for size, unit in ((86400 * 365, "y"), (86400, "d"), (3600, "h"), (60, "m")):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit} ago"
+    return f"{int(seconds)}s ago"
+
+
+def local_time(moment: datetime | None, seconds: bool = True) -> str:
+    """Month-day and time in the user's time zone."""
+    if moment is None:
+        return "–"
+    try:
+        local = moment.astimezone()
+    except (OverflowError, OSError, ValueError):
+        return moment.strftime("%Y-%m-%d %H:%M:%S") if moment.year > 0 else "–"
+    return local.strftime("%m-%d %H:%M:%S" if seconds else "%m-%d %H:%M")

@@ -1,0 +1,70 @@
+"""The command palette's entries (ctrl+p): open a trace, switch project, set the time range,
+switch profile, the API log. Project names and ids come from servers: never markup."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.markup import escape
+
+from tui.model.text import safe_text, visible
+from tui.model.timerange import PRESETS, TimeRange
+
+if TYPE_CHECKING:
+    from tui.ui.app import TraceTuiApp
+
+# Project names and ids are cut to this: the palette wraps a hit whole.
+PALETTE_NAME_CHARS = 80
+
+
+class TraceTuiCommands(Provider):
+    """Palette entries: open a trace, switch project, set the time range, the API log."""
+
+    def _commands(self) -> list[tuple[str, Callable[[], Any], str]]:
+        app: TraceTuiApp = self.app  # type: ignore[assignment]
+        commands: list[tuple[str, Callable[[], Any], str]] = [
+            ("Open trace by id…", app.action_open_trace, "Jump straight to one trace"),
+            ("API log", app.action_api_log, "Requests, statuses, timings, rate-limit headers"),
+        ]
+        for project in app.projects:
+            if project.id:
+                name = safe_text(project.name or project.id, PALETTE_NAME_CHARS).plain
+                commands.append(
+                    (
+                        f"Switch project: {name}",
+                        partial(app.open_traces, project.id, project.name),
+                        safe_text(project.id, PALETTE_NAME_CHARS).plain,
+                    )
+                )
+        for preset in PRESETS:
+            commands.append(
+                (f"Time range: last {preset}", partial(app.set_time_range, TimeRange(preset)), "")
+            )
+        for profile in app.profiles:
+            commands.append(
+                (
+                    f"Switch profile: {profile}",
+                    partial(app.switch_profile, profile),
+                    "Restarts on that profile",
+                )
+            )
+        return commands
+
+    async def discover(self) -> Hits:
+        for name, run, help_text in self._commands():
+            # Textual parses a str prompt and the help as markup: both can hold server strings.
+            yield DiscoveryHit(Text(name), run, text=name, help=escape(visible(help_text)))
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, run, help_text in self._commands():
+            score = matcher.match(name)
+            if score > 0:
+                # highlight() parses its argument as markup: names come from servers.
+                yield Hit(
+                    score, matcher.highlight(escape(name)), run, help=escape(visible(help_text))
+                )

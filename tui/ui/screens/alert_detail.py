@@ -1,0 +1,344 @@
+"""One alert, for the on-call engineer: is it breaching, since when, how its metric went over
+the chosen range (a chart with the threshold row; `t` picks the range), what happened, and the
+traces of its window ranked by what it measures (Enter opens one).
+
+The state and history come from the server when it evaluates alerts (an extension of the
+spec); a server that does not gets the same answer computed here from its trace list
+(tui/model/metrics.py), and the screen says so. The chart is computed here for every server.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import events, on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Static
+
+from tui.core.alert_rules import amount, breach_text, metric_label, parse_metric, state_label
+from tui.model import formatting as fmt
+from tui.model import metrics
+from tui.model.text import safe_text
+from tui.model.timerange import TimeRange
+from tui.ui.screens.base import AppScreen
+from tui.ui.trace_pages import Collected, collect
+from tui.ui.widgets.key_footer import KeyFooter
+from tui.ui.widgets.metric_chart import MetricChart
+from tui.ui.widgets.status_bar import StatusBar
+from tui.ui.widgets.table import Column, Table
+
+if TYPE_CHECKING:
+    from tui.api import Alert, AlertEvent, ApiClient, ApiError, Page, Trace
+
+ORDERS = {"latency": "slowest first", "error_rate": "errored first", "cost": "costliest first"}
+MAX_TRACES = 20_000  # of the window, paged in: beyond, the value says it is of these only
+# The chart's series has a moment per period of the metric (so "would have fired" misses no
+# window), within these bounds; the chart shows the worst of the moments in each cell.
+LEAST_POINTS, MOST_POINTS = 120, 2880
+
+
+def points_for(span: timedelta, period: timedelta | None) -> int:
+    if period is None or period <= timedelta(0):
+        return LEAST_POINTS
+    return max(LEAST_POINTS, min(MOST_POINTS, math.ceil(span / period)))
+
+
+EVENT_COLUMNS = (
+    Column("When", least=11, most=16),
+    Column("What", least=20, most=30, share=1),  # "· no data → ▲ firing" whole
+    Column("Detail", least=10, most=60, share=2),
+)
+TRACE_COLUMNS = (
+    Column("Start", least=11, most=16),
+    Column("Name", least=10, most=60, share=2),
+    Column("Duration", least=8, most=10),
+    Column("Errors", least=6, most=8),
+    Column("Cost", least=8, most=10),
+)
+
+
+def event_row(event: AlertEvent) -> tuple[str, str, str]:
+    when = fmt.local_time(event.at, seconds=True) if event.at else "–"
+    if event.kind == "state":
+        what = f"{state_label(event.from_state)} → {state_label(event.to_state)}"
+        value = "" if event.value is None else f"value {event.value:g}"
+        return when, what, value
+    ok = event.ok is True or event.ok == 1
+    what = f"{'✓' if ok else '✗'} webhook #{event.attempt or '?'}"
+    detail = " · ".join(
+        part
+        for part in (
+            event.event_type or "",
+            f"HTTP {event.status_code}" if event.status_code else "",
+            event.error or "",
+            f"{event.duration_ms:.0f} ms" if event.duration_ms is not None else "",
+        )
+        if part
+    )
+    return when, what, detail
+
+
+def trace_row(trace: Trace) -> tuple[str, str, str, str, str]:
+    errors = trace.error_count or (1 if trace.status == "error" else 0)
+    return (
+        fmt.local_time(trace.started_at, seconds=True) if trace.started_at else "–",
+        trace.name or trace.id or "–",
+        fmt.duration(trace.duration_ms),
+        f"✗ {errors}" if errors else "✓",
+        fmt.cost(trace.total_cost_usd),
+    )
+
+
+class AlertDetailScreen(AppScreen):
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="alert.back"),
+        Binding("enter", "open", "Open trace", id="alert.open", priority=False),
+        Binding("tab", "switch", "History/traces", id="alert.switch"),
+        Binding("t", "time_range", "Range", id="alert.range", tooltip="The chart's time range"),
+        Binding("r", "refresh", "Refresh", id="alert.refresh"),
+    ]
+    DEFAULT_CSS = """
+    AlertDetailScreen #header { height: auto; background: $boost; padding: 0 1; }
+    AlertDetailScreen #facts { height: auto; padding: 0 1; }
+    AlertDetailScreen MetricChart { height: 7; }
+    AlertDetailScreen.-tall MetricChart { height: 12; }
+    AlertDetailScreen .title { height: 1; padding: 0 1; color: $text-muted; text-style: bold; }
+    AlertDetailScreen #events { height: 1fr; max-height: 8; }
+    AlertDetailScreen #traces { height: 2fr; }
+    """
+
+    def __init__(self, project_id: str, alert: Alert, collected: Collected | None = None) -> None:
+        super().__init__()
+        self.project_id = project_id
+        self.alert = alert
+        self.window: list[Trace] = []
+        self.ranked: list[Trace] = []
+        self.capped = False
+        self.range = TimeRange()
+        # The last 24 h the alerts screen already paged in: the chart needs no request of its own.
+        self.collected = collected
+        self.series: metrics.Series | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="header")
+        yield Static(id="facts")
+        yield MetricChart(id="chart")
+        yield Static("History (state changes and webhooks)", id="events-title", classes="title")
+        yield Table(EVENT_COLUMNS, id="events")
+        yield Static("Traces of the window", id="traces-title", classes="title")
+        yield Table(TRACE_COLUMNS, id="traces")
+        yield StatusBar()
+        yield KeyFooter()
+
+    def on_mount(self) -> None:
+        self.query_one("#traces", Table).focus()
+        self.show_facts()
+        self.action_refresh()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.height >= 40, "-tall")
+
+    # -- what is shown ---------------------------------------------------------------------------
+
+    def show_facts(self, computed: float | None = None, counted: int | None = None) -> None:
+        alert = self.alert
+        header = Text()
+        computed_state = None
+        if alert.state is None and metrics.computable(alert.metric) and counted is not None:
+            computed_state = (
+                "no_data"
+                if computed is None
+                else "firing"
+                if metrics.breaches(alert.condition, computed, alert.threshold)
+                else "ok"
+            )
+        shown = state_label(computed_state or alert.state) + ("*" if computed_state else "")
+        header.append(shown + "  ", style="bold")
+        header.append_text(safe_text(alert.name or "(no name)", 60, style="bold"))
+        header.append("  ")
+        header.append_text(safe_text(metric_label(alert.metric), 60))
+        self.query_one("#header", Static).update(header)
+        facts = Text()
+        now = self.tui.now()
+        if alert.state is not None:
+            facts.append(
+                "now "
+                + breach_text(alert.metric, alert.condition, alert.last_value, alert.threshold)
+            )
+            if alert.state == "firing" and alert.firing_since is not None:
+                facts.append(
+                    f" · firing for {fmt.ago(alert.firing_since, now).removesuffix(' ago')}"
+                )
+            if alert.last_evaluated_at is not None:
+                facts.append(f" · evaluated {fmt.ago(alert.last_evaluated_at, now)}", style="dim")
+        else:
+            facts.append_text(
+                safe_text(
+                    "this server does not evaluate alerts; "
+                    + (
+                        metrics.DRIFT_NOTE
+                        if (alert.metric or "").startswith("prompt_drift")
+                        else "computed here from its trace list: "
+                        + breach_text(alert.metric, alert.condition, computed, alert.threshold)
+                        + ("" if counted is None else f" over {counted:,} traces")
+                        + (" (the first ones only)" if self.capped else "")
+                    ),
+                    200,
+                )
+            )
+        if computed is not None and alert.state is not None:
+            facts.append(f" · computed here: {amount(alert.metric, computed)}", style="dim")
+        self.query_one("#facts", Static).update(facts)
+
+    # -- loading ---------------------------------------------------------------------------------
+
+    def action_refresh(self) -> None:
+        self.load_chart()
+        self.call_api(
+            lambda client: client.list_alert_events(self.project_id, self.alert.id or ""),
+            self._events,
+            group="alert-events",
+            failed=self._no_events,
+            project_id=self.project_id,
+        )
+        self.call_api(
+            self._window_traces,
+            self._traces,
+            group="alert-traces",
+            failed=lambda error: self._title("#traces-title", f"Traces: {error.title}"),
+            retry=self.action_refresh,
+            project_id=self.project_id,
+        )
+
+    def load_chart(self) -> None:
+        chart = self.query_one(MetricChart)
+        metric = self.alert.metric or ""
+        if not metrics.computable(metric):
+            chart.say(
+                metrics.DRIFT_NOTE if metric.startswith("prompt_drift") else "not a metric of ours"
+            )
+            return
+        start, end = self.range.bounds(self.tui.now())
+        lookback = metrics.lookback(metric) or timedelta(0)
+        reusable = self.collected
+        if (
+            reusable is not None
+            and self.range.preset == "24h"
+            and reusable.start <= start - lookback
+            and end - reusable.end < timedelta(minutes=5)  # fresh enough: refresh asks again
+        ):
+            self._chart(reusable)
+            return
+        chart.say("loading the chart…")
+        self.call_api(
+            lambda client: collect(client, self.project_id, start - lookback, end),
+            self._chart,
+            group="alert-chart",
+            failed=self._no_chart,
+            project_id=self.project_id,
+        )
+
+    def _no_chart(self, error: ApiError) -> bool:
+        self.query_one(MetricChart).say(f"chart: {error.title}")
+        return True  # the rest of the screen stands; the chart says what is missing
+
+    def _chart(self, collected: Collected) -> None:
+        self.collected = collected
+        metric = self.alert.metric or ""
+        start, end = self.range.bounds(collected.end)
+        self.series = metrics.series(
+            metric,
+            collected.traces,
+            end,
+            end - start,
+            points_for(end - start, metrics.lookback(metric)),
+            covered=collected.covered,
+        )
+        fired = metrics.firings(self.series.values, self.alert.condition, self.alert.threshold)
+        note = f"{self.range.label} · would have fired {fmt.counted(fired, 'time')}"
+        period = metrics.lookback(metric)
+        if period is not None and self.series.step > period:  # windows between the moments
+            note += f" (checked every {fmt.duration(self.series.step.total_seconds() * 1000)})"
+        if collected.capped:
+            note += f" · of {len(collected.traces):,} traces only"
+        self.query_one(MetricChart).show(
+            self.series.values,
+            self.series.start,
+            end,
+            lambda value: amount(metric, value),
+            self.alert.threshold,
+            self.alert.condition,
+            note=note,
+        )
+
+    def _title(self, selector: str, text: str) -> None:
+        self.query_one(selector, Static).update(safe_text(text, 120))
+
+    def _events(self, page: Page) -> None:
+        events: list[AlertEvent] = list(page.items)
+        self.query_one("#events", Table).set_rows([(event_row(e), None) for e in events])
+        more = " (newest)" if page.next_page is not None else ""
+        self._title("#events-title", f"History: {fmt.counted(len(events), 'event')}{more}")
+
+    def _no_events(self, error: ApiError) -> bool:
+        from tui.api import NotFound
+
+        if isinstance(error, NotFound):  # a server without alert history: nothing is wrong
+            self._title("#events-title", "History: this server keeps none")
+            return True
+        self._title("#events-title", f"History: {error.title}")
+        return False
+
+    async def _window_traces(self, client: ApiClient) -> list[Trace]:
+        window = metrics.window_of(self.alert.metric or "", self.tui.now())
+        if window is None:
+            return []
+        found: list[Trace] = []
+        async for trace in client.iter_traces(self.project_id, start=window[0], end=window[1]):
+            found.append(trace)
+            if len(found) >= MAX_TRACES:
+                self.capped = True
+                break
+        return metrics.in_window(found, *window)
+
+    def _traces(self, traces: list[Trace]) -> None:
+        metric = self.alert.metric or ""
+        self.window = traces
+        self.ranked = metrics.ranked(metric, traces)
+        self.query_one("#traces", Table).set_rows([(trace_row(t), None) for t in self.ranked[:500]])
+        parsed = parse_metric(metric)
+        order = ORDERS.get(parsed.measure if parsed else "", "newest first")
+        self._title("#traces-title", f"Traces of the window: {len(traces):,}, {order}")
+        self.show_facts(metrics.value_of(metric, traces), len(traces))
+
+    # -- actions ---------------------------------------------------------------------------------
+
+    @on(DataTable.RowSelected, "#traces")
+    def _row_selected(self) -> None:  # Enter on the traces (the table takes the key first)
+        self.action_open()
+
+    def action_open(self) -> None:
+        table = self.query_one("#traces", Table)
+        if table.has_focus and 0 <= table.cursor_row < len(self.ranked):
+            trace = self.ranked[table.cursor_row]
+            if trace.id:
+                self.tui.open_trace(trace.id, self.project_id)
+
+    def action_switch(self) -> None:
+        events, traces = self.query_one("#events", Table), self.query_one("#traces", Table)
+        (traces if events.has_focus else events).focus()
+
+    def action_time_range(self) -> None:
+        def chosen(value: TimeRange | None) -> None:
+            if value is not None:
+                self.range = value
+                self.load_chart()
+
+        self.tui.pick_time_range(self.range, chosen)
+
+    def action_back(self) -> None:
+        self.dismiss()

@@ -1,0 +1,231 @@
+"""The alerts of one project: a table (Enter opens one), and `n` to create one.
+
+Each row says whether the alert is breaching (state in words and symbol, the value beside the
+threshold, since when) and how its metric went over the last 24 h (a sparkline whose midline is
+the threshold). The sparklines are computed here from the trace list (tui/model/metrics.py), for any
+server; a server that does not evaluate alerts also gets its states and values from them,
+marked `*` and said in the header.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Static
+
+from tui.api import Alert
+from tui.core.alert_rules import breach_text, metric_label, state_label
+from tui.core.urls import host_of
+from tui.model import charts, metrics
+from tui.model.formatting import ago
+from tui.model.text import safe_text
+from tui.ui.screens.base import AppScreen
+from tui.ui.trace_pages import Collected, collect
+from tui.ui.widgets.key_footer import KeyFooter
+from tui.ui.widgets.status_bar import StatusBar
+from tui.ui.widgets.table import Column, Drawn, Table
+
+if TYPE_CHECKING:
+    from tui.api import ApiClient, ApiError
+
+COLUMNS = (
+    # Is it breaching? first: state in words and symbol, the value beside the threshold.
+    Column("State", least=9, most=14),
+    Column("Name", least=12, most=40, share=2),
+    Column("Metric", least=15, most=40, share=1),  # "error rate /15m": the period whole
+    Column("Now / fires", least=12, most=28),
+    Column("Last 24h", least=8, most=32, share=2),  # a sparkline: its midline is the threshold
+    # Where the page goes: left out below ~100 columns (the detail shows it).
+    Column("Webhook host", least=14, most=32, share=2, optional=True),
+)
+SPAN = timedelta(hours=24)
+POINTS = 96  # a value every 15 minutes; a sparkline shows the worst of those in each cell
+LONGEST_LOOKBACK = timedelta(hours=24)  # traces older than 48 h are not paged in for a chart
+
+
+def state_text(state: str | None, since: datetime | None, now: datetime) -> str:
+    """`▲ firing 12m` (for how long), `✓ ok`, `· no data`, `? unknown`."""
+    label = state_label(state)
+    if state == "firing" and since is not None:
+        label += " " + ago(since, now).removesuffix(" ago")
+    return label
+
+
+def computed_state(
+    alert: Alert, series: metrics.Series
+) -> tuple[str, float | None, datetime | None]:
+    """For a server without alert state: the state, value and firing-since of the series' last
+    moment (now)."""
+    value = series.values[-1] if series.values else None
+    if value is None:
+        return "no_data", None, None
+    if metrics.breaches(alert.condition, value, alert.threshold):
+        return "firing", value, metrics.breaching_since(series, alert.condition, alert.threshold)
+    return "ok", value, None
+
+
+def trend_cell(alert: Alert, series: metrics.Series | None) -> Drawn | str:
+    if series is None:
+        return "…"
+    if (alert.metric or "").startswith("prompt_drift"):
+        return "server only"  # drift needs the prompts: metrics.DRIFT_NOTE
+    return Drawn(
+        lambda width: charts.sparkline(series.values, width, alert.threshold, alert.condition),
+        width=24,
+    )
+
+
+def series_of(alerts: list[Alert], collected: Collected) -> dict[int, metrics.Series]:
+    """Each alert's last 24 h (by position), from the traces paged in."""
+    return {
+        index: metrics.series(
+            alert.metric or "", collected.traces, collected.end, SPAN, POINTS, collected.covered
+        )
+        for index, alert in enumerate(alerts)
+    }
+
+
+class AlertsScreen(AppScreen):
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="alerts.back"),
+        Binding("enter", "open", "Open", id="alerts.open", priority=False),
+        Binding("n", "new", "New alert", id="alerts.new"),
+        Binding("r", "refresh", "Refresh", id="alerts.refresh"),
+    ]
+    DEFAULT_CSS = """
+    AlertsScreen #header { height: 1; background: $boost; padding: 0 1; }
+    AlertsScreen Table { height: 1fr; }
+    """
+
+    def __init__(self, project_id: str, project_name: str) -> None:
+        super().__init__()
+        self.project_id = project_id
+        self.project_name = project_name
+        self.alerts: list[Alert] = []
+        self.series: dict[int, metrics.Series] = {}  # by position in `alerts`
+        self.collected: Collected | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="header")
+        yield Table(COLUMNS)
+        yield StatusBar()
+        yield KeyFooter()
+
+    def on_mount(self) -> None:
+        self.query_one(Table).focus()
+        self.action_refresh()
+
+    def header(self, note: str = "") -> None:
+        text = safe_text(self.project_name, 40, style="bold")
+        text.append(f" · alerts · {len(self.alerts)}{note}")
+        self.query_one("#header", Static).update(text)
+
+    def summary(self) -> str:
+        firing = sum(self.shown_state(i)[0] == "firing" for i in range(len(self.alerts)))
+        note = f" · ▲ {firing} firing" if firing else ""
+        if self.collected is None:
+            return note + " · charts loading…"
+        if any(alert.state is None for alert in self.alerts):
+            note += " · * computed from traces"
+        if self.collected.capped:
+            note += f" · charts of {len(self.collected.traces):,} traces only"
+        return note
+
+    def shown_state(self, index: int) -> tuple[str | None, float | None, datetime | None, bool]:
+        """(state, value, firing since, computed here) of the alert at `index`."""
+        alert = self.alerts[index]
+        series = self.series.get(index)
+        if alert.state is None and series is not None and metrics.computable(alert.metric):
+            return (*computed_state(alert, series), True)
+        return alert.state, alert.last_value, alert.firing_since, False
+
+    def action_refresh(self) -> None:
+        self.header(" · loading…")
+        self.call_api(
+            lambda client: client.list_alerts(self.project_id),
+            self._loaded,
+            group="alerts",
+            failed=lambda error: self.header(f" · {error.title}"),
+            retry=self.action_refresh,
+            project_id=self.project_id,
+        )
+
+    def _loaded(self, alerts: list[Alert]) -> None:
+        self.alerts = alerts
+        self.series = {}
+        self.collected = None
+        self.show_rows()
+        self.call_api(
+            self._collect,
+            self._collected,
+            group="alerts-series",
+            failed=self._no_charts,
+            project_id=self.project_id,
+        )
+
+    def _no_charts(self, error: ApiError) -> bool:
+        self.header(f" · charts: {error.title}")
+        return True  # the alerts are shown; the header says what is missing
+
+    def show_rows(self) -> None:
+        now = self.tui.now()
+        rows = []
+        for index, alert in enumerate(self.alerts):
+            state, value, since, computed = self.shown_state(index)
+            rows.append(
+                (
+                    (
+                        state_text(state, since, now) + ("*" if computed else ""),
+                        alert.name or "(no name)",
+                        metric_label(alert.metric, compact=True),
+                        breach_text(alert.metric, alert.condition, value, alert.threshold),
+                        trend_cell(alert, self.series.get(index, None) if self.collected else None),
+                        host_of(alert.webhook_url or "") or alert.webhook_url or "–",
+                    ),
+                    None,
+                )
+            )
+        self.query_one(Table).set_rows(rows)
+        self.header(self.summary())
+
+    async def _collect(self, client: ApiClient) -> tuple[Collected, dict[int, metrics.Series]]:
+        now = self.tui.now()
+        alerts = list(self.alerts)
+        lookback = max(
+            (w for w in (metrics.lookback(a.metric or "") for a in alerts) if w is not None),
+            default=timedelta(0),
+        )
+        start = now - SPAN - min(lookback, LONGEST_LOOKBACK)
+        collected = await collect(client, self.project_id, start, now)
+        # Tens of ms per alert over 50,000 traces: in a thread, so keys and frames go on.
+        return collected, await asyncio.to_thread(series_of, alerts, collected)
+
+    def _collected(self, result: tuple[Collected, dict[int, metrics.Series]]) -> None:
+        self.collected, self.series = result
+        self.show_rows()
+
+    def action_back(self) -> None:
+        self.dismiss()
+
+    @on(DataTable.RowSelected)
+    def _row_selected(self) -> None:  # Enter on the table (the table takes the key first)
+        self.action_open()
+
+    def action_open(self) -> None:
+        """The alert under the cursor: its state, history and the traces of its window."""
+        row = self.query_one(Table).cursor_row
+        if 0 <= row < len(self.alerts):
+            self.tui.open_alert(self.project_id, self.alerts[row], self.collected)
+
+    def action_new(self) -> None:
+        def created(alert: Alert | None) -> None:
+            if alert is not None:
+                self.notify(f"Alert {alert.name} created.")
+                self.action_refresh()
+
+        self.tui.new_alert(self.project_id, self.project_name, created, self.collected)

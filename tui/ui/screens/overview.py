@@ -1,0 +1,275 @@
+"""A project's overview over the chosen range: traces, error rate, latency percentiles, tokens
+and cost per time bucket, cost by model, and the totals.
+
+The range is paged in by a worker, page after page; each page is added to the figures
+(tui/model/overview_stats.py) and the charts are redrawn at most every REDRAW_SECONDS, so they fill
+in while the rest of the app stays responsive. `s` stops paging (the charts keep what came and
+say they are partial); a failed page does the same and says why. Cost by model needs the
+models of each trace, which the spec's list rows lack: the local service adds them when asked
+(`include=models`); other servers get "not named by this server".
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid
+from textual.widgets import Static
+
+from tui.model import charts
+from tui.model import formatting as fmt
+from tui.model.overview_stats import Overview, Totals, shares
+from tui.model.text import safe_text
+from tui.model.timerange import TimeRange
+from tui.ui.screens.base import AppScreen
+from tui.ui.widgets.key_footer import KeyFooter
+from tui.ui.widgets.metric_chart import MetricChart
+from tui.ui.widgets.status_bar import StatusBar
+
+if TYPE_CHECKING:
+    from tui.api import ApiClient, ApiError, Page
+
+PAGE = 500  # the spec's largest page
+REDRAW_SECONDS = 0.25  # while paging: charts redrawn at most this often
+PERCENTILES = ((0.5, "p50"), (0.95, "p95"), (0.99, "p99"))
+MODEL_ROWS = 8  # models listed, the costliest first
+
+
+class OverviewScreen(AppScreen):
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="overview.back"),
+        Binding("s", "stop", "Stop", id="overview.stop", tooltip="Stop paging the range in"),
+        Binding("p", "percentile", "p50/p95/p99", id="overview.percentile"),
+        Binding("t", "time_range", "Range", id="overview.range"),
+        Binding("r", "refresh", "Refresh", id="overview.refresh"),
+    ]
+    DEFAULT_CSS = """
+    OverviewScreen #header { height: 1; background: $boost; padding: 0 1; }
+    OverviewScreen #totals { height: auto; padding: 0 1; }
+    OverviewScreen Grid { grid-size: 2; grid-gutter: 0 2; height: 1fr; padding: 0 1; }
+    OverviewScreen Grid > MetricChart { height: 1fr; padding: 0; }
+    OverviewScreen #models { height: 1fr; }
+    """
+
+    def __init__(self, project_id: str, project_name: str, range_: TimeRange | None = None):
+        super().__init__()
+        self.project_id = project_id
+        self.project_name = project_name
+        self.range = range_ or TimeRange()
+        self.overview: Overview | None = None
+        self.paging = False
+        self.stopped = False
+        self.failed: str | None = None
+        self.models_offered: bool | None = None  # None: not known yet
+        self.percentile = 1  # index into PERCENTILES: p95 first, as the latency alerts
+        self._drawn_at = 0.0
+        self.pages = 0
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="header")
+        yield Static(id="totals")
+        with Grid():
+            yield MetricChart(id="traces-chart")
+            yield MetricChart(id="errors-chart")
+            yield MetricChart(id="latency-chart")
+            yield MetricChart(id="tokens-chart")
+            yield MetricChart(id="cost-chart")
+            yield Static(id="models")
+        yield StatusBar()
+        yield KeyFooter()
+
+    def on_mount(self) -> None:
+        self.action_refresh()
+
+    # -- paging ----------------------------------------------------------------------------------
+
+    def action_refresh(self) -> None:
+        start, end = self.range.bounds(self.tui.now())
+        self.overview = Overview(start, end)
+        self.stopped = False
+        self.failed = None
+        self.pages = 0
+        self.paging = True
+        self.draw()
+        self.call_api(
+            self._page_all,
+            self._done,
+            group="overview",
+            failed=self._failed,
+            retry=self.action_refresh,
+            project_id=self.project_id,
+        )
+
+    async def _page_all(self, client: ApiClient) -> None:
+        from tui.api import ApiError, ValidationFailed
+
+        overview = self.overview
+        assert overview is not None
+        include: str | None = "models" if self.models_offered is not False else None
+        after = None
+        while not self.stopped:
+            try:
+                page: Page = await client.list_traces(
+                    self.project_id,
+                    start=overview.start,
+                    end=overview.end,
+                    limit=PAGE,
+                    after=after,
+                    include=include,
+                )
+            except ApiError as error:
+                # A server that refuses the extension's parameter: the spec's request instead.
+                refused = isinstance(error, ValidationFailed) or error.status == 400
+                if include and after is None and refused:
+                    include, self.models_offered = None, False
+                    continue
+                raise
+            if overview is not self.overview:
+                return  # a refresh or a new range started over
+            overview.add(page.items)
+            self.pages += 1
+            if after is None and include:
+                self.models_offered = overview.rows_with_models > 0 or not page.items
+            after = page.next_page
+            if after is None:
+                break
+            if time.monotonic() - self._drawn_at >= REDRAW_SECONDS:
+                self.draw()
+
+    def _done(self, _: None) -> None:
+        self.paging = False
+        self.draw()
+
+    def _failed(self, error: ApiError) -> bool:
+        self.paging = False
+        self.failed = error.title
+        self.draw()
+        return False  # the app says it too, and keeps ctrl+r to retry
+
+    def action_stop(self) -> None:
+        if self.paging:
+            self.stopped = True
+            self.paging = False
+            self.draw()
+
+    # -- drawing ---------------------------------------------------------------------------------
+
+    def draw(self) -> None:
+        self._drawn_at = time.monotonic()
+        overview = self.overview
+        if overview is None:
+            return
+        totals = overview.totals()
+        header = safe_text(self.project_name, 40, style="bold")
+        header.append(f" · overview · {self.range.label} · {fmt.counted(totals.traces, 'trace')}")
+        if self.paging:
+            header.append(" · paging… s stops", style="bold")
+        elif self.stopped:
+            header.append(" · stopped: partial", style="bold")
+        elif self.failed:
+            header.append_text(safe_text(f" · partial: {self.failed}", 60, style="bold"))
+        self.query_one("#header", Static).update(header)
+        self.query_one("#totals", Static).update(self.totals_text(totals))
+        per = f"/{_period(overview.size)}"
+        start, end = overview.start, overview.end
+        q, name = PERCENTILES[self.percentile]
+        for selector, values, title, label in (
+            ("#traces-chart", overview.counts(), f"traces {per}", _count),
+            ("#errors-chart", overview.error_rates(), f"errors % {per}", _percent),
+            ("#latency-chart", overview.latency(q), f"latency {name} {per} (p)", _ms),
+            ("#tokens-chart", overview.tokens(), f"tokens {per}", _count),
+            ("#cost-chart", overview.costs(), f"cost {per}", _usd),
+        ):
+            self.query_one(selector, MetricChart).show(
+                values, start, end, label, title=Text(title, style="bold")
+            )
+        self.query_one("#models", Static).update(self.models_text())
+
+    def totals_text(self, totals: Totals) -> Text:
+        # One line at 80 columns: "errors 16 (22.2%) · p50 5.6s p95 14.2s p99 15.8s · ..."
+        text = Text()
+        rate = totals.error_rate
+        text.append(f"errors {totals.errors:,}")
+        text.append(f" ({rate:.1f}%)" if rate is not None else "")
+        text.append(
+            f" · p50 {fmt.duration(totals.p50)} p95 {fmt.duration(totals.p95)}"
+            f" p99 {fmt.duration(totals.p99)}"
+        )
+        text.append(f" · {fmt.tokens(totals.tokens)} tokens · {_usd(totals.cost)}")
+        return text
+
+    def models_text(self) -> Text:
+        overview = self.overview
+        assert overview is not None
+        text = Text("cost by model", style="bold")
+        if self.models_offered is False or (
+            not self.paging and overview.added and not overview.rows_with_models
+        ):
+            text.append("\nthis server's trace list does not name models", style="dim")
+            return text
+        ranked = overview.by_model()[:MODEL_ROWS]
+        if not ranked:
+            text.append("\nno model calls in this range" if not self.paging else "\n…", "dim")
+            return text
+        width = max(10, (self.query_one("#models").content_size.width or 38))
+        name_width = min(18, max(len(name) for name, _ in ranked))
+        bar_width = max(4, width - name_width - 10)
+        for (name, share), part in zip(ranked, shares([s.cost for _, s in ranked]), strict=True):
+            text.append("\n")
+            text.append_text(safe_text(name, name_width))
+            text.append(" " * (name_width - min(len(name), name_width) + 1))
+            text.append_text(charts.hbar(part, bar_width))
+            text.append(f" {_usd(share.cost)}".rjust(9))
+        return text
+
+    def on_resize(self) -> None:
+        if self.overview is not None:
+            self.query_one("#models", Static).update(self.models_text())
+
+    # -- keys ------------------------------------------------------------------------------------
+
+    def action_percentile(self) -> None:
+        self.percentile = (self.percentile + 1) % len(PERCENTILES)
+        self.draw()
+
+    def action_time_range(self) -> None:
+        def chosen(value: TimeRange | None) -> None:
+            if value is not None:
+                self.range = value
+                self.action_refresh()  # replaces the running worker (one group)
+
+        self.tui.pick_time_range(self.range, chosen)
+
+    def action_back(self) -> None:
+        self.stopped = True
+        self.dismiss()
+
+
+def _period(size: timedelta) -> str:
+    hours = int(size.total_seconds() // 3600)
+    if hours % 24 == 0:
+        return f"{hours // 24}d"
+    return f"{hours}h"
+
+
+def _count(value: float) -> str:
+    return f"{value:,.0f}" if value < 10_000 else f"{value / 1000:,.0f}k"
+
+
+def _percent(value: float) -> str:
+    return f"{value:.0f}%"
+
+
+def _ms(value: float) -> str:
+    return fmt.duration(value)
+
+
+def _usd(value: float) -> str:
+    if value >= 0.01 or value == 0:
+        return f"${value:,.2f}"
+    return f"${value:.4f}" if value >= 0.0001 else "<$0.0001"

@@ -1,0 +1,425 @@
+"""The trace detail screen: a summary, the span tree with rollups, and the selected span's detail."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+from rich.console import Group
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Container, Vertical
+from textual.widgets import Input, Static
+
+from tui.api import ApiClient, ApiError, NotFound, Trace
+from tui.core.gcpause import (
+    collect_garbage,
+    gc_paused,
+    hold_out_of_collections,
+    return_to_collections,
+)
+from tui.model import formatting as fmt
+from tui.model.chat import trace_facts, trace_preview
+from tui.model.spans import TraceTree, build_tree, search_order, span_matcher
+from tui.model.text import safe_text
+from tui.ui.screens.base import AppScreen, error_line
+from tui.ui.widgets.document import DocumentView
+from tui.ui.widgets.key_footer import KeyFooter
+from tui.ui.widgets.span_detail import SpanDetail
+from tui.ui.widgets.span_tree import SpanTreeView, header_line
+from tui.ui.widgets.status_bar import StatusBar
+
+
+def summary_text(trace: Trace, tree: TraceTree, now: datetime) -> Group:
+    """The trace at a glance: id and name; time, cost, tokens, spans and errors (wrapped);
+    and on one row, cut to the width, its user, session, tags and input."""
+    text = Text()
+    text.append("Trace ", style="bold")
+    text.append_text(safe_text(trace.id or "?", 40))
+    if trace.name:
+        text.append("  ")
+        text.append_text(safe_text(trace.name, 40, style="bold"))
+    text.append("\n")
+    # The server's totals when it sent them, else the sum over the root spans' subtrees.
+    roots = [i for i in range(tree.size) if tree.parent[i] == -1]
+    inp = trace.input_tokens
+    if inp is None:
+        inp = sum(tree.sub_input[i] for i in roots)
+    out = trace.output_tokens
+    if out is None:
+        out = sum(tree.sub_output[i] for i in roots)
+    total = trace.total_cost_usd
+    if total is None:
+        total = sum(tree.sub_cost[i] for i in roots)
+    errors = tree.error_count
+    parts = [
+        f"{fmt.local_time(trace.started_at)} ({fmt.ago(trace.started_at, now)})",
+        fmt.duration(trace.duration_ms),
+        f"cost {fmt.cost(total)}",
+        f"tokens {fmt.tokens(inp)} in / {fmt.tokens(out)} out",
+        f"{tree.size} spans, depth {tree.max_depth + 1 if tree.size else 0}",
+    ]
+    text.append(" · ".join(parts))
+    text.append(" · ")
+    text.append(
+        f"✗ {fmt.counted(errors, 'error')}" if errors else "no errors",
+        style="bold red" if errors else "green",
+    )
+    # The trace's own attributes: who, which session, tags; and what it was asked.
+    attributes = trace.attributes if isinstance(trace.attributes, dict) else {}
+    tags = {"tags": trace.attributes} if isinstance(trace.attributes, list) else {}
+    context: list[tuple[str, str]] = trace_facts(attributes, trace.model_extra, tags)
+    asked = trace_preview({"input_preview": trace.input_preview}, trace.model_extra, attributes)
+    if asked:
+        context.append(("input", asked))
+    row = Text(no_wrap=True, overflow="ellipsis")
+    for n, (label, value) in enumerate(context):
+        if n:
+            row.append(" · ", style="dim")
+        row.append(f"{label} ", style="dim")
+        row.append_text(safe_text(value, 200 if label == "input" else 40))
+    return Group(text, row) if context else Group(text)
+
+
+SEARCH_BATCH = 200  # spans a search looks at between two frames
+
+# From this size on, an open trace is held out of garbage collections (see tui/api/gcpause.py).
+HOLD_OUT_SPANS = 2000
+
+
+def json_text(record: BaseModel) -> str:
+    """A record as readable JSON (Unicode kept as it is) that can always be encoded: a lone half
+    of a UTF-16 pair, which a server's JSON may carry, is written as its \\uXXXX escape, as
+    JSON allows. (Pydantic's own JSON mode refuses such a string.) A trace's spans, which may
+    be made one by one as they are asked for (tui/api/span_table.py), are dumped one by one."""
+    if isinstance(record, Trace):
+        data = record.model_dump(exclude={"spans"})
+        data["spans"] = [span.model_dump() for span in record.spans]
+    else:
+        data = record.model_dump()
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=_json_default)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat().replace("+00:00", "Z")
+    return str(value)
+
+
+class TraceDetailScreen(AppScreen):
+    """One trace. Opened from the trace list, the palette, or `tracetui trace ID`."""
+
+    # Nothing takes focus until the tree is shown (then the tree does): the detail pane taking
+    # it while the trace loads would make the 80x24 layout jump.
+    AUTO_FOCUS = None
+
+    BINDINGS = [
+        Binding("escape", "back", "Back", show=False, id="detail.back"),
+        Binding(
+            "tab",
+            "switch_pane",
+            "Pane",
+            id="detail.focus_next",
+            tooltip="Move between the span tree and the detail pane",
+        ),
+        Binding("shift+tab", "switch_pane", "Pane", show=False, id="detail.focus_previous"),
+        Binding(
+            "c",
+            "switch_view",
+            "View",
+            id="detail.view",
+            tooltip="Show the span's conversation, or its fields and attributes",
+        ),
+        Binding(
+            "z",
+            "zoom",
+            "Zoom",
+            id="detail.zoom",
+            tooltip="Give the detail pane the whole screen (again to go back)",
+        ),
+        Binding(
+            "slash",
+            "search",
+            "Find",
+            id="detail.search",
+            tooltip="Search spans (names, models, ids, message text), or the detail pane's text",
+        ),
+        Binding(
+            "y",
+            "copy",
+            "Copy JSON",
+            show=False,
+            id="detail.copy",
+            tooltip="Copy the selected span as JSON (OSC 52)",
+        ),
+        Binding(
+            "e",
+            "export",
+            "Export",
+            show=False,
+            id="detail.export",
+            tooltip="Export the whole trace as JSON",
+        ),
+        Binding("r", "reload", "Reload", show=False, id="detail.reload"),
+    ]
+    DEFAULT_CSS = """
+    TraceDetailScreen #summary { height: auto; padding: 0 1; background: $boost; }
+    TraceDetailScreen #tree-header { height: 1; padding: 0 0; color: $text-muted; text-style: bold; }
+    TraceDetailScreen #panes { layout: vertical; height: 1fr; }
+    TraceDetailScreen #tree-pane { height: 2fr; }
+    TraceDetailScreen SpanDetail { height: 1fr; min-height: 9; }
+    TraceDetailScreen.-narrow SpanDetail:focus-within { height: 1fr; }
+    TraceDetailScreen.-narrow #panes:focus-within #tree-pane { height: 5; }
+    TraceDetailScreen.-narrow #panes:focus-within #tree-pane:focus-within { height: 1fr; }
+    TraceDetailScreen.-wide #panes { layout: horizontal; }
+    TraceDetailScreen.-wide #tree-pane { width: 3fr; height: 1fr; }
+    TraceDetailScreen.-wide SpanDetail { width: 2fr; height: 1fr; border-left: solid $primary-darken-2; }
+    TraceDetailScreen.-zoom #summary, TraceDetailScreen.-zoom #tree-pane { display: none; }
+    TraceDetailScreen.-zoom SpanDetail { width: 1fr; height: 1fr; border-left: none; }
+    TraceDetailScreen #search { dock: bottom; display: none; }
+    TraceDetailScreen #search.-open { display: block; }
+    TraceDetailScreen #message { padding: 1 2; }
+    """
+
+    def __init__(self, trace_id: str, project_id: str | None = None) -> None:
+        super().__init__()
+        self.trace_id = trace_id
+        self.project_id = project_id
+        self.trace: Trace | None = None
+        self.trace_tree: TraceTree | None = None
+        self._search_in = "spans"  # what the search field searches: "spans" or "detail"
+        # The trace is asked for now, before the screen is built and drawn (see ask_now).
+        self._early: asyncio.Task[Trace] | None = self.ask_now(
+            lambda client: client.get_trace(trace_id, project_id)
+        )
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="summary")
+        with Container(id="panes"):
+            with Vertical(id="tree-pane"):
+                yield Static(id="tree-header")
+                yield Static(Text("Loading trace…"), id="message")
+            yield SpanDetail()
+        yield Input(
+            placeholder="search spans: name, kind, model, id, error — Enter for next", id="search"
+        )
+        yield StatusBar()
+        yield KeyFooter()
+
+    def on_mount(self) -> None:
+        self.load()
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width >= 120, "-wide")
+        self.set_class(self.size.width < 120, "-narrow")
+        self.call_after_refresh(self._update_header)
+
+    def _update_header(self) -> None:
+        self.query_one("#tree-header", Static).update(Text(header_line(self._tree_width())))
+        for view in self.query(SpanTreeView):
+            view.refresh()
+
+    def _tree_width(self) -> int:
+        for view in self.query(SpanTreeView):
+            return view.content_width
+        return self.query_one("#tree-pane").size.width or self.size.width
+
+    def load(self) -> None:
+        self.call_api(
+            self._read,
+            self._loaded,
+            group="trace",
+            failed=self._failed,
+            retry=self.load,
+        )
+
+    async def _read(self, client: ApiClient) -> tuple[Trace, TraceTree]:
+        # The collector stays out from the read until a big trace is held out of it: see
+        # tui/core/gcpause.py (a collection in between walks a million fresh objects).
+        early, self._early = self._early, None
+        with gc_paused():
+            trace = await (early or client.get_trace(self.trace_id, self.project_id))
+            tree = build_tree(trace.spans)
+            if tree.size >= HOLD_OUT_SPANS:
+                hold_out_of_collections(self)
+        return trace, tree
+
+    def _failed(self, error: ApiError) -> bool:
+        if self.query(SpanTreeView):
+            return False  # a reload failed: the tree stays, and the app says what went wrong
+        message = self.query_one("#message", Static)
+        if isinstance(error, NotFound):
+            message.update(safe_text(f"Trace {self.trace_id} was not found on this server."))
+            return True  # said in place; there is nothing to retry
+        message.update(safe_text(error_line(error)))
+        return False
+
+    def _loaded(self, loaded: tuple[Trace, TraceTree]) -> None:
+        self.trace, self.trace_tree = loaded
+        self._show()
+
+    def _show(self) -> None:
+        """The summary, the tree and the first span's detail, all drawn in the next frame:
+        nothing here waits (an awaited mount or removal lets a frame be drawn in between, and
+        one frame of this screen costs as much as building the tree of 10,000 spans)."""
+        assert self.trace is not None and self.trace_tree is not None
+        summary = summary_text(self.trace, self.trace_tree, self.tui.now())
+        self.query_one("#summary", Static).update(summary)
+        pane = self.query_one("#tree-pane")
+        for old in pane.query(SpanTreeView):
+            old.remove()
+        message = self.query_one("#message", Static)
+        if self.trace_tree.size == 0:
+            message.update(Text("This trace has no spans."))
+            message.display = True
+            return
+        message.display = False
+        view = SpanTreeView(self.trace_tree)
+        # A short trace's tree takes no more rows than it has spans: the rest go to the detail.
+        pane.styles.max_height = self.trace_tree.size + 1
+        pane.mount(view)  # in the DOM at once; mounted before the next frame
+        self.call_after_refresh(self._update_header)
+        view.focus()
+        self.query_one(SpanDetail).show(self.trace_tree, view.position)
+
+    def on_unmount(self) -> None:
+        # Let go of the spans first (SpanTreeView and SpanDetail do the same), so reference
+        # counting frees them without the collector's help, then give it back what `_show`
+        # held out of it.
+        if self._early is not None:
+            self._early.cancel()
+        big = self.trace_tree is not None and self.trace_tree.size >= HOLD_OUT_SPANS
+        self.trace = self.trace_tree = None
+        return_to_collections(self)
+        if big:  # once the list beneath is drawn again
+            self.app.call_after_refresh(collect_garbage)
+
+    @on(SpanTreeView.SpanHighlighted)
+    def _highlighted(self, event: SpanTreeView.SpanHighlighted) -> None:
+        if self.trace_tree is None:
+            return
+        for view in self.query(SpanTreeView):
+            if view.position != event.position:
+                return  # the cursor moved on (a key held down): the newer move shows its span
+        self.query_one(SpanDetail).show(self.trace_tree, event.position)
+
+    def action_back(self) -> None:
+        search = self.query_one("#search", Input)
+        if search.has_class("-open"):
+            search.remove_class("-open")
+            self._focus(self._search_in)
+        elif self.has_class("-zoom"):
+            self.action_zoom()
+        elif self._detail_focused():
+            self._focus("tree")  # back a level: from the pane to the tree, then off the trace
+        else:
+            project_id = self.trace.project_id if self.trace is not None else None
+            self.tui.close_trace(project_id or self.project_id)
+
+    def _focus_tree(self) -> None:
+        for view in self.query(SpanTreeView):
+            view.focus()
+
+    def _focus(self, pane: str) -> None:
+        if pane == "detail":
+            self.query_one(SpanDetail).document.focus()
+        else:
+            self.remove_class("-zoom")
+            self._focus_tree()
+
+    def _detail_focused(self) -> bool:
+        focused = self.focused
+        return focused is not None and self.query_one(SpanDetail) in focused.ancestors_with_self
+
+    def action_switch_pane(self) -> None:
+        """Tab: from the span tree to the detail pane's content and back, in one press."""
+        self._focus("tree" if self._detail_focused() else "detail")
+
+    def action_switch_view(self) -> None:
+        self.query_one(SpanDetail).switch_view()
+
+    def action_zoom(self) -> None:
+        """The detail pane alone on screen, or back beside (or below) the span tree."""
+        zoomed = not self.has_class("-zoom")
+        self.set_class(zoomed, "-zoom")
+        if zoomed:
+            self.query_one(SpanDetail).document.focus()
+
+    def action_reload(self) -> None:
+        self.load()
+
+    def action_search(self) -> None:
+        """/ searches what has focus: the detail pane's text, or the spans."""
+        self._search_in = "detail" if self._detail_focused() else "spans"
+        search = self.query_one("#search", Input)
+        search.placeholder = (
+            "search this span's text (Enter: next match; n/N later; esc closes)"
+            if self._search_in == "detail"
+            else "search spans: name, kind, model, id, error, message text — Enter for next"
+        )
+        search.add_class("-open")
+        search.focus()
+
+    @on(Input.Submitted, "#search")
+    def _search(self, event: Input.Submitted) -> None:
+        query = event.value.strip()
+        if self.trace_tree is None or not query:
+            return
+        if self._search_in == "detail":
+            if not self.query_one(SpanDetail).document.search(query):
+                self.notify("Nothing in this span matches.", timeout=3)
+            return
+        self.run_worker(
+            self._find_span(self.trace_tree, query),
+            name="span-search",
+            group="span-search",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    async def _find_span(self, tree: TraceTree, query: str) -> None:
+        """Go to the next span matching `query`. Reading a span's message text for the first
+        time costs some 60 µs, so the search lets the screen draw between batches (a first
+        search of a 50,000-span trace reads for seconds; the next ones take milliseconds)."""
+        view = self.query_one(SpanTreeView)
+        matches = span_matcher(tree, query)
+        if tree.size > SEARCH_BATCH * 10 and len(tree.texts) < tree.size:
+            self.notify(f"Searching the message text of {tree.size:,} spans…", timeout=3)
+        for count, position in enumerate(search_order(tree, view.position or 0), 1):
+            if matches(position):
+                if tree is self.trace_tree:
+                    view.go_to(position)
+                return
+            if count % SEARCH_BATCH == 0:
+                await asyncio.sleep(0)
+        self.notify("No span matches.", timeout=3)
+
+    @on(DocumentView.CopyRequested)
+    def _copy_from_detail(self, event: DocumentView.CopyRequested) -> None:
+        self.tui.copy_text(event.text, event.what)
+
+    def action_copy(self) -> None:
+        for view in self.query(SpanTreeView):
+            if view.position is not None:
+                span = view.trace_tree.spans[view.position]
+                self.tui.copy_text(json_text(span), "span as JSON")
+
+    def action_export(self) -> None:
+        if self.trace is None:
+            return
+        safe_id = "".join(c if c.isalnum() or c in "-_" else "_" for c in self.trace_id)[:80]
+        path = Path.cwd() / f"trace-{safe_id}-{int(time.time())}.json"
+        try:
+            path.write_text(json_text(self.trace), encoding="utf-8")
+        except OSError as exc:
+            self.notify(f"Could not write {path}: {exc.strerror}", severity="error", markup=False)
+            return
+        self.notify(f"Trace exported to {path}", title="Exported", markup=False)

@@ -1,0 +1,482 @@
+"""The trace list of one project: paged by cursor, filtered, sorted, refreshed, optionally live.
+
+Sorting by duration or cost ranks the whole range, not just what is loaded: the rest is paged in
+behind the ranking (with progress; esc stops it, and the header then says the ranking is of the
+loaded rows only)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.timer import Timer
+from textual.widgets import Input, Static
+from textual.worker import Worker
+
+from tui.api import ApiError, NextPage, Page, Trace
+from tui.core.gcpause import hold_out_of_collections, return_to_collections
+from tui.model.chat import trace_preview
+from tui.model.text import safe_text
+from tui.model.timerange import TimeRange
+from tui.ui.screens.base import AppScreen, error_line
+from tui.ui.widgets.key_footer import KeyFooter
+from tui.ui.widgets.status_bar import StatusBar
+from tui.ui.widgets.trace_table import TraceTable, header_line
+from tui.ui.widgets.virtual_rows import VirtualRows
+
+if TYPE_CHECKING:
+    from tui.api import ApiClient
+
+PAGE_SIZE = 500
+# The next page is asked for once the cursor moves within a page's worth of rows of the end (so
+# the first move asks for the second page, and nothing is fetched for a list only glanced at):
+# far from the server (a 200 ms round trip), a held page-down key (some 600 rows a second)
+# reaches the end of what is loaded only after the next page has arrived.
+PREFETCH_ROWS = PAGE_SIZE
+LIVE_SECONDS = 5.0
+HOLD_OUT_TRACES = 5_000  # loaded traces held out of garbage collections from this many on
+SORTS = ("start", "duration", "cost")
+SORT_LABELS = {"start": "newest first", "duration": "slowest first", "cost": "costliest first"}
+
+
+def haystack(trace: Trace) -> str:
+    return " ".join(
+        str(v)
+        for v in (trace.name, trace.id, trace.status, trace.error_message, trace.input_preview)
+        if v
+    ).casefold()
+
+
+def add_preview(trace: Trace) -> bool:
+    """Give the trace its one-line input preview: the server's, or one made from an `input`
+    it sent (Langfuse does); True if it has one."""
+    if trace.input_preview is None and not trace.model_extra and not trace.attributes:
+        return False
+    attributes = trace.attributes if isinstance(trace.attributes, dict) else None
+    trace.input_preview = trace_preview(
+        {"input_preview": trace.input_preview}, trace.model_extra, attributes
+    )
+    return trace.input_preview is not None
+
+
+class TracesScreen(AppScreen):
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="traces.back"),
+        # Enter opens, as in every list, and L (live) is for later: their footer places go to
+        # `e Errors` at 80 columns (both are in `?`).
+        Binding("enter", "open", "Open", id="traces.open", priority=False, show=False),
+        Binding(
+            "slash", "filter", "Filter", id="traces.filter", tooltip="Filter the loaded traces"
+        ),
+        Binding("t", "time_range", "Range", id="traces.range", tooltip="Pick the time range"),
+        Binding("s", "sort", "Sort", id="traces.sort", tooltip="Sort by start, duration or cost"),
+        # r, like Enter and L, is in `?` only: the footer's room at 80 columns goes to o Overview.
+        Binding("r", "refresh", "Refresh", id="traces.refresh", show=False),
+        Binding(
+            "L",
+            "live",
+            "Live",
+            id="traces.live",
+            tooltip="Add new traces as they arrive",
+            show=False,
+        ),
+        Binding("a", "alerts", "Alerts", id="traces.alerts"),
+        Binding(
+            "o",
+            "overview",
+            "Overview",
+            id="traces.overview",
+            tooltip="Error rate, latency, tokens and cost over the range, in charts",
+        ),
+        Binding(
+            "e",
+            "errors",
+            "Errors",
+            id="traces.errors",
+            tooltip="Only the traces with errors, over the whole range (e again: all)",
+        ),
+    ]
+    DEFAULT_CSS = """
+    TracesScreen #top { height: auto; background: $boost; }
+    TracesScreen #header { height: auto; width: 1fr; padding: 0 0 0 1; }
+    TracesScreen #position { width: 24; padding: 0 1; color: $text-muted; text-align: right; }
+    TracesScreen #columns { height: 1; color: $text-muted; text-style: bold; }
+    TracesScreen #filter { dock: bottom; display: none; }
+    TracesScreen #filter.-open { display: block; }
+    """
+
+    def __init__(self, project_id: str, project_name: str | None = None) -> None:
+        super().__init__()
+        self.project_id = project_id
+        self.project_name = project_name or project_id
+        self.range = TimeRange()
+        self.traces: list[Trace] = []
+        self._haystacks: list[str] = []
+        self._ids: set[str] = set()
+        self.next_page: NextPage | None = None
+        self.page_worker: Worker[None] | None = None
+        self.ended = False
+        # Set while a ranking (sort by duration or cost) pages in the rest of the range.
+        self.loading_all = False
+        self.filter_text = ""
+        self.errors_only = False  # `e`: the errored traces of the range, all of them loaded
+        self.sort = "start"
+        self.live_timer: Timer | None = None
+        self.load_error: str | None = None
+        self.dropped = 0  # list items that were not records at all (see Page.dropped)
+        self._left = False  # another screen has been on top since this one opened
+        self._last_row = 0  # where the cursor was: the next page is fetched moving down
+        # The first page is asked for now, before the screen is built and drawn.
+        self._early_page: asyncio.Task[Page] | None = self.ask_now(self._first_page)
+
+    def _first_page(self, client: ApiClient) -> Coroutine[Any, Any, Page]:
+        start, end = self.range.bounds(self.tui.now())
+        return client.list_traces(self.project_id, start=start, end=end, limit=PAGE_SIZE)
+
+    def on_unmount(self) -> None:
+        if self._early_page is not None:
+            self._early_page.cancel()
+        return_to_collections(self)
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="top"):
+            yield Static(id="header")
+            # Apart from the header, so a cursor move repaints only these few cells (SSH).
+            yield Static(id="position")
+        yield Static(id="columns")
+        yield TraceTable()
+        yield Input(placeholder="filter loaded traces by name, id, status or input", id="filter")
+        yield StatusBar()
+        yield KeyFooter()
+
+    def on_mount(self) -> None:
+        self.query_one(TraceTable).focus()
+        self.action_refresh()
+
+    def on_screen_suspend(self) -> None:
+        self._left = True
+
+    def on_screen_resume(self) -> None:
+        # Back from another screen after a failed load: the server may be back (a rate limit
+        # is the app's to wait out: it retries by itself when the time comes).
+        if self._left and self.load_error and not self.fetching and not self.tui.rate_limited_until:
+            self.load_page(first=not self.traces)
+
+    @property
+    def fetching(self) -> bool:
+        """Whether a page is on its way (derived from the worker: it cannot go stale)."""
+        return self.page_worker is not None and self.page_worker.is_running
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is self.page_worker and not self.fetching:
+            self.update_header()  # cancelled or failed as a bug: "loading…" must not stay
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._update_columns)
+
+    def _update_columns(self) -> None:
+        table = self.query_one(TraceTable)
+        self.query_one("#columns", Static).update(
+            Text(header_line(table.content_width, table.previews))
+        )
+
+    # -- loading ---------------------------------------------------------------------------------
+
+    def action_refresh(self) -> None:
+        """Reload from the first page; what is shown stays until the new page arrives. While
+        ranked by duration or cost, the whole range is loaded again."""
+        self.loading_all = self.sort != "start" or self.errors_only
+        self.load_page(first=True)
+
+    def load_page(self, first: bool = False) -> None:
+        """The first page (replacing what is loaded once it arrives) or the next one."""
+        start, end = self.range.bounds(self.tui.now())
+        after = None if first else self.next_page
+        early, self._early_page = self._early_page, None
+        if not first and early is not None:
+            early.cancel()
+            early = None
+
+        def loaded(page: Page) -> None:
+            self.load_error = None
+            if first:
+                self.traces, self._haystacks, self._ids, self.dropped = [], [], set(), 0
+            self.next_page = page.next_page
+            self.ended = page.next_page is None or not page.items
+            self.dropped += page.dropped
+            self._add(page.items, at_top=False, to_top=first)
+            if self.loading_all and not self.ended:
+                self.call_after_refresh(self.load_page)
+            elif self.ended:
+                self.loading_all = False
+                self.update_header()
+            elif not first:  # the cursor may be within a page of the new end already
+                self.call_after_refresh(self._prefetch)
+
+        def failed(error: ApiError) -> None:
+            # What was loaded stays; the header says what failed and `r` retries.
+            self.load_error = error_line(error)
+            self.update_header()
+
+        self.page_worker = self.call_api(
+            lambda client: (
+                early
+                or client.list_traces(
+                    self.project_id, start=start, end=end, limit=PAGE_SIZE, after=after
+                )
+            ),
+            loaded,
+            group="traces",
+            failed=failed,
+            retry=lambda: self.load_page(first=first),
+            project_id=self.project_id,
+        )
+        self.update_header()
+
+    def _add(self, traces: list[Trace], at_top: bool, to_top: bool = False) -> None:
+        fresh = [t for t in traces if (t.id or "") not in self._ids or not t.id]
+        previews = False
+        for trace in fresh:
+            if trace.id:
+                self._ids.add(trace.id)
+            previews = add_preview(trace) or previews
+        table = self.query_one(TraceTable)
+        if previews and not table.previews:
+            table.previews = True
+            self._update_columns()
+        keep = None if to_top else table.selected
+        if at_top:
+            self.traces[:0] = fresh
+            self._haystacks[:0] = [haystack(t) for t in fresh]
+        else:
+            self.traces += fresh
+            self._haystacks += [haystack(t) for t in fresh]
+        if not at_top and len(self.traces) >= HOLD_OUT_TRACES:
+            # Every full collection would walk all the loaded traces (100 ms at 50,000, landing
+            # on whatever the user does next): they are held out of collections, as a big
+            # trace is (tui/core/gcpause.py), until the screen closes. On each page (a bounded
+            # number of times: what is held includes any garbage not yet collected).
+            hold_out_of_collections(self)
+        self.apply_view(keep=keep)
+        if to_top:
+            table.move_to(0)
+
+    def apply_view(self, keep: Trace | None) -> None:
+        """Filter and sort what is loaded; the cursor stays on the trace it was on (or, given
+        none, where it is)."""
+        needle = self.filter_text.casefold()
+        rows = (
+            [t for t, h in zip(self.traces, self._haystacks, strict=True) if needle in h]
+            if needle
+            else list(self.traces)
+        )
+        if self.errors_only:
+            rows = [t for t in rows if t.status == "error" or (t.error_count or 0) > 0]
+        if self.sort == "duration":
+            rows.sort(key=lambda t: -(t.duration_ms or 0))
+        elif self.sort == "cost":
+            rows.sort(key=lambda t: -(t.total_cost_usd or 0))
+        table = self.query_one(TraceTable)
+        table.now = self.tui.now()  # "3m ago" is counted from the moment of drawing
+        table.rows = rows
+        table.rows_changed()
+        if keep is not None:
+            for index, trace in enumerate(rows):
+                if trace is keep:
+                    if index != table.cursor:
+                        table.cursor = index
+                    break
+        self.update_header()
+
+    @on(VirtualRows.CursorMoved)
+    def _cursor_moved(self, event: VirtualRows.CursorMoved) -> None:
+        if event.row > self._last_row:  # towards the end (not the first page's move to the top)
+            self._prefetch()
+        self._last_row = event.row
+        self.update_position()
+
+    def _prefetch(self) -> None:
+        """Ask for the next page when the cursor is within PREFETCH_ROWS of the end of what is
+        loaded, unless a page is on its way already (one request at a time, each page once)."""
+        table = self.query_one(TraceTable)
+        if (
+            not self.fetching
+            and not self.ended
+            and self.next_page is not None
+            and not self.filter_text
+            and not self.errors_only
+            and self.sort == "start"
+            and table.cursor >= table.row_count() - PREFETCH_ROWS
+        ):
+            self.load_page()
+
+    def update_header(self) -> None:
+        table = self.query_one(TraceTable)
+        shown = len(table.rows)
+        text = Text()
+        text.append_text(safe_text(self.project_name, 40, style="bold"))
+        text.append(f" · {self.range.label} · {SORT_LABELS[self.sort]}")
+        if self.filter_text:
+            text.append(" · filter: ")
+            text.append_text(safe_text(self.filter_text, 30, style="italic"))
+        if self.errors_only:
+            text.append(" · ✗ errors only", style="bold red")
+        if self.filter_text or self.errors_only:
+            text.append(f" · {shown:,} of {len(self.traces):,} loaded")
+        if self.dropped:
+            text.append(f" · {self.dropped:,} unreadable skipped", style="dim")
+        if self.live_timer is not None:
+            text.append(" · ● live", style="bold green")
+        if self.load_error:
+            text.append(" · ")
+            text.append_text(safe_text(self.load_error, 60, style="bold red"))
+            text.append(" (r retries)")
+        elif (self.sort != "start" or self.errors_only) and not self.ended:
+            doing = "ranking" if self.sort != "start" else "finding errors in"
+            if self.loading_all:
+                text.append(
+                    f" · {doing} all: {len(self.traces):,} loaded, more coming (esc stops)",
+                    style="italic",
+                )
+            else:
+                what = "ranked" if self.sort != "start" else "errors"
+                text.append(
+                    f" · {what} among the {len(self.traces):,} loaded only (r loads all)",
+                    style="bold",
+                )
+        elif self.fetching:
+            text.append(" · loading…", style="italic")
+        elif self.ended:
+            text.append(
+                " · all loaded" if self.traces else " · no traces in this range", style="dim"
+            )
+        self.query_one("#header", Static).update(text)
+        self.update_position()
+
+    def update_position(self) -> None:
+        """Which row the cursor is on, of how many shown."""
+        table = self.query_one(TraceTable)
+        shown = len(table.rows)
+        position = f"row {table.cursor + 1:,} of {shown:,}" if shown else ""
+        # A fixed width and no layout: nothing else on screen moves, so nothing else repaints.
+        self.query_one("#position", Static).update(Text(position), layout=False)
+
+    # -- actions ---------------------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        """Esc undoes one thing at a time: the open filter field, then the filter, then a
+        ranking still loading, then the screen itself."""
+        field = self.query_one("#filter", Input)
+        if field.has_class("-open") or self.filter_text:
+            field.remove_class("-open")
+            if field.value:
+                field.value = ""  # Input.Changed clears the filter
+            self.query_one(TraceTable).focus()
+            return
+        if self.loading_all:
+            self.loading_all = False
+            if self.page_worker is not None:
+                self.page_worker.cancel()
+            self.update_header()
+            return
+        if self.errors_only:
+            self.action_errors()
+            return
+        self.dismiss()
+
+    def action_errors(self) -> None:
+        """Only the errored traces, of the whole range: the rest of it is paged in (esc stops,
+        as for a ranking); `e` again shows every trace."""
+        self.errors_only = not self.errors_only
+        self.apply_view(keep=None)
+        self.query_one(TraceTable).move_to(0)
+        self.loading_all = self.errors_only and not self.ended
+        if self.loading_all and not self.fetching:
+            self.load_page()
+        self.update_header()
+
+    def action_open(self) -> None:
+        trace = self.query_one(TraceTable).selected
+        if trace is not None and trace.id:
+            self.tui.open_trace(trace.id, self.project_id)
+
+    def action_filter(self) -> None:
+        field = self.query_one("#filter", Input)
+        field.add_class("-open")
+        field.focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value.strip()
+        self.apply_view(keep=self.query_one(TraceTable).selected)
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        self.query_one(TraceTable).focus()
+
+    def action_sort(self) -> None:
+        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        # A new order starts at its top, not on the row that happened to be selected.
+        self.apply_view(keep=None)
+        self.query_one(TraceTable).move_to(0)
+        self.loading_all = self.sort != "start" and not self.ended
+        if self.loading_all and not self.fetching:
+            self.load_page()
+        self.update_header()
+
+    def action_time_range(self) -> None:
+        def chosen(value: TimeRange | None) -> None:
+            if value is not None:
+                self.set_range(value)
+
+        self.tui.pick_time_range(self.range, chosen)
+
+    def set_range(self, value: TimeRange) -> None:
+        self.range = value
+        self.action_refresh()
+
+    def action_alerts(self) -> None:
+        self.tui.open_alerts(self.project_id, self.project_name)
+
+    def action_overview(self) -> None:
+        self.tui.open_overview(self.project_id, self.project_name, self.range)
+
+    def action_live(self) -> None:
+        if self.live_timer is not None:
+            self.live_timer.stop()
+            self.live_timer = None
+        elif self.range.preset is None:
+            self.notify("Live mode needs a range relative to now (15m ... 30d).", timeout=4)
+        else:
+            self.live_timer = self.set_interval(LIVE_SECONDS, self.poll_new)
+            self.poll_new()
+        self.update_header()
+
+    def poll_new(self) -> None:
+        """Live mode: the traces that started since the newest one loaded."""
+        newest = max((t.started_at for t in self.traces if t.started_at), default=None)
+        start, end = self.range.bounds(self.tui.now())
+
+        def arrived(page: Page) -> None:
+            new = [t for t in page.items if t.id not in self._ids]
+            if new:
+                self._add(new, at_top=True)
+            else:  # nothing new: the ages ("3m ago") still move on
+                table = self.query_one(TraceTable)
+                table.now = self.tui.now()
+                table.refresh()
+
+        self.call_api(
+            lambda client: client.list_traces(
+                self.project_id, start=newest or start, end=end, limit=PAGE_SIZE
+            ),
+            arrived,
+            group="live",
+            project_id=self.project_id,
+        )
