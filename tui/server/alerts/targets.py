@@ -6,7 +6,9 @@ credentials, and `http://localhost:6379/` poke at its neighbours. So the host is
 and every address it resolves to must be a public (globally routable) one: loopback, private
 (10/8, 172.16/12, 192.168/16, fc00::/7), link-local (169.254/16 with the cloud metadata
 address, fe80::/10), carrier-grade NAT, multicast, reserved and unspecified addresses are
-refused, IPv4 written inside IPv6 (::ffff:a.b.c.d) included. The request then goes to the
+refused, and so is an IPv4 address written inside IPv6 in any of its forms (mapped
+::ffff:a.b.c.d, compatible ::a.b.c.d, 6to4 2002::/16, Teredo 2001::/32, NAT64 64:ff9b::/96 and
+64:ff9b:1::/48): each reaches the IPv4 address it carries, so it is judged as that address. The request then goes to the
 address that was checked, not to the name again (a second lookup could answer otherwise: DNS
 rebinding), with the name kept in the Host header and in TLS (SNI, certificate check).
 Redirects are never followed. `--allow-private-webhooks` lifts the address rule for local use,
@@ -82,12 +84,36 @@ async def system_resolver(host: str, port: int) -> list[str]:
     return await answer
 
 
-def address_kind(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+# Translation prefixes whose last 32 bits are an IPv4 address (RFC 6052, RFC 8215); `ipaddress`
+# knows the mapped, 6to4 and Teredo forms but not these.
+NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
+IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # ::a.b.c.d (deprecated, still routed by some)
+
+
+def embedded_ipv4(address: Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries and would reach, in every form that has one."""
+    if isinstance(address, ipaddress.IPv4Address):
+        return []
+    found = [a for a in (address.ipv4_mapped, address.sixtofour) if a is not None]
+    if address.teredo is not None:
+        found.extend(address.teredo)  # (server, client): either may be where it lands
+    translated = any(address in net for net in NAT64)
+    compatible = address in IPV4_COMPATIBLE and int(address) > 1  # not :: or ::1
+    if translated or compatible:
+        found.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+    return found
+
+
+def address_kind(address: Address) -> str | None:
     """What makes `address` off limits ("loopback", "link-local"...), or None if public."""
-    if isinstance(address, ipaddress.IPv6Address):
-        embedded = address.ipv4_mapped or address.sixtofour
-        if embedded is not None:
-            return address_kind(embedded)
+    for embedded in embedded_ipv4(address):
+        kind = address_kind(embedded)
+        if kind is not None:
+            return kind
+    if any(address in net for net in NAT64):
+        # A DNS64 answer on an IPv6-only network: it reaches the public address it carries.
+        return None
     checks = (
         ("unspecified", address.is_unspecified),
         ("loopback", address.is_loopback),
@@ -141,8 +167,7 @@ async def resolve_target(
     # private one, and the connection could land on either.
     where = "" if literal is not None else f"{host} resolves to "
     for address in addresses:
-        embedded = getattr(address, "ipv4_mapped", None) or address
-        if embedded in METADATA or address in METADATA:
+        if address in METADATA or any(a in METADATA for a in embedded_ipv4(address)):
             raise Refused(f"refused: {where}{address}, a cloud metadata address")
         kind = None if allow_private else address_kind(address)
         if kind is not None:
