@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt
 
-.PHONY: demo test lint bench screenshots serve clean
+.PHONY: demo test lint bench screenshots serve docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,10 @@ bench: $(VENV)/.installed-test
 
 screenshots: $(VENV)/.installed-test
 	$(BIN)/python -m tests.screenshots
+
+# docs/keymap.md is generated from the bindings (a test fails when it is out of date).
+docs: $(VENV)/.installed
+	$(BIN)/python -m tui.ui.keymap_doc > docs/keymap.md.tmp && mv docs/keymap.md.tmp docs/keymap.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
