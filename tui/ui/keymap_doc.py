@@ -41,7 +41,7 @@ def app_bindings() -> list[Binding]:
     from the app, so importing the app here adds no cycle."""
     from tui.ui.app import TraceTuiApp
 
-    return list(TraceTuiApp.BINDINGS)
+    return [b for b in TraceTuiApp.BINDINGS if isinstance(b, Binding)]
 
 
 def classes_of(package: ModuleType) -> list[type]:
