@@ -10,8 +10,9 @@
     proj_abc = "tt_pk_..."              # inline, or { env = "VAR" }, or { command = "..." }
 
 TRACETUI_PROFILE, TRACETUI_BASE_URL and TRACETUI_API_KEY override the file. A file that holds a
-key must be readable by its owner only (0600): one that is not is refused. There is deliberately
-no --api-key flag: a key on the command line shows in `ps` and in shell history.
+key must be readable by its owner only (0600): one that is not is refused. Saving a project's key
+rewrites the file through tomlkit, which keeps the user's comments, order and layout. There is
+deliberately no --api-key flag: a key on the command line shows in `ps` and in shell history.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,12 +61,14 @@ def config_path(env: Mapping[str, str] = os.environ) -> Path:
 
 
 def _holds_inline_keys(data: Mapping[str, Any]) -> bool:
-    for profile in (data.get("profiles") or {}).values():
+    profiles = data.get("profiles")
+    for profile in profiles.values() if isinstance(profiles, dict) else ():
         if not isinstance(profile, dict):
             continue
         if profile.get("api_key"):
             return True
-        if any(isinstance(v, str) for v in (profile.get("project_keys") or {}).values()):
+        keys = profile.get("project_keys")
+        if isinstance(keys, dict) and any(isinstance(v, str) for v in keys.values()):
             return True
     return False
 
@@ -176,8 +179,11 @@ def load_settings(
         )
     else:
         api_key = _key_from(chosen.get("api_key"), f"the key of profile {name!r}", env)
+    sources = chosen.get("project_keys") or {}
+    if not isinstance(sources, dict):
+        raise ConfigError(f"{path}: project_keys of {name!r} must be a table")
     project_keys: dict[str, Secret] = {}
-    for project_id, source in (chosen.get("project_keys") or {}).items():
+    for project_id, source in sources.items():
         key = _key_from(source, f"the key of project {project_id!r}", env)
         if key is not None:
             project_keys[str(project_id)] = key
@@ -205,47 +211,61 @@ def load_settings(
 # -- writing -------------------------------------------------------------------------------------
 
 
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-        escaped = "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in escaped)
-        return f'"{escaped}"'
-    if isinstance(value, dict):
-        return (
-            "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
-        )
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    raise TypeError(f"cannot write {type(value).__name__} to TOML")
+def _child_table(parent: MutableMapping[str, Any], name: str, where: str) -> tuple[Any, bool]:
+    """`parent[name]` as a table, made when missing (inline inside an inline table, as TOML
+    requires; a header-less super table elsewhere, so that only `[a.b.c]` is written); whether
+    it was made."""
+    from tomlkit import inline_table, table
+    from tomlkit.items import InlineTable
+
+    existing = parent.get(name)
+    if existing is None:
+        made = inline_table() if isinstance(parent, InlineTable) else table(is_super_table=True)
+        parent[name] = made
+        return parent[name], True  # tomlkit may hand back a proxy rather than the table given
+    if not isinstance(existing, MutableMapping):
+        raise ConfigError(f"{where} must be a table")
+    return existing, False
 
 
-def _toml_key(key: str) -> str:
-    return (
-        key
-        if key.replace("_", "").replace("-", "").isalnum() and key.isascii()
-        else _toml_value(key)
-    )
+def save_project_key(path: Path, profile: str, project_id: str, key: SecretLike) -> None:
+    """Store a project's key in a profile. The file is rewritten with mode 0600 and keeps its
+    comments, order and layout: only the key's line (and tables it needs) are added."""
+    read_config(path)  # refuses what reading would refuse: invalid TOML, keys others can read
+    try:
+        # Bytes, not read_text: its newline translation would turn a file's CRLFs into LFs.
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        text = ""
+    # Imported here: writing is rare, and importing tomlkit takes ~17 ms that start-up, which
+    # only reads, does without.
+    import tomlkit
+    from tomlkit.exceptions import ParseError
+    from tomlkit.items import Table
 
-
-def dump_toml(data: Mapping[str, Any], prefix: str = "") -> str:
-    """TOML for the config's shape: scalars, then tables (key sources stay inline tables)."""
-    lines = []
-    tables = []
-    for key, value in data.items():
-        is_source = isinstance(value, dict) and set(value) <= {"env", "command"} and value
-        if isinstance(value, dict) and not is_source:
-            tables.append((key, value))
-        else:
-            lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
-    out = "\n".join(lines) + ("\n" if lines else "")
-    for key, value in tables:
-        name = f"{prefix}.{_toml_key(key)}" if prefix else _toml_key(key)
-        out += f"\n[{name}]\n" + dump_toml(value, name)
-    return out
+    # tomlkit glues a table added after a last line without a newline onto that line.
+    if text and not text.endswith("\n"):
+        text += "\n"
+    try:
+        document = tomlkit.parse(text)
+    except ParseError as exc:
+        # Only the position: tomlkit's messages can quote what is in the file.
+        raise ConfigError(
+            f"{path} could not be read for writing (line {exc.line}, column {exc.col})"
+        ) from None
+    profiles, _ = _child_table(document, "profiles", f"{path}: [profiles]")
+    chosen, _ = _child_table(profiles, profile, f"{path}: profile {profile!r}")
+    keys, made = _child_table(chosen, "project_keys", f"{path}: project_keys of {profile!r}")
+    keys[project_id] = key.get_secret_value()
+    if made and isinstance(keys, Table):
+        keys.add(tomlkit.nl())  # a blank line before whatever table follows, as people write
+    written = tomlkit.dumps(document)
+    if written.endswith("\n\n") and not text.endswith("\n\n"):
+        written = written.rstrip("\n") + "\n"  # that blank line, at the end, is not wanted
+    if "\r\n" in text and "\n" not in text.replace("\r\n", ""):
+        # tomlkit ends the lines it adds with LF: a file written with CRLFs keeps them.
+        written = written.replace("\r\n", "\n").replace("\n", "\r\n")
+    write_private(path, written)
 
 
 def write_private(path: Path, text: str) -> None:
@@ -256,18 +276,9 @@ def write_private(path: Path, text: str) -> None:
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".config-", suffix=".toml")
     try:
         os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:  # the text's own line ends
             handle.write(text)
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
-
-
-def save_project_key(path: Path, profile: str, project_id: str, key: SecretLike) -> None:
-    """Store a project's key in a profile (the file is rewritten with mode 0600)."""
-    data = read_config(path) if path.exists() else {}
-    profiles = data.setdefault("profiles", {})
-    chosen = profiles.setdefault(profile, {})
-    chosen.setdefault("project_keys", {})[project_id] = key.get_secret_value()
-    write_private(path, dump_toml(data))

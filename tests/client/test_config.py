@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -134,3 +135,178 @@ def test_saving_a_project_key_writes_0600(config: Path, tmp_path: Path) -> None:
     save_project_key(fresh, "default", "p", SecretStr("k"))
     assert stat.S_IMODE(os.stat(fresh).st_mode) == 0o600
     assert load_settings(env={}, path=fresh).project_keys["p"].get_secret_value() == "k"
+
+
+COMMENTED = """\
+# tracetui: my settings (kept by hand)
+default_profile = "prod"  # the usual one
+
+# Production, in the EU.
+[profiles.prod]
+base_url = "https://traces.example.com/v1"  # behind the VPN
+api_key_env = "PROD_KEY"
+
+
+[keymap]
+# Vim habits.
+quit = "ctrl+q"
+
+[profiles.prod.project_keys]
+proj_a = "inline-a"  # rotated in March
+proj_b = { env = "PROJ_B_KEY" }
+
+[profiles.staging]
+base_url = "https://staging.example.com/v1"
+"""
+
+
+def _saved(tmp_path: Path, text: str, profile: str, project_id: str, key: str) -> str:
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    path.chmod(0o600)
+    save_project_key(path, profile, project_id, SecretStr(key))
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    return path.read_text()
+
+
+def test_saving_a_key_keeps_every_comment_table_and_blank_line(tmp_path: Path) -> None:
+    written = _saved(tmp_path, COMMENTED, "prod", "proj_new", "new-key")
+    # Everything the user wrote is still there, line for line and in order; one line is added.
+    added = [line for line in written.splitlines() if line not in COMMENTED.splitlines()]
+    assert added == ['proj_new = "new-key"']
+    assert [line for line in written.splitlines() if line != added[0]] == COMMENTED.splitlines()
+    assert written.index('proj_b = { env = "PROJ_B_KEY" }') < written.index("proj_new")
+    settings = load_settings(
+        env={"PROD_KEY": "p", "PROJ_B_KEY": "b"}, path=tmp_path / "config.toml"
+    )
+    keys = {k: v.get_secret_value() for k, v in settings.project_keys.items()}
+    assert keys == {"proj_a": "inline-a", "proj_b": "b", "proj_new": "new-key"}
+    assert settings.keymap == {"quit": "ctrl+q"}
+
+
+def test_replacing_a_key_keeps_the_comment_on_its_line(tmp_path: Path) -> None:
+    written = _saved(tmp_path, COMMENTED, "prod", "proj_a", "rotated-a")
+    assert 'proj_a = "rotated-a"  # rotated in March' in written
+    assert "inline-a" not in written
+    assert len(written.splitlines()) == len(COMMENTED.splitlines())
+
+
+def test_a_key_for_a_profile_without_keys_gets_its_own_table(tmp_path: Path) -> None:
+    written = _saved(tmp_path, COMMENTED, "staging", "proj_s", "s-key")
+    assert written.startswith(COMMENTED)  # the file's end was the staging table
+    assert written[len(COMMENTED) :] == '\n[profiles.staging.project_keys]\nproj_s = "s-key"\n'
+    # A new profile's table is set off by blank lines from the tables around it.
+    written = _saved(tmp_path, COMMENTED, "fresh", "proj_f", "f-key")
+    assert '\n\n[profiles.fresh.project_keys]\nproj_f = "f-key"\n\n' in written
+    for line in COMMENTED.splitlines():
+        assert line in written
+    assert (
+        load_settings(profile="fresh", env={}, path=tmp_path / "config.toml")
+        .project_keys["proj_f"]
+        .get_secret_value()
+        == "f-key"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("", ""),
+        ("# only a comment", "# only a comment\n"),  # and no newline at the end
+        (
+            '[profiles]\nprod = { base_url = "https://a.example.com/v1" }\n',
+            '[profiles]\nprod = { base_url = "https://a.example.com/v1", ',
+        ),
+        ('[profiles.prod]\nproject_keys = { proj_a = "a" }\n', 'project_keys = { proj_a = "a", '),
+        (
+            'profiles.prod.base_url = "https://a.example.com/v1"\n',
+            'profiles.prod.base_url = "https://a.example.com/v1"\n',
+        ),
+    ],
+    ids=["empty", "no-final-newline", "inline-profile", "inline-keys", "dotted-keys"],
+)
+def test_saving_into_every_shape_of_file_reads_back(tmp_path: Path, text: str, kept: str) -> None:
+    written = _saved(tmp_path, text, "prod", "proj_x", "x-key")
+    assert kept in written
+    settings = load_settings(profile="prod", env={}, path=tmp_path / "config.toml")
+    assert settings.project_keys["proj_x"].get_secret_value() == "x-key"
+
+
+HOSTILE = 'k"ey\n]\n[profiles.evil]\napi_key = "x"\n\\u0041 \x1b[31m\x7f'
+
+
+def test_a_hostile_key_profile_and_project_are_written_as_data(tmp_path: Path) -> None:
+    profile = 'pro"f]\n[x]'
+    project = 'proj"]\n= "injected"'
+    written = _saved(tmp_path, COMMENTED, profile, project, HOSTILE)
+    assert "\x1b" not in written and "\x7f" not in written  # escaped, not raw
+    settings = load_settings(profile=profile, env={}, path=tmp_path / "config.toml")
+    assert {k: v.get_secret_value() for k, v in settings.project_keys.items()} == {project: HOSTILE}
+    # No table or key came out of the values.
+    assert set(settings.profiles) == {"prod", "staging", profile}
+    data = read_config(tmp_path / "config.toml")
+    assert data.keys() == {"default_profile", "profiles", "keymap"}
+    assert data["profiles"]["prod"]["project_keys"].keys() == {"proj_a", "proj_b"}
+
+
+def test_a_crlf_file_keeps_its_line_ends(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_bytes(b'# windows\r\n[profiles.prod]\r\nbase_url = "https://a.example.com/v1"\r\n')
+    save_project_key(path, "prod", "p", SecretStr("k"))
+    written = path.read_bytes()
+    assert written.startswith(
+        b'# windows\r\n[profiles.prod]\r\nbase_url = "https://a.example.com/v1"\r\n'
+    )
+    assert written.count(b"\n") == written.count(b"\r\n") == 6
+    settings = load_settings(profile="prod", env={}, path=path)
+    assert settings.project_keys["p"].get_secret_value() == "k"
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ('profiles = "oops"\n', r"\[profiles\] must be a table"),
+        ("[profiles]\nprod = 3\n", "profile 'prod' must be a table"),
+        ('[profiles.prod]\nproject_keys = ["a"]\n', "project_keys of 'prod' must be a table"),
+    ],
+)
+def test_saving_into_a_file_of_the_wrong_shape_says_where(
+    tmp_path: Path, text: str, where: str
+) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=where):
+        save_project_key(path, "prod", "p", SecretStr("secret-value"))
+    assert path.read_text() == text
+
+
+def test_saving_refuses_a_file_that_reading_refuses(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text('api_key = "secret-value\n')
+    with pytest.raises(ConfigError, match="not valid TOML") as caught:
+        save_project_key(path, "prod", "p", SecretStr("k"))
+    assert "secret-value" not in str(caught.value)
+    assert path.read_text() == 'api_key = "secret-value\n'
+
+
+def test_reading_the_config_never_imports_tomlkit() -> None:
+    code = (
+        "import sys, tempfile, pathlib\n"
+        "from tui.config import load_settings\n"
+        "d = pathlib.Path(tempfile.mkdtemp()) / 'c.toml'\n"
+        "d.write_text('[profiles.default]\\nbase_url = \"https://a.example.com/v1\"\\n')\n"
+        "load_settings(env={}, path=d)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('tomlkit')))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_project_keys_that_are_not_a_table_are_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text('[profiles.default]\nproject_keys = ["secret-value"]\n')
+    with pytest.raises(ConfigError, match="project_keys of 'default' must be a table") as caught:
+        load_settings(env={}, path=path)
+    assert "secret-value" not in str(caught.value)

@@ -9,7 +9,7 @@ import uuid
 import httpx
 import pytest
 
-from tests.app.test_flows import rendered_text, running_app, wait_for
+from tests.support.app import rendered_text, running_app, wait_for
 from tests.support.helpers import json_response, mock_client
 from tests.support.service import RunningService
 from tui.api import ApiClient, ApiError, BadResponse, InvalidBaseUrl

@@ -21,9 +21,6 @@ if TYPE_CHECKING:
         ApiClient as ApiClient,
     )
     from tui.api.client import (
-        LogEntry as LogEntry,
-    )
-    from tui.api.client import (
         Page as Page,
     )
     from tui.api.client import (
@@ -71,12 +68,13 @@ if TYPE_CHECKING:
     from tui.api.models import Span as Span
     from tui.api.models import Trace as Trace
     from tui.api.pagination import NextPage as NextPage
+    from tui.api.request_log import LogEntry as LogEntry
 
 _WHERE = {
     "InvalidBaseUrl": "base_url",
     "normalize_base_url": "base_url",
     "ApiClient": "client",
-    "LogEntry": "client",
+    "LogEntry": "request_log",
     "Page": "client",
     "Waiting": "client",
     "ApiError": "errors",

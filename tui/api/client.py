@@ -5,6 +5,10 @@ key). GETs are retried with exponential backoff and jitter on connection errors,
 503 and 504, and after a 429's Retry-After, all bounded in count and total time. A POST is retried
 only when the connection was never made, and carries an Idempotency-Key so that servers which
 support it never create twice. Requests are paced per key to stay under the server's rate limit.
+
+Keys (keys.py), the API log's entries (request_log.py) and reading a body (envelopes.py) live in
+modules of their own. What stays here (~520 lines) is one piece: the request loop, paging over it,
+and the API's calls, which differ only in the paths and records they give that loop.
 """
 
 from __future__ import annotations
@@ -15,8 +19,8 @@ import random
 import time
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 from urllib.parse import quote, urlsplit
@@ -24,7 +28,7 @@ from urllib.parse import quote, urlsplit
 import httpx
 
 from tui.api.base_url import normalize_base_url
-from tui.api.deep_json import loads_with_depth_cut
+from tui.api.envelopes import read_json, unwrap_record
 from tui.api.errors import (
     ApiError,
     BadResponse,
@@ -33,10 +37,12 @@ from tui.api.errors import (
     TimedOut,
     error_for_response,
 )
+from tui.api.keys import Keys
 from tui.api.models import Alert, AlertEvent, Project, Record, Span, Trace
 from tui.api.pagination import NextPage, cursor_from_url, extract_items, extract_next
 from tui.api.ratelimit import Pacer, RateBudget, budget_from_headers
 from tui.api.readers import has_spans, read_records, read_trace, read_trace_fast
+from tui.api.request_log import LogEntry, log_entry
 from tui.core.alert_rules import AlertDraft
 from tui.core.gcpause import gc_paused
 from tui.core.secret import SecretLike
@@ -44,7 +50,6 @@ from tui.core.urls import is_loopback, join_url, split_url
 
 log = logging.getLogger("tracetui.api")
 R = TypeVar("R", bound=Record)
-DEFAULT_KEY = "(default)"
 MAX_PAGES = 10_000  # a hard stop for any paging loop, whatever the server says
 MIN_PACING_SHOWN = 0.5  # the token bucket's short waits are not worth telling anyone about
 
@@ -53,20 +58,6 @@ def iso(moment: datetime) -> str:
     """A datetime as the spec's ISO 8601 with milliseconds and Z."""
     utc = moment.astimezone(timezone.utc) if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
-
-
-@dataclass(frozen=True)
-class LogEntry:
-    """One request as the API log screen shows it (the Authorization header is never kept)."""
-
-    at: float
-    method: str
-    url: str
-    status: int | None
-    elapsed_ms: float
-    attempt: int
-    rate_limit: dict[str, str] = field(default_factory=dict)
-    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -91,29 +82,15 @@ class Page:
     dropped: int = 0
 
 
-class _BearerAuth(httpx.Auth):
-    """Sets the header at send time, so no plain key sits in a variable of the caller's frames."""
-
-    def __init__(self, key: SecretLike | None) -> None:
-        self._key = key
-
-    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        if self._key is not None:
-            request.headers["Authorization"] = "Bearer " + self._key.get_secret_value()
-        yield request
-
-    def __repr__(self) -> str:
-        return "_BearerAuth(**********)"
-
-
 class ApiClient:
-    """The v1 API. Use as `async with ApiClient(base_url, key, project_keys) as client:`."""
+    """The v1 API. Use as `async with ApiClient(base_url, key, project_keys) as client:`.
+    A key is a str or a secret (tui.core.secret.Secret, pydantic's SecretStr)."""
 
     def __init__(
         self,
         base_url: str,
-        api_key: SecretLike | None = None,
-        project_keys: Mapping[str, SecretLike] | None = None,
+        api_key: str | SecretLike | None = None,
+        project_keys: Mapping[str, str | SecretLike] | None = None,
         *,
         timeout: float = 20.0,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -126,11 +103,13 @@ class ApiClient:
         log_size: int = 500,
         on_wait: Callable[[Waiting], None] | None = None,
     ) -> None:
+        # Wrapped first, and the plain values dropped from this frame: a traceback that shows
+        # locals (an invalid base_url raises just below) must find no key in them.
+        self._keys = Keys(api_key, project_keys)
+        api_key = project_keys = None
         self.base_url = normalize_base_url(base_url)
         self._scheme, self.host = urlsplit(self.base_url)[:2]
         self._on_loopback = is_loopback(urlsplit(self.base_url).hostname or "")
-        self._default_key = api_key
-        self._project_keys: dict[str, SecretLike] = dict(project_keys or {})
         self.max_retries = max_retries
         self.max_rate_limit_retries = max_rate_limit_retries
         self.retry_budget = retry_budget
@@ -154,8 +133,10 @@ class ApiClient:
         )
 
     def __repr__(self) -> str:
-        projects = sorted(self._project_keys)
-        return f"ApiClient(base_url={self.base_url!r}, projects_with_keys={projects})"
+        # getattr: a traceback's locals show a client whose __init__ raised, half built.
+        base_url = getattr(self, "base_url", None)
+        projects = self._keys.projects()
+        return f"ApiClient(base_url={base_url!r}, projects_with_keys={projects})"
 
     async def __aenter__(self) -> ApiClient:
         return self
@@ -168,25 +149,12 @@ class ApiClient:
 
     # -- keys ------------------------------------------------------------------------------------
 
-    def set_project_key(self, project_id: str, key: SecretLike) -> None:
-        self._project_keys[project_id] = key
-
-    def _key_name(self, project_id: str | None) -> str:
-        return project_id if project_id in self._project_keys else DEFAULT_KEY
-
-    def _key(self, project_id: str | None) -> SecretLike | None:
-        if project_id is not None and project_id in self._project_keys:
-            return self._project_keys[project_id]
-        return self._default_key
+    def set_project_key(self, project_id: str, key: str | SecretLike) -> None:
+        self._keys.set(project_id, key)
 
     def redact(self, text: str) -> str:
         """`text` with every key this client holds replaced (servers sometimes echo them)."""
-        for key in (self._default_key, *self._project_keys.values()):
-            if key is not None:
-                secret = key.get_secret_value()
-                if len(secret) >= 4 and secret in text:
-                    text = text.replace(secret, "[redacted]")
-        return text
+        return self._keys.redact(text)
 
     # -- the request loop ------------------------------------------------------------------------
 
@@ -203,29 +171,7 @@ class ApiClient:
         response: httpx.Response | None = None,
         error: ApiError | None = None,
     ) -> None:
-        headers = {}
-        if response is not None:
-            headers = {
-                k: v
-                for k, v in response.headers.items()
-                if k.lower().startswith("x-ratelimit") or k.lower() == "retry-after"
-            }
-        entry = LogEntry(
-            at=time.time(),
-            method=method,
-            url=self.redact(url),
-            status=response.status_code
-            if response is not None
-            else error.status
-            if error
-            else None,
-            elapsed_ms=(time.monotonic() - started) * 1000,
-            attempt=attempt,
-            rate_limit=headers,
-            error=error.message if error else None,
-        )
-        self.log.append(entry)
-        log.debug("%s %s -> %s in %.0f ms", entry.method, entry.url, entry.status, entry.elapsed_ms)
+        self.log.append(log_entry(method, url, started, attempt, self.redact, response, error))
 
     async def _request(
         self,
@@ -238,8 +184,8 @@ class ApiClient:
         idempotency_key: str | None = None,
     ) -> httpx.Response:
         is_get = method == "GET"
-        key_name = self._key_name(project_id)
-        auth = _BearerAuth(self._key(project_id))
+        key_name = self._keys.name_for(project_id)
+        auth = self._keys.auth_for(project_id)
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
         deadline = time.monotonic() + self.retry_budget
         # `tries` counts every request sent (the API log shows it); `failures` only the failed
@@ -348,19 +294,6 @@ class ApiClient:
         self.latest_budget = budget
         self.pacer.observe(key_name, budget)
 
-    def _json(self, response: httpx.Response) -> Any:
-        try:
-            try:
-                return response.json()
-            except RecursionError:  # nested too deep for json.loads: keep all but the depths
-                return loads_with_depth_cut(response.text)
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            kind = response.headers.get("content-type", "no content type").split(";")[0]
-            raise BadResponse(
-                f"The server sent {kind} that is not valid JSON (HTTP {response.status_code})",
-                response.status_code,
-            ) from None
-
     # -- lists and paging ------------------------------------------------------------------------
 
     def _page_request(
@@ -399,7 +332,7 @@ class ApiClient:
         response = await self._request(
             "GET", target[0], project_id=project_id, params=params_or_none
         )
-        body = self._json(response)
+        body = read_json(response)
         items = extract_items(body, resource)
         if items is None:
             raise BadResponse(
@@ -510,9 +443,7 @@ class ApiClient:
             trace = read_trace_fast(response.content)
             if trace is not None:
                 return trace
-            body = self._json(response)
-            if isinstance(body, dict) and isinstance(body.get("data"), dict) and "id" not in body:
-                body = body["data"]  # {"data": {...trace...}}
+            body = unwrap_record(read_json(response))
             if not isinstance(body, dict):
                 raise BadResponse(
                     f"The server's answer is not a trace (HTTP {response.status_code})"
@@ -562,11 +493,9 @@ class ApiClient:
             idempotency_key=idempotency_key or uuid.uuid4().hex,
         )
         try:
-            data = self._json(response)
+            data = unwrap_record(read_json(response))
         except BadResponse as error:  # the server said yes, but not what it made
             raise BadResponse(error.message, error.status, outcome_unknown=True) from None
-        if isinstance(data, dict) and isinstance(data.get("data"), dict) and "id" not in data:
-            data = data["data"]
         if not isinstance(data, dict):
             raise BadResponse(
                 f"The server's answer is not a record (HTTP {response.status_code})",

@@ -35,3 +35,13 @@ class Secret:
 
     def __hash__(self) -> int:
         return hash(self._value)
+
+
+def as_secret(value: str | SecretLike) -> SecretLike:
+    """`value` kept secret: a plain str is wrapped in a Secret, a SecretLike is kept as it is.
+    Anything else is refused with its type only (never its value)."""
+    if isinstance(value, str):
+        return Secret(value)
+    if not callable(getattr(value, "get_secret_value", None)):
+        raise TypeError(f"A key must be a str or a secret, not {type(value).__name__}")
+    return value

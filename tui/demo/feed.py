@@ -60,8 +60,9 @@ def attributes(pairs: dict[str, Any]) -> list[KeyValue]:
     return [KeyValue(key=k, value=value(v)) for k, v in pairs.items()]
 
 
-class TraceBuilder:
-    """The spans of one trace, ids random, times in ms from `start`."""
+class OtlpTraceBuilder:
+    """The OTLP protobuf spans of one trace (as an SDK exports them), ids random, times in ms
+    from `start_ms`."""
 
     def __init__(self, rng: random.Random, start_ms: int) -> None:
         self.rng = rng
@@ -134,7 +135,7 @@ def support_ticket(
     """A support agent in OTel GenAI conventions: classify, look up the order, answer."""
     question, answer = rng.choice(QUESTIONS)
     total = rng.randint(1800, 5200)
-    b = TraceBuilder(rng, now_ms - total)
+    b = OtlpTraceBuilder(rng, now_ms - total)
     root = rng.randbytes(8)
     user = [{"role": "user", "parts": [{"type": "text", "content": question}]}]
     model = rng.choice(["gpt-4o-mini", "gpt-4o"])
@@ -233,7 +234,7 @@ def docs_question(
     """A RAG answer in OpenInference conventions: retrieve, then one LLM call."""
     question, answer = rng.choice(DOCS_QUESTIONS)
     total = rng.randint(900, 3500)
-    b = TraceBuilder(rng, now_ms - total)
+    b = OtlpTraceBuilder(rng, now_ms - total)
     root = rng.randbytes(8)
     docs: dict[str, Any] = {}
     for n in range(rng.randint(2, 4)):
