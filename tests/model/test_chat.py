@@ -1,4 +1,4 @@
-"""tui/model/chat.py: every common spelling of a span's conversation, and hostile shapes that must
+"""tui/model/chat/: every common spelling of a span's conversation, and hostile shapes that must
 neither raise nor run unbounded."""
 
 from __future__ import annotations

@@ -246,7 +246,7 @@ class Trace(Record):
     )
     attributes: Any = aliases("attributes", "attrs", "metadata", "tags")
     # A short preview of the trace's input, when the server makes one for its list rows; the
-    # app also derives one from an `input` field (tui/model/chat.py trace_preview).
+    # app also derives one from an `input` field (tui/model/chat/ trace_preview).
     input_preview: LStr = aliases("input_preview", "inputPreview", "preview")
     # Beyond the spec, when asked for (`include=models`): cost and tokens by model, as the
     # server sent it; read tolerantly where it is used (tui/model/overview_stats.py).

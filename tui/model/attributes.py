@@ -1,4 +1,4 @@
-"""Pure (no Textual): reading attributes in any spelling, for tui/model/chat.py.
+"""Pure (no Textual): reading attributes in any spelling, for tui/model/chat/.
 
 OTel attributes come flattened (`llm.input_messages.0.message.role`), nested
 (`{"llm": {"input_messages": [...]}}`), as JSON strings (`gen_ai.input.messages`), or a mix.

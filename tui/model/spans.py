@@ -409,7 +409,7 @@ SEARCH_TEXT_MAX = 1_000_000  # message text searched per span
 
 
 def conversation_at(tree: TraceTree, position: int) -> Conversation | None:
-    """The conversation span `position` records (tui/model/chat.py), read once while it is recent."""
+    """The conversation span `position` records (tui/model/chat/), read once while it is recent."""
     cache = tree.conversations
     if position in cache:
         return cache[position]

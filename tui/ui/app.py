@@ -1,5 +1,5 @@
-"""The Textual app: global keys, navigation between screens, the status line, and the one place
-API errors become what users see."""
+"""The Textual app: global keys, start-up, the status line, and the one place API errors become
+what users see. Opening and closing screens is tui/ui/navigation.py, which the app is built on."""
 
 from __future__ import annotations
 
@@ -18,13 +18,14 @@ from textual.app import App
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.notifications import SeverityLevel
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
 from tui.core.gcpause import hold_start_up, let_go_of_start_up
 from tui.model.text import NOTICE_MAX_CHARS, notice, safe_text
 from tui.ui.hangup import watch_for_hangup
+from tui.ui.navigation import Navigation
 from tui.ui.widgets.status_bar import Status, StatusBar
 
 if TYPE_CHECKING:
@@ -32,10 +33,8 @@ if TYPE_CHECKING:
     # The palette's, the time range's and the too-small notice's load when first needed.
     from textual.command import Provider
 
-    from tui.api import Alert, ApiClient, ApiError, Project, Waiting
-    from tui.model.timerange import TimeRange
+    from tui.api import ApiClient, ApiError, Project, Waiting
     from tui.ui.messages import ProjectsLoaded
-    from tui.ui.trace_pages import Collected
 
 # Below this size the app shows a notice instead of its screens (tui.ui.screens.too_small).
 MIN_WIDTH, MIN_HEIGHT = 80, 24
@@ -64,7 +63,7 @@ class StartAt:
     trace_id: str | None = None
 
 
-class TraceTuiApp(App[str | None]):
+class TraceTuiApp(Navigation):
     TITLE = "tracetui"
     BINDINGS = [
         Binding("question_mark", "help", "Keys", id="app.help"),
@@ -132,8 +131,8 @@ class TraceTuiApp(App[str | None]):
 
     def get_default_screen(self) -> Screen[Any]:
         """The first frame, when the client is still to be made: the screen at the bottom of
-        the stack says what is loading (a screen pushed over an empty default one cost a
-        second layout and paint before anything useful was drawn)."""
+        the stack says what is loading (a screen pushed over an empty default one would cost a
+        second layout and paint before anything useful is drawn)."""
         if self._make_client is None:
             return super().get_default_screen()
         from tui.ui.screens.starting import StartingScreen
@@ -146,9 +145,9 @@ class TraceTuiApp(App[str | None]):
         if self._make_client is None:
             self._open_start()
         else:
-            # The first frame now (the default screen: StartingScreen); the client's imports
-            # (~150 ms) in a thread meanwhile. The thread waits for the frame to be drawn:
-            # importing meanwhile would hold the GIL.
+            # The first frame at once (the default screen: StartingScreen); the client's
+            # imports (~150 ms) in a thread meanwhile. The thread waits for the frame to be
+            # drawn: importing during it would hold the GIL.
             self.call_after_refresh(self._first_frame_drawn.set)
             self.run_worker(self._load_client, thread=True, name="client", exit_on_error=False)
         self.check_size()
@@ -168,7 +167,7 @@ class TraceTuiApp(App[str | None]):
         from tui.ui.screens.projects import ProjectsScreen
 
         # Start-up's objects live as long as the app: out of the collector's full walks, else
-        # the first one (some 50 ms) lands on the first trace list's first frame (gcpause).
+        # the first one (some 50 ms) lands on the first trace list's first frame (tui/core/gcpause.py).
         hold_start_up()
         self.push_screen(ProjectsScreen())
         if self.start.project_id:
@@ -211,100 +210,6 @@ class TraceTuiApp(App[str | None]):
     def on_projects_loaded(self, message: ProjectsLoaded) -> None:
         self.projects = message.projects
 
-    # -- navigation: screens never open each other, they ask the app --------------------------
-
-    def open_traces(self, project_id: str, name: str | None) -> None:
-        from tui.ui.screens.traces import TracesScreen
-
-        self.push_screen(TracesScreen(project_id, name))
-
-    def open_trace(self, trace_id: str, project_id: str | None = None) -> None:
-        from tui.ui.screens.trace_detail import TraceDetailScreen
-
-        self.push_screen(TraceDetailScreen(trace_id, project_id))
-
-    def close_trace(self, project_id: str | None) -> None:
-        """Leave a trace. Opened by its id (a link in an alert), it has no trace list beneath:
-        going back lands on its project's traces rather than the list of projects."""
-        from tui.ui.screens.projects import ProjectsScreen
-
-        self.pop_screen()
-        if project_id and isinstance(self.screen, ProjectsScreen):
-            self.open_traces(project_id, None)
-
-    def open_alerts(self, project_id: str, name: str | None) -> None:
-        from tui.ui.screens.alerts import AlertsScreen
-
-        self.push_screen(AlertsScreen(project_id, name or project_id))
-
-    def open_overview(
-        self, project_id: str, name: str | None, time_range: TimeRange | None = None
-    ) -> None:
-        from tui.ui.screens.overview import OverviewScreen
-
-        self.push_screen(OverviewScreen(project_id, name or project_id, time_range))
-
-    def open_alert(self, project_id: str, alert: Alert, collected: Collected | None = None) -> None:
-        """An alert's detail; `collected`: the last 24 h of traces, if already paged in."""
-        from tui.ui.screens.alert_detail import AlertDetailScreen
-
-        self.push_screen(AlertDetailScreen(project_id, alert, collected))
-
-    def new_project(self, created: Callable[[Project | None], None]) -> None:
-        from tui.ui.screens.forms import ProjectForm
-
-        self.push_screen(ProjectForm(), created)
-
-    def new_alert(
-        self,
-        project_id: str,
-        project_name: str,
-        created: Callable[[Alert | None], None],
-        collected: Collected | None = None,
-    ) -> None:
-        """The alert form; `collected`: traces already paged in, for its preview."""
-        from tui.ui.screens.forms import AlertForm
-
-        self.push_screen(AlertForm(project_id, project_name, collected), created)
-
-    def pick_time_range(
-        self, current: TimeRange, chosen: Callable[[TimeRange | None], None]
-    ) -> None:
-        from tui.ui.screens.time_range import TimeRangeScreen
-
-        self.push_screen(TimeRangeScreen(current), chosen)
-
-    def action_open_trace(self) -> None:
-        from tui.ui.screens.prompts import TraceIdPrompt
-
-        def chosen(value: object) -> None:
-            if isinstance(value, str):
-                self.open_trace(value)
-
-        self.push_screen(TraceIdPrompt(), chosen)
-
-    def set_time_range(self, value: TimeRange) -> None:
-        from tui.ui.screens.traces import TracesScreen
-
-        if isinstance(self.screen, TracesScreen):
-            self.screen.set_range(value)
-        else:
-            self.notify("Open a project's traces first; the range applies there.", timeout=4)
-
-    def switch_profile(self, profile: str) -> None:
-        self.exit(result=f"profile:{profile}")
-
-    def action_help(self) -> None:
-        from tui.ui.screens.help import HelpScreen
-
-        if not isinstance(self.screen, ModalScreen):
-            self.push_screen(HelpScreen(self.screen))
-
-    def action_api_log(self) -> None:
-        from tui.ui.screens.api_log import ApiLogScreen
-
-        self.push_screen(ApiLogScreen())
-
     # -- what users see: toasts, the status line, errors (the one place) ----------------------
 
     def notify(
@@ -317,7 +222,7 @@ class TraceTuiApp(App[str | None]):
         markup: bool = False,
     ) -> None:
         """Every toast of the app: its text is never markup, made visible and cut (server
-        strings reach toasts, and a toast wrapping a megabyte froze the app). The same toast
+        strings reach toasts, and a toast wrapping a megabyte freezes the app). The same toast
         twice within a few seconds (two screens failing on one bad key) shows once."""
         message, title = notice(message), notice(title, TITLE_MAX_CHARS)
         now = time.monotonic()
@@ -332,7 +237,7 @@ class TraceTuiApp(App[str | None]):
     def _fatal_error(self) -> None:
         """Textual's crash report, without local variables: its default prints every frame's
         locals, and a frame can hold an API key in plain text (a header being built, the key
-        prompt's value). Overrides App._fatal_error, checked by tests/adversarial."""
+        prompt's value). Overrides App._fatal_error, checked by tests/app/test_crash_secrets.py."""
         from rich.traceback import Traceback
 
         self.bell()
@@ -345,8 +250,8 @@ class TraceTuiApp(App[str | None]):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A worker that failed with anything but an API error is a bug: say so, never hide it."""
         if event.state != WorkerState.ERROR:
-            # Every worker's every change comes here: the client loader's, before the first
-            # frame, among them. Importing tui.api (httpx) for those took 130 ms off-frame.
+            # Every worker's every change comes here, the client loader's among them, before the
+            # first frame: importing tui.api (httpx) for those would delay it by 130 ms.
             return
         from tui.api import ApiError
 

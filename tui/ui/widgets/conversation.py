@@ -1,4 +1,4 @@
-"""A span's conversation (tui/model/chat.py) as document blocks: every role named in words and a
+"""A span's conversation (tui/model/chat/) as document blocks: every role named in words and a
 symbol (never by colour alone), text whole and wrapped, tool calls with their name and
 pretty-printed arguments, tool results, documents with ids and scores, finish reasons."""
 

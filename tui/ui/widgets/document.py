@@ -21,7 +21,8 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.strip import Strip
 
-from tui.ui.widgets.blocks import Block, Line, Match, Piece, find_match
+from tui.ui.widgets.blocks import Block, Match, find_match
+from tui.ui.widgets.document_search import highlighted, row_of
 from tui.ui.widgets.virtual_rows import VirtualRows
 
 # The styles that bring their own background; the others take the row's.
@@ -279,7 +280,7 @@ class DocumentView(VirtualRows):
         line = block.lines(self._width)[offset]
         pieces = list(line.pieces)
         if self.pattern is not None and pieces:
-            pieces = self._highlighted(block, line, pieces)
+            pieces = highlighted(block, line, pieces, self.pattern, self.current)
         segments = [Segment("▌" if selected else " ", base)]
         if line.indent:
             segments.append(Segment(" " * line.indent, base))
@@ -291,44 +292,6 @@ class DocumentView(VirtualRows):
             fill = base + self._style(line.source.style)
             strip = strip.adjust_cell_length(max(strip.cell_length, width - 1), fill)
         return strip.adjust_cell_length(width, base)
-
-    def _highlighted(self, block: Block, line: Line, pieces: list[Piece]) -> list[Piece]:
-        """The pieces with this search's matches styled (the current one distinctly)."""
-        assert self.pattern is not None
-        plain = "".join(text for text, _ in pieces)
-        lead = line.source.lead if line.source is not None else 0
-        spans = []
-        for found in self.pattern.finditer(plain):
-            if found.end() == found.start():
-                continue
-            style = "match"
-            current = self.current
-            if current is not None and current.block is block:
-                if line.source is None and current.line == -1:
-                    style = "match-current"
-                elif line.source is not None and current.line == line.source.line:
-                    at = line.source.start + found.start() - lead
-                    if at == current.start:
-                        style = "match-current"
-            spans.append((found.start(), found.end(), style))
-        if not spans:
-            return pieces
-        out: list[Piece] = []
-        pos = 0
-        for text, style in pieces:
-            end = pos + len(text)
-            cut = pos
-            for s, e, mark in spans:
-                if e <= cut or s >= end:
-                    continue
-                if s > cut:
-                    out.append((text[cut - pos : s - pos], style))
-                out.append((text[max(s, cut) - pos : min(e, end) - pos], mark))
-                cut = min(e, end)
-            if cut < end:
-                out.append((text[cut - pos :], style))
-            pos = end
-        return out
 
     # -- folding ---------------------------------------------------------------------------------
 
@@ -480,27 +443,14 @@ class DocumentView(VirtualRows):
             parent = parent.parent
         self._relayout()
         block = found.block
-        row = self._row_of(found)
+        row = row_of(found, self._blocks, self._starts, self._width)
         if row is None and found.line >= 0:
             block.folded = False
             block.invalidate()
             self._relayout()
-            row = self._row_of(found)
+            row = row_of(found, self._blocks, self._starts, self._width)
         self.cursor = row if row is not None else self._starts[self._blocks.index(block)]
         self._center(self.cursor)
-
-    def _row_of(self, found: Match) -> int | None:
-        if found.block not in self._blocks:
-            return None
-        start = self._starts[self._blocks.index(found.block)]
-        if found.line == -1:
-            return start
-        best = None
-        for offset, line in enumerate(found.block.lines(self._width)):
-            source = line.source
-            if source is not None and source.line == found.line and source.start <= found.start:
-                best = start + offset
-        return best
 
     def _center(self, row: int) -> None:
         height = self.scrollable_content_region.height or self.size.height

@@ -1,0 +1,112 @@
+"""The app's navigation: screens never open each other (tests/architecture checks it), they ask
+the app to open the next one, so each screen's module is imported only when it is first shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from textual.app import App
+from textual.screen import ModalScreen
+
+if TYPE_CHECKING:
+    from tui.api import Alert, Project
+    from tui.model.timerange import TimeRange
+    from tui.ui.trace_pages import Collected
+
+
+class Navigation(App[str | None]):
+    """Opening and closing the app's screens; TraceTuiApp is built on it."""
+
+    def open_traces(self, project_id: str, name: str | None) -> None:
+        from tui.ui.screens.traces import TracesScreen
+
+        self.push_screen(TracesScreen(project_id, name))
+
+    def open_trace(self, trace_id: str, project_id: str | None = None) -> None:
+        from tui.ui.screens.trace_detail import TraceDetailScreen
+
+        self.push_screen(TraceDetailScreen(trace_id, project_id))
+
+    def close_trace(self, project_id: str | None) -> None:
+        """Leave a trace. Opened by its id (a link in an alert), it has no trace list beneath:
+        going back lands on its project's traces rather than the list of projects."""
+        from tui.ui.screens.projects import ProjectsScreen
+
+        self.pop_screen()
+        if project_id and isinstance(self.screen, ProjectsScreen):
+            self.open_traces(project_id, None)
+
+    def open_alerts(self, project_id: str, name: str | None) -> None:
+        from tui.ui.screens.alerts import AlertsScreen
+
+        self.push_screen(AlertsScreen(project_id, name or project_id))
+
+    def open_overview(
+        self, project_id: str, name: str | None, time_range: TimeRange | None = None
+    ) -> None:
+        from tui.ui.screens.overview import OverviewScreen
+
+        self.push_screen(OverviewScreen(project_id, name or project_id, time_range))
+
+    def open_alert(self, project_id: str, alert: Alert, collected: Collected | None = None) -> None:
+        """An alert's detail; `collected`: the last 24 h of traces, if already paged in."""
+        from tui.ui.screens.alert_detail import AlertDetailScreen
+
+        self.push_screen(AlertDetailScreen(project_id, alert, collected))
+
+    def new_project(self, created: Callable[[Project | None], None]) -> None:
+        from tui.ui.screens.forms import ProjectForm
+
+        self.push_screen(ProjectForm(), created)
+
+    def new_alert(
+        self,
+        project_id: str,
+        project_name: str,
+        created: Callable[[Alert | None], None],
+        collected: Collected | None = None,
+    ) -> None:
+        """The alert form; `collected`: traces already paged in, for its preview."""
+        from tui.ui.screens.forms import AlertForm
+
+        self.push_screen(AlertForm(project_id, project_name, collected), created)
+
+    def pick_time_range(
+        self, current: TimeRange, chosen: Callable[[TimeRange | None], None]
+    ) -> None:
+        from tui.ui.screens.time_range import TimeRangeScreen
+
+        self.push_screen(TimeRangeScreen(current), chosen)
+
+    def action_open_trace(self) -> None:
+        from tui.ui.screens.prompts import TraceIdPrompt
+
+        def chosen(value: object) -> None:
+            if isinstance(value, str):
+                self.open_trace(value)
+
+        self.push_screen(TraceIdPrompt(), chosen)
+
+    def set_time_range(self, value: TimeRange) -> None:
+        from tui.ui.screens.traces import TracesScreen
+
+        if isinstance(self.screen, TracesScreen):
+            self.screen.set_range(value)
+        else:
+            self.notify("Open a project's traces first; the range applies there.", timeout=4)
+
+    def switch_profile(self, profile: str) -> None:
+        self.exit(result=f"profile:{profile}")
+
+    def action_help(self) -> None:
+        from tui.ui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, ModalScreen):
+            self.push_screen(HelpScreen(self.screen))
+
+    def action_api_log(self) -> None:
+        from tui.ui.screens.api_log import ApiLogScreen
+
+        self.push_screen(ApiLogScreen())
