@@ -90,7 +90,7 @@ def summary_text(trace: Trace, tree: TraceTree, now: datetime) -> Group:
 
 SEARCH_BATCH = 200  # spans a search looks at between two frames
 
-# From this size on, an open trace is held out of garbage collections (see tui/api/gcpause.py).
+# From this size on, an open trace is held out of garbage collections (see tui/core/gcpause.py).
 HOLD_OUT_SPANS = 2000
 
 
