@@ -1,19 +1,28 @@
 """The command line: `tracetui [demo|serve|keys|trace] ...`. Heavy imports happen inside the
-subcommands."""
+subcommands; the service's options (tui.server.config, the standard library alone) are read
+here, where serve's flags are made from them."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+from tui.server.config import (
+    DEFAULT_DB,
+    OPTIONS,
+    InvalidOption,
+    ServerConfig,
+    add_serve_arguments,
+)
 
 if TYPE_CHECKING:
     from tui.api.client import ApiClient
     from tui.ui.app import StartAt
 
-
-DEFAULT_DB = "tracetui.sqlite3"  # what serve and keys use without --db
+DB_OPTION = next(option for option in OPTIONS if option.name == "db")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,67 +48,16 @@ def build_parser() -> argparse.ArgumentParser:
     trace = sub.add_parser("trace", help="open one trace (for the link in an alert)")
     trace.add_argument("trace_id", metavar="ID")
 
-    serve = sub.add_parser("serve", help="run the local tracing service")
-    serve.add_argument("--db", help=f"SQLite database file (default: ./{DEFAULT_DB})")
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback)")
-    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve = sub.add_parser(
+        "serve",
+        help="run the local tracing service",
+        description="Run the local tracing service. Every option can also be set by its "
+        "environment variable; a flag wins over its variable. See docs/serve.md.",
+    )
+    add_serve_arguments(serve)
     serve.add_argument("--demo", action="store_true", help="fill an empty database with demo data")
-    serve.add_argument(
-        "--rate-limit", type=int, default=1000, help="requests per minute per key (default 1000)"
-    )
-    serve.add_argument(
-        "--ingest-rate-limit",
-        type=int,
-        default=10_000,
-        help="OTLP export requests per minute per key, apart from --rate-limit (default 10000)",
-    )
-    serve.add_argument(
-        "--alert-interval",
-        type=non_negative_seconds,
-        default=60.0,
-        metavar="SECONDS",
-        help="evaluate every alert this often (default 60; 0: never)",
-    )
-    serve.add_argument(
-        "--ingest-processes",
-        type=non_negative_int,
-        default=None,
-        metavar="N",
-        help="worker processes that decode and write OTLP bodies (default: one per CPU, at "
-        "most 4; 0: ingest in the service's own threads; at most 64)",
-    )
-    serve.add_argument(
-        "--allow-private-webhooks",
-        action="store_true",
-        help="let webhooks go to loopback, private and link-local addresses (local use, tests)",
-    )
     add_keys_parser(sub)
     return parser
-
-
-MAX_INGEST_PROCESSES = 64
-
-
-def non_negative_int(text: str) -> int:
-    """--ingest-processes: a whole number from 0 to 64 (argparse shows the message)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 0 <= value <= MAX_INGEST_PROCESSES:
-        raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_INGEST_PROCESSES}")
-    return value
-
-
-def non_negative_seconds(text: str) -> float:
-    """--alert-interval: a number of seconds, 0 or more (argparse shows the message)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError("must be 0 or a positive number of seconds")
-    return value
 
 
 def add_keys_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -107,49 +65,32 @@ def add_keys_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     imports the service)."""
     keys = sub.add_parser("keys", help="create, list and revoke the local service's API keys")
     actions = keys.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
-    db_help = f"the service's database (default: ./{DEFAULT_DB}, as tracetui serve)"
+    db_help = f"the service's database (default: ${DB_OPTION.env} or ./{DEFAULT_DB}, as serve)"
 
     create = actions.add_parser("create", help="make a key; prints it alone on stdout")
     target = create.add_mutually_exclusive_group(required=True)
     target.add_argument("--project", metavar="ID", help="a key for this project only")
     target.add_argument("--workspace", action="store_true", help="a key for every project")
     create.add_argument("--label", help="a name to know it by (default: the project and date)")
-    create.add_argument("--db", default=DEFAULT_DB, help=db_help)
+    create.add_argument("--db", default=None, help=db_help)
 
     listing = actions.add_parser("list", help="ids, projects, creation times, labels (no keys)")
-    listing.add_argument("--db", default=DEFAULT_DB, help=db_help)
+    listing.add_argument("--db", default=None, help=db_help)
 
     revoke = actions.add_parser("revoke", help="delete a key by its id (or prefix) or label")
     revoke.add_argument("ref", metavar="ID_OR_LABEL")
-    revoke.add_argument("--db", default=DEFAULT_DB, help=db_help)
+    revoke.add_argument("--db", default=None, help=db_help)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "serve":
-        from tui.server.run import serve
-
-        opened = None
-        if args.demo:  # the demo's data is no part of the service: it is filled in here
-            from functools import partial
-
-            from tui.demo.data import open_demo_store
-
-            opened = partial(open_demo_store, args.db)
-        return serve(
-            args.db,
-            args.host,
-            args.port,
-            opened,
-            args.rate_limit,
-            args.ingest_rate_limit,
-            alert_interval_s=args.alert_interval,
-            allow_private_webhooks=args.allow_private_webhooks,
-            ingest_processes=args.ingest_processes,
-        )
+        return run_serve(args)
     if args.command == "keys":
         from tui.server.keys import run as run_keys
 
+        if args.db is None:  # the database serve would open
+            args.db = os.environ.get(DB_OPTION.env) or DEFAULT_DB
         return run_keys(args)
     if args.command == "demo":
         from tui.demo.run import run_demo
@@ -159,6 +100,25 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     start = StartAt(args.project, args.trace_id if args.command == "trace" else None)
     return run_app(args.profile, args.base_url, mouse=not args.no_mouse, start=start)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """`tracetui serve`: its config from the environment and the flags given."""
+    from tui.server.run import serve
+
+    try:
+        config = ServerConfig.from_sources(vars(args), os.environ)
+    except InvalidOption as error:
+        print(f"tracetui: {error}", file=sys.stderr)
+        return 2
+    opened = None
+    if args.demo:  # the demo's data is no part of the service: it is filled in here
+        from functools import partial
+
+        from tui.demo.data import open_demo_store
+
+        opened = partial(open_demo_store, config.db)
+    return serve(config, opened)
 
 
 def run_app(profile: str | None, base_url: str | None, mouse: bool, start: StartAt) -> int:

@@ -8,10 +8,10 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from pydantic import SecretStr
 
+from tests.support.builders import add_bulk_traces
 from tests.support.service import RunningService
 from tui.api import ApiClient, Forbidden, NotFound, Unauthorized, ValidationFailed
 from tui.core.alert_rules import AlertDraft
-from tui.demo.data import add_bulk_traces
 from tui.server.store import now_ms
 
 

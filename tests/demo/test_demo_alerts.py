@@ -8,12 +8,12 @@ from pathlib import Path
 
 import httpx
 
+from tests.support.service import local_service
 from tests.support.webhooks import Clock, wait_until
-from tui.demo.run import DEMO_ALERT_INTERVAL_S
 from tui.demo.data import LIVE_ALERT, point_alerts_at, populate
 from tui.demo.feed import Feed, Incidents
 from tui.demo.receiver import DemoReceiver
-from tui.server.run import LocalService
+from tui.demo.run import DEMO_ALERT_INTERVAL_S
 from tui.server.store import Store
 
 SECOND = 1000
@@ -36,7 +36,7 @@ def test_the_live_alert_fires_and_resolves_within_minutes_and_every_webhook_land
         point_alerts_at(store, receiver.url)  # a second start adds no second live alert
         assert sum(a.id == LIVE_ALERT["id"] for a in store.all_alerts()) == 1
         assert all(a.webhook_url.startswith(receiver.url) for a in store.all_alerts())
-        with LocalService(store, clock=clock, allow_private_webhooks=True) as service:
+        with local_service(store, clock=clock, allow_private_webhooks=True) as service:
             feed = Feed(
                 service.base_url.removesuffix("/v1"),
                 keys.projects,

@@ -27,7 +27,7 @@ from tests.support.otlp import (
     root_client,
     span,
 )
-from tests.support.service import RunningService
+from tests.support.service import RunningService, local_service
 from tui.server.run import LocalService
 from tui.server.store import Store, new_api_key, now_ms
 
@@ -355,7 +355,7 @@ def test_ingest_has_its_own_rate_budget(tmp_path: Path) -> None:
     store.add_key("ws", None, "ws")
     message = request(span(new_trace_id(), new_span_id()))
     with (
-        LocalService(store, rate_limit=5, ingest_rate_limit=2) as service,
+        local_service(store, rate_limit=5, ingest_rate_limit=2) as service,
         root_client(service.base_url, "ws") as client,
     ):
         statuses = [post(client, message).status_code for _ in range(3)]

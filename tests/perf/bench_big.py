@@ -24,7 +24,8 @@ import httpx
 from tests.perf.big_app import command as app_command
 from tests.perf.report import Row
 from tests.perf.service_process import Processes, service_command
-from tui.demo.data import add_bulk_traces, big_trace, trace_row
+from tests.support.builders import add_bulk_traces
+from tui.demo.data import big_trace, trace_row
 from tui.server.store import Store, now_ms
 
 RUNS = 3

@@ -20,8 +20,8 @@ from textual.strip import Strip
 
 from tests.perf.report import Row
 from tests.support.chat_traces import SpanSpec, add_trace, genai, new_store, text
+from tests.support.service import local_service
 from tui.api import ApiClient
-from tui.server.run import LocalService
 from tui.server.store import Store, now_ms
 from tui.ui.app import StartAt, TraceTuiApp
 from tui.ui.widgets.document import DocumentView
@@ -261,7 +261,7 @@ async def cursor_moves(base_url: str, size: tuple[int, int]) -> tuple[list[float
 def run() -> list[Row]:
     store, big = make_store()
     rows: list[Row] = []
-    with LocalService(store, rate_limit=10**9) as service:
+    with local_service(store, rate_limit=10**9) as service:
         for size in ((80, 24), (160, 48)):
             figures = asyncio.run(first_screen(service.base_url, size))
             for name, label in (("chat 40", "40 msgs"), ("chat 1", "1 msg")):

@@ -34,8 +34,9 @@ from textual.strip import Strip
 from tests.perf.delay_proxy import start_command as proxy_command
 from tests.perf.report import Row
 from tests.perf.service_process import Processes, service_command
+from tests.support.builders import add_bulk_traces
 from tui.api import ApiClient
-from tui.demo.data import add_bulk_traces, big_trace, trace_row
+from tui.demo.data import big_trace, trace_row
 from tui.server.store import Store, now_ms
 from tui.ui.app import StartAt, TraceTuiApp
 from tui.ui.screens.projects import ProjectsScreen

@@ -38,8 +38,8 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from tests.perf.report import Row
+from tests.support.builders import add_bulk_traces
 from tests.support.procfs import children_of, cpu_seconds, peak_rss_kb, workers_of
-from tui.demo.data import add_bulk_traces
 from tui.server.ingest import otlp_proto
 from tui.server.ingest.costs import PriceBook
 from tui.server.rows import SpanRow

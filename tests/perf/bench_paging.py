@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 
 from tests.perf.report import Row
-from tui.demo.data import add_bulk_traces
-from tui.server.run import LocalService
+from tests.support.builders import add_bulk_traces
+from tests.support.service import local_service
 from tui.server.store import Store, now_ms
 
 TRACES = 100_000
@@ -31,7 +31,7 @@ def run() -> list[Row]:
     add_bulk_traces(store, "proj_bench", TRACES, now_ms(), span=6 * 86_400_000)
     firsts, lasts = [], []
     with (
-        LocalService(store, rate_limit=10**9) as service,
+        local_service(store, rate_limit=10**9) as service,
         httpx.Client(
             base_url=service.base_url + "/", headers={"Authorization": "Bearer bench-key"}
         ) as client,

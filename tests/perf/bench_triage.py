@@ -28,8 +28,8 @@ from rich.text import Text
 
 from tests.perf.report import Row, median_time
 from tests.perf.service_process import Processes, service_command
+from tests.support.builders import add_bulk_traces
 from tui.api import ApiClient, Trace
-from tui.demo.data import add_bulk_traces
 from tui.model import charts, metrics
 from tui.model.overview_stats import Overview
 from tui.server.store import Store

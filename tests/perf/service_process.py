@@ -61,10 +61,10 @@ def service_command(db: Path) -> list[str]:
 
 
 def main(db: str) -> None:
-    from tui.server.run import LocalService
+    from tests.support.service import local_service
     from tui.server.store import Store
 
-    with LocalService(Store(db), rate_limit=10**9) as service:
+    with local_service(Store(db), rate_limit=10**9) as service:
         print(service.base_url, flush=True)
         reader = threading.Thread(target=sys.stdin.read, daemon=True)
         reader.start()

@@ -11,10 +11,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.service import RunningService, start_service
+from tests.support.service import RunningService, local_service, start_service
 from tui.demo.data import populate
 from tui.server.ratelimit import RateLimiter
-from tui.server.run import LocalService
 from tui.server.store import Store, hash_key
 
 RATE_HEADERS = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
@@ -92,7 +91,7 @@ def test_the_429_message_names_the_real_window(limited: RunningService, tmp_path
     assert "5 requests per minute exceeded" in refused.json()["error"]["message"]
     store = Store(tmp_path / "window.sqlite3")
     keys = populate(store, seed=7, scale=0.01, big_traces=False)
-    with LocalService(store, rate_limit=1, window_s=2.5) as service:
+    with local_service(store, rate_limit=1, window_s=2.5) as service:
         headers = {"Authorization": f"Bearer {keys.workspace}"}
         for _ in range(2):
             refused = httpx.get(f"{service.base_url}/projects", headers=headers)

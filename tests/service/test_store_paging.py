@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tui.demo.data import add_bulk_traces
+from tests.support.builders import add_bulk_traces
 from tui.server.store import WAL_AUTOCHECKPOINT_PAGES, Store, TracePosition
 
 NOW = 1_795_000_000_000

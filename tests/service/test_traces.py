@@ -8,8 +8,8 @@ import uuid
 import httpx
 import pytest
 
+from tests.support.builders import add_bulk_traces
 from tests.support.service import RunningService
-from tui.demo.data import add_bulk_traces
 from tui.server.rows import TraceRow
 from tui.server.schemas import iso_ms, parse_timestamp
 from tui.server.store import now_ms

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.scenes import FIXED_NOW_MS, Scene
+from tests.support.service import local_service
 from tui.demo.data import DemoKeys, populate
 from tui.server.rows import SpanRow, TraceRow
 from tui.server.run import LocalService
@@ -288,4 +289,4 @@ def chat_service(path: Path) -> tuple[LocalService, DemoKeys]:
         started_ms=FIXED_NOW_MS - 90_000,
         attributes=CHAT_TRACE_ATTRIBUTES,
     )
-    return LocalService(store, rate_limit=1000).start(), keys
+    return local_service(store, rate_limit=1000).start(), keys

@@ -19,6 +19,7 @@ import httpx
 from pydantic import SecretStr
 from textual.widgets import Input
 
+from tests.support.service import local_service
 from tui.api import ApiClient
 from tui.demo.data import BIG_TRACE_ID, DEEP_TRACE_ID, DemoKeys, populate
 from tui.demo.feed import INCIDENT_FAILURES, export, support_ticket
@@ -109,7 +110,7 @@ def demo_service(path: Path) -> tuple[LocalService, DemoKeys]:
     store = Store(path)
     keys = populate(store, seed=7, now=FIXED_NOW_MS, scale=0.2, big_traces=True)
     # The service's clock too: retention would hide the pinned data once it is old enough.
-    service = LocalService(store, rate_limit=1000, clock=lambda: FIXED_NOW_MS).start()
+    service = local_service(store, rate_limit=1000, clock=lambda: FIXED_NOW_MS).start()
     incident_before_the_pinned_moment(service, keys)
     # One evaluation round at the pinned moment: the alerts screen shows real states and values
     # (their hooks are example names and loopback, refused without a look-up or a connection).

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 from tui.demo.data import DemoKeys, populate
+from tui.server.alerts.targets import Resolver, system_resolver
+from tui.server.background import PeriodicTask
+from tui.server.config import IN_PROCESS
+from tui.server.rows import now_ms
 from tui.server.run import LocalService
 from tui.server.store import Store
 
@@ -36,8 +41,24 @@ def start_service(
 ) -> RunningService:
     store = Store(path)
     keys = populate(store, seed=7, scale=scale, big_traces=False)
-    service = LocalService(store, rate_limit=rate_limit, ingest_processes=ingest_processes)
+    config = replace(IN_PROCESS, rate_limit=rate_limit, ingest_processes=ingest_processes)
+    service = LocalService(store, config)
     return RunningService(service.start(), store, keys)
+
+
+def local_service(
+    store: Store,
+    *,
+    tasks: Sequence[PeriodicTask] | None = None,
+    clock: Callable[[], int] = now_ms,
+    resolve: Resolver = system_resolver,
+    **config: Any,
+) -> LocalService:
+    """A LocalService (not started) over `store`: `config` names the fields of ServerConfig that
+    differ from IN_PROCESS, the other arguments are LocalService's own."""
+    return LocalService(
+        store, replace(IN_PROCESS, **config), tasks=tasks, clock=clock, resolve=resolve
+    )
 
 
 def wait_for(condition: Callable[[], bool], timeout: float = 60.0, what: str = "") -> None:

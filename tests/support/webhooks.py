@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 from standardwebhooks import Webhook
 
+from tests.support.service import local_service
 from tui.server.rows import TraceRow, now_ms
 from tui.server.run import LocalService
 from tui.server.store import Store
@@ -205,7 +206,7 @@ def add_traces(
 def service(store: Store, clock: Callable[[], int], **options: Any) -> LocalService:
     options.setdefault("allow_private_webhooks", True)
     options.setdefault("webhook_timeout_s", 2.0)
-    return LocalService(store, rate_limit=100_000, clock=clock, **options)
+    return local_service(store, rate_limit=100_000, clock=clock, **options)
 
 
 def api(running: LocalService) -> httpx.Client:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from dataclasses import replace
 
 from pydantic import SecretStr
 
@@ -19,6 +20,7 @@ def run_demo(db: str | None, seed: int, mouse: bool = True, feed: bool = True) -
     from tui.api.client import ApiClient
     from tui.demo.data import open_demo_store, point_alerts_at
     from tui.demo.receiver import DemoReceiver
+    from tui.server.config import IN_PROCESS
     from tui.server.migrations import SchemaTooNew
     from tui.server.run import LocalService
     from tui.ui.app import TraceTuiApp
@@ -35,9 +37,10 @@ def run_demo(db: str | None, seed: int, mouse: bool = True, feed: bool = True) -
 
     receiver = DemoReceiver(secret_of).start()
     point_alerts_at(store, receiver.url)
-    service = LocalService(
-        store, alert_interval_s=DEMO_ALERT_INTERVAL_S, allow_private_webhooks=True
+    config = replace(
+        IN_PROCESS, alert_interval_s=DEMO_ALERT_INTERVAL_S, allow_private_webhooks=True
     )
+    service = LocalService(store, config)
     with service:
         live = None
         if feed:

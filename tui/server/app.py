@@ -11,10 +11,11 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from tui.server.alerts.service import ALERT_INTERVAL_S, Alerts
+from tui.server.alerts.service import Alerts
 from tui.server.alerts.targets import Resolver, system_resolver
 from tui.server.backend import TraceStore
 from tui.server.background import Background, PeriodicTask, default_tasks
+from tui.server.config import ServerConfig
 from tui.server.errors import install_error_handlers
 from tui.server.ingest.costs import warm_in_background
 from tui.server.ingest.processes import IngestProcesses
@@ -23,8 +24,6 @@ from tui.server.ratelimit import RateLimiter, RateLimitMiddleware
 from tui.server.routes import ROUTERS
 from tui.server.routes.otlp import Ingest
 from tui.server.rows import now_ms
-
-INGEST_RATE_LIMIT = 10_000  # OTLP export requests per window per key (see ratelimit)
 
 
 @asynccontextmanager
@@ -49,25 +48,17 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 def create_app(
     store: TraceStore,
-    rate_limit: int = 1000,
-    window_s: float = 60.0,
+    config: ServerConfig,
+    *,
     tasks: Sequence[PeriodicTask] | None = None,
     clock: Callable[[], int] = now_ms,
-    ingest_rate_limit: int = INGEST_RATE_LIMIT,
-    writer: IngestWriter | None = None,
-    alert_interval_s: float | None = ALERT_INTERVAL_S,
-    allow_private_webhooks: bool = False,
-    webhook_timeout_s: float = 10.0,
     resolve: Resolver = system_resolver,
-    ingest_processes: int = 0,
 ) -> FastAPI:
-    """The service over `store`, limited to `rate_limit` API requests and `ingest_rate_limit`
-    OTLP exports per `window_s` per key, running `tasks` in the background (by default,
-    background.default_tasks, which evaluate alerts every `alert_interval_s` seconds; None:
-    only when asked). `clock` (epoch ms) is what retention, ingest and alerts call now.
-    Webhooks go to public addresses only unless `allow_private_webhooks`, each attempt within
-    `webhook_timeout_s`, host names looked up with `resolve`. OTLP bodies are ingested by
-    `ingest_processes` worker processes (0: in the service's threads; see ingest.processes)."""
+    """The service over `store`, as `config` says (rate limits, alert interval, webhooks,
+    ingest workers), running `tasks` in the background (None: background.default_tasks, which
+    evaluate alerts every `config.alert_interval_s` seconds, or only when asked if it is 0).
+    `clock` (epoch ms) is what retention, ingest and alerts call now; webhook host names are
+    looked up with `resolve`."""
     app = FastAPI(
         title="tracetui local tracing service",
         version="1.0.0",
@@ -81,10 +72,10 @@ def create_app(
     alerts = Alerts(
         store,
         clock,
-        alert_interval_s,
-        allow_private=allow_private_webhooks,
+        interval_s=config.alert_interval_s or None,
+        allow_private=config.allow_private_webhooks,
         resolve=resolve,
-        timeout_s=webhook_timeout_s,
+        timeout_s=config.webhook_timeout_s,
     )
     app.state.alerts = alerts  # read by deps.alerts_of
     app.state.background = Background(
@@ -92,10 +83,10 @@ def create_app(
         workers=[alerts],
     )
     # Worker processes open the store themselves, if it can be opened from another process.
-    processes = IngestProcesses(ingest_processes, store.opener())
-    app.state.ingest = Ingest(writer or IngestWriter(store), processes)
-    app.state.limiter = RateLimiter(rate_limit, window_s)
-    app.state.ingest_limiter = RateLimiter(ingest_rate_limit, window_s)
+    processes = IngestProcesses(config.workers, store.opener())
+    app.state.ingest = Ingest(IngestWriter(store), processes)
+    app.state.limiter = RateLimiter(config.rate_limit, config.window_s)
+    app.state.ingest_limiter = RateLimiter(config.ingest_rate_limit, config.window_s)
     app.add_middleware(
         RateLimitMiddleware, limiter=app.state.limiter, ingest_limiter=app.state.ingest_limiter
     )

@@ -2,27 +2,25 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import socket
 import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import Protocol
 
 import uvicorn
 
-from tui.server.alerts.service import ALERT_INTERVAL_S, Alerts
+from tui.server.alerts.service import Alerts
 from tui.server.alerts.targets import Resolver, system_resolver
-from tui.server.app import INGEST_RATE_LIMIT, create_app
+from tui.server.app import create_app
 from tui.server.background import PeriodicTask
+from tui.server.config import IN_PROCESS, LOOPBACK, ServerConfig
 from tui.server.migrations import SchemaTooNew
 from tui.server.store import Store, new_api_key, now_ms
-
-LOOPBACK = "127.0.0.1"
 
 
 class StoreKeys(Protocol):
@@ -53,50 +51,32 @@ def bind_socket(host: str, port: int) -> socket.socket:
 
 @dataclass
 class LocalService:
-    """The service on a loopback port in a daemon thread; use as a context manager.
+    """The service in a daemon thread, as `config` says (by default IN_PROCESS: a free loopback
+    port, alerts evaluated only when `alerts.evaluate()` is called); use as a context manager.
 
     `tasks` replaces the background tasks (None: background.default_tasks); they start with the
-    service and stop with it (uvicorn runs the app's lifespan). Alerts are evaluated every
-    `alert_interval_s` seconds, or, with None (the default here, unlike `serve`), only when
-    `alerts.evaluate()` is called; webhooks to loopback and private addresses need
-    `allow_private_webhooks` (tests and the demo receive theirs on loopback).
+    service and stop with it (uvicorn runs the app's lifespan). `clock` (epoch ms) is what
+    retention, ingest and alerts read the time from; `resolve` looks up webhook host names.
     """
 
     store: Store
-    host: str = LOOPBACK
-    port: int = 0
-    rate_limit: int = 1000
-    window_s: float = 60.0
-    access_log: bool = False
+    config: ServerConfig = IN_PROCESS
     tasks: Sequence[PeriodicTask] | None = None
-    clock: Callable[[], int] = now_ms  # epoch ms: retention and ingest read the time here
-    ingest_rate_limit: int = INGEST_RATE_LIMIT
-    alert_interval_s: float | None = None
-    allow_private_webhooks: bool = False
-    webhook_timeout_s: float = 10.0
+    clock: Callable[[], int] = now_ms
     resolve: Resolver = system_resolver
-    ingest_processes: int = 0  # OTLP decoding in worker processes (0: in threads)
+    port: int = field(init=False)  # the port bound: config.port, or the free one picked for 0
 
     def __post_init__(self) -> None:
         self.app = create_app(
-            self.store,
-            self.rate_limit,
-            self.window_s,
-            self.tasks,
-            clock=self.clock,
-            ingest_rate_limit=self.ingest_rate_limit,
-            alert_interval_s=self.alert_interval_s,
-            allow_private_webhooks=self.allow_private_webhooks,
-            webhook_timeout_s=self.webhook_timeout_s,
-            resolve=self.resolve,
-            ingest_processes=self.ingest_processes,
+            self.store, self.config, tasks=self.tasks, clock=self.clock, resolve=self.resolve
         )
-        self._socket = bind_socket(self.host, self.port)
+        self._socket = bind_socket(self.host, self.config.port)
         self.port = self._socket.getsockname()[1]
+        access_log = self.config.access_log
         config = uvicorn.Config(
             self.app,
-            log_level="info" if self.access_log else "warning",
-            access_log=self.access_log,
+            log_level="info" if access_log else "warning",
+            access_log=access_log,
             lifespan="on",  # startup fails loudly; shutdown stops the background tasks
         )
         self._server = uvicorn.Server(config)
@@ -109,6 +89,10 @@ class LocalService:
             daemon=True,
             name="tracetui-local-service",
         )
+
+    @property
+    def host(self) -> str:
+        return self.config.host
 
     def _run(self) -> None:
         try:
@@ -194,35 +178,12 @@ def stop_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, interrupt)
 
 
-def default_ingest_processes() -> int:
-    """An ingest worker per CPU, at most four: while one writes (SQLite takes one writer at a
-    time) the others decode, and past four they would mostly wait for the write lock. On two
-    CPUs, two workers ingested 50,000 spans in 4.9 s against one's 7.5 s, beside the service's
-    own process (which runs above them: workers are niced)."""
+def serve(config: ServerConfig, opened: OpenedStore | None = None) -> int:
+    """`tracetui serve`: run in the foreground until interrupted, over `config.database` (or
+    what `opened` opens)."""
+    config = replace(config, ingest_processes=config.workers)  # what is printed is what runs
     try:
-        cpus = len(os.sched_getaffinity(0))  # the CPUs this process may use (containers)
-    except AttributeError:  # not on every platform
-        cpus = os.cpu_count() or 1
-    return min(4, max(1, cpus))
-
-
-def serve(
-    db: str | None,
-    host: str,
-    port: int,
-    opened: OpenedStore | None,
-    rate_limit: int,
-    ingest_rate_limit: int = INGEST_RATE_LIMIT,
-    alert_interval_s: float = ALERT_INTERVAL_S,
-    allow_private_webhooks: bool = False,
-    ingest_processes: int | None = None,
-) -> int:
-    """`tracetui serve`: run in the foreground until interrupted. OTLP bodies are decoded by
-    `ingest_processes` worker processes (None: default_ingest_processes)."""
-    if ingest_processes is None:
-        ingest_processes = default_ingest_processes()
-    try:
-        store, keys = opened() if opened else (Store(db or "tracetui.sqlite3"), None)
+        store, keys = opened() if opened else (Store(config.database), None)
     except SchemaTooNew as error:
         print(f"tracetui: {error}", file=sys.stderr)
         return 2
@@ -232,17 +193,7 @@ def serve(
         new_key = new_api_key("ws")
         store.add_key(new_key, None, "workspace key")
         print(f"  new workspace key (shown once, store it now): {new_key}")
-    service = LocalService(
-        store,
-        host=host,
-        port=port,
-        rate_limit=rate_limit,
-        ingest_rate_limit=ingest_rate_limit,
-        access_log=True,
-        alert_interval_s=alert_interval_s or None,
-        allow_private_webhooks=allow_private_webhooks,
-        ingest_processes=ingest_processes,
-    )
+    service = LocalService(store, config)
     print(f"tracetui local service on {service.base_url}  (database: {store.path})", flush=True)
     if keys is not None:
         print(f"  workspace key: {keys.workspace}")
@@ -253,16 +204,16 @@ def serve(
             flush=True,
         )
     print_otlp_lines(service, keys.workspace if keys else new_key, store.path)
-    if host not in (LOOPBACK, "localhost", "::1"):
-        print(f"  warning: listening on {host}, reachable from other machines", flush=True)
-    if alert_interval_s:
-        private = " (private addresses allowed)" if allow_private_webhooks else ""
-        print(f"  alerts evaluated every {alert_interval_s:g} s; webhooks signed{private}")
+    if config.host not in (LOOPBACK, "localhost", "::1"):
+        print(f"  warning: listening on {config.host}, reachable from other machines", flush=True)
+    if config.alert_interval_s:
+        private = " (private addresses allowed)" if config.allow_private_webhooks else ""
+        print(f"  alerts evaluated every {config.alert_interval_s:g} s; webhooks signed{private}")
     else:
         print("  alerts not evaluated (--alert-interval 0)")
-    if ingest_processes:
-        plural = "es" if ingest_processes > 1 else ""
-        print(f"  OTLP bodies ingested by {ingest_processes} worker process{plural}", flush=True)
+    if workers := config.workers:
+        plural = "es" if workers > 1 else ""
+        print(f"  OTLP bodies ingested by {workers} worker process{plural}", flush=True)
     else:
         print("  OTLP bodies ingested in the service's threads (--ingest-processes 0)", flush=True)
     stop_on_sigterm()

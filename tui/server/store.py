@@ -3,39 +3,30 @@
 Times are stored as integer milliseconds since the epoch (UTC). Listing a project's traces walks
 the (project_id, started_at, id) index from the cursor's position, so page N costs what page 1
 costs: there is no OFFSET anywhere. Every INSERT and SELECT names its columns, taken from the
-row classes of `rows`. The schema and its versions live in `migrations`.
+row classes of `rows` (through `store_sql`). The schema and its versions live in `migrations`;
+the alert tables' queries in `store_alerts`, the keys' and Idempotency-Keys' in `store_keys`.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
-import secrets
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from tui.server.alerts.signing import new_secret
 from tui.server.backend import StoreBusy
 from tui.server.ingest.summaries import summarize
 from tui.server.migrations import migrate
 from tui.server.rows import (
-    AlertEventRow,
     AlertRow,
     AlertSecretRow,
-    AlertState,
-    ApiKeyRow,
-    DeliveryRow,
-    IdempotencyRow,
-    KeyInfo,
     KeyScope,
-    Once,
     ProjectRow,
-    Remembered,
     SpanGroup,
     SpanInTrace,
     SpanRow,
@@ -48,35 +39,12 @@ from tui.server.rows import (
     now_ms,
 )
 from tui.server.store_alerts import AlertTables
+from tui.server.store_keys import KeyTables, hash_key, new_api_key
+from tui.server.store_sql import INSERT, TABLES, columns
 
 # Names other modules and the tests have always imported from here.
-__all__ = ["KeyScope", "Store", "TracePosition", "hash_key", "new_api_key", "now_ms"]
+__all__ = ["INSERT", "KeyScope", "Store", "TracePosition", "hash_key", "new_api_key", "now_ms"]
 
-TABLES = {
-    ProjectRow: "projects",
-    ApiKeyRow: "api_keys",
-    TraceRow: "traces",
-    SpanRow: "spans",
-    AlertRow: "alerts",
-    IdempotencyRow: "idempotency",
-    AlertSecretRow: "alert_secrets",
-    AlertState: "alert_states",
-    AlertEventRow: "alert_events",
-    DeliveryRow: "webhook_deliveries",
-}
-
-
-def columns(row_class: type[NamedTuple]) -> str:
-    return ", ".join(row_class._fields)
-
-
-def insert_sql(row_class: type[NamedTuple], verb: str = "INSERT") -> str:
-    """`INSERT INTO table (a, b, ...) VALUES (?, ?, ...)`: positions bound by the row's names."""
-    marks = ", ".join("?" * len(row_class._fields))
-    return f"{verb} INTO {TABLES[row_class]} ({columns(row_class)}) VALUES ({marks})"
-
-
-INSERT = {row_class: insert_sql(row_class) for row_class in TABLES}
 SELECT_SPANS = (
     f"SELECT {columns(SpanInTrace)} FROM spans WHERE trace_id = ? ORDER BY started_at, id"
 )
@@ -155,18 +123,7 @@ def is_busy(error: sqlite3.OperationalError) -> bool:
     return "locked" in str(error)
 
 
-def hash_key(api_key: str) -> str:
-    """The stored form of an API key."""
-    return hashlib.sha256(api_key.encode("utf-8")).hexdigest()
-
-
-KEY_ID_LENGTH = 12
 DEFAULT_RETENTION_DAYS = 30
-
-
-def key_info(row: ApiKeyRow) -> KeyInfo:
-    """A key's public face: an id from the first digits of its hash, never the key."""
-    return KeyInfo(row.key_hash[:KEY_ID_LENGTH], row.project_id, row.label, row.created_at)
 
 
 def trace_rows(sums: Iterable[TraceSums], project_id: str, attributes: str) -> list[TraceRow]:
@@ -193,16 +150,12 @@ def trace_rows(sums: Iterable[TraceSums], project_id: str, attributes: str) -> l
     ]
 
 
-def new_api_key(kind: str) -> str:
-    """A fresh random key; the prefix tells a workspace key (`ws`) from a project key (`pk`)."""
-    return f"tt_{kind}_{secrets.token_urlsafe(24)}"
-
-
-class Store(AlertTables):
+class Store(AlertTables, KeyTables):
     """One SQLite database; each thread gets its own connection (WAL lets readers run together).
 
     Opening brings the file to the latest schema version, or refuses, with SchemaTooNew, a file
-    written by a newer tracetui. The alert tables' queries are in `store_alerts`.
+    written by a newer tracetui. The alert tables' queries are in `store_alerts`, the keys' and
+    the Idempotency-Keys' in `store_keys`.
     """
 
     def __init__(self, path: str | Path, checkpoint_pages: int = WAL_AUTOCHECKPOINT_PAGES) -> None:
@@ -278,59 +231,6 @@ class Store(AlertTables):
             if self._checkpointer is not None:
                 self._checkpointer.close()
                 self._checkpointer = None
-
-    # -- keys ----------------------------------------------------------------------------------
-
-    def add_key(self, api_key: str, project_id: str | None, label: str) -> KeyInfo:
-        row = ApiKeyRow(hash_key(api_key), project_id, label, now_ms())
-        with self.transaction() as db:
-            db.execute(insert_sql(ApiKeyRow, "INSERT OR REPLACE"), row)
-        return key_info(row)
-
-    def list_keys(self) -> list[KeyInfo]:
-        """Every key, oldest first, as `keys list` shows it (no key, no whole hash)."""
-        rows = self._connection().execute(
-            f"SELECT {columns(ApiKeyRow)} FROM api_keys ORDER BY created_at, key_hash"
-        )
-        return [key_info(ApiKeyRow._make(row)) for row in rows]
-
-    def find_keys(self, ref: str) -> list[KeyInfo]:
-        """The keys `ref` names: a key id (or a prefix of one, 6 hex digits at least), else a
-        label. More than one means `ref` is ambiguous."""
-        keys = self.list_keys()
-        ref_lower = ref.strip().lower()
-        if len(ref_lower) >= 6 and all(c in "0123456789abcdef" for c in ref_lower):
-            by_id = [k for k in keys if k.key_id.startswith(ref_lower)]
-            if by_id:
-                return by_id
-        return [k for k in keys if k.label == ref]
-
-    def revoke_key(self, key_id: str) -> bool:
-        """Delete the key whose id is `key_id` (whole); True if there was one."""
-        if len(key_id) != KEY_ID_LENGTH:
-            return False
-        with self.transaction() as db:
-            cursor = db.execute(
-                "DELETE FROM api_keys WHERE substr(key_hash, 1, ?) = ?", (KEY_ID_LENGTH, key_id)
-            )
-        return cursor.rowcount > 0
-
-    def has_workspace_key(self) -> bool:
-        row = (
-            self._connection()
-            .execute("SELECT 1 FROM api_keys WHERE project_id IS NULL LIMIT 1")
-            .fetchone()
-        )
-        return row is not None
-
-    def key_scope(self, api_key: str) -> KeyScope | None:
-        key_hash = hash_key(api_key)
-        row = (
-            self._connection()
-            .execute("SELECT project_id FROM api_keys WHERE key_hash = ?", (key_hash,))
-            .fetchone()
-        )
-        return None if row is None else KeyScope(key_hash, row[0])
 
     # -- projects ------------------------------------------------------------------------------
 
@@ -560,62 +460,6 @@ class Store(AlertTables):
         db.execute(INSERT[AlertRow], row)
         db.execute(INSERT[AlertSecretRow], AlertSecretRow(row.id, secret or new_secret()))
         return row
-
-    # -- idempotency ---------------------------------------------------------------------------
-
-    def create_once(
-        self,
-        row: ProjectRow | AlertRow | DeliveryRow,
-        once: Once | None,
-        status: int,
-        body: object,
-        also: Sequence[AlertSecretRow] = (),
-    ) -> Remembered | None:
-        """See TraceStore.create_once: the look-up, the insert and the remembering are one
-        transaction, so two racing requests with one Idempotency-Key never both insert."""
-        with self.transaction() as db:
-            if once is not None:
-                seen = self.remembered_response(db, once.key_hash, once.idempotency_key)
-                if seen is not None:
-                    return seen
-            db.execute(INSERT[type(row)], row)
-            for extra in also:
-                db.execute(INSERT[type(extra)], extra)
-            if once is not None:
-                self.remember_response(db, *once, status, body)
-        return None
-
-    def remembered_response(
-        self, db: sqlite3.Connection, key_hash: str, idempotency_key: str
-    ) -> Remembered | None:
-        """The answer stored for this key's Idempotency-Key, if any."""
-        row = db.execute(
-            "SELECT request_hash, status, body FROM idempotency "
-            "WHERE key_hash = ? AND idempotency_key = ?",
-            (key_hash, idempotency_key),
-        ).fetchone()
-        if row is None:
-            return None
-        return Remembered(row[0], row[1], json.loads(row[2]))
-
-    def remember_response(
-        self,
-        db: sqlite3.Connection,
-        key_hash: str,
-        idempotency_key: str,
-        request_hash: str,
-        status: int,
-        body: object,
-    ) -> None:
-        row = IdempotencyRow(
-            key_hash, idempotency_key, request_hash, status, json.dumps(body), now_ms()
-        )
-        db.execute(INSERT[IdempotencyRow], row)
-
-    def forget_responses(self, created_before: int) -> int:
-        with self.transaction() as db:
-            cursor = db.execute("DELETE FROM idempotency WHERE created_at < ?", (created_before,))
-        return cursor.rowcount
 
     def count(self, table: str) -> int:
         """Rows in one of the service's tables (for tests and the demo banner)."""

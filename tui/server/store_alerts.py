@@ -17,7 +17,7 @@ import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any, NamedTuple
+from typing import Any
 
 from tui.server.alerts.drift import FALLBACK_KEYS, PROMPT_KEYS
 from tui.server.alerts.metrics import lerp, p95_ranks
@@ -29,6 +29,7 @@ from tui.server.rows import (
     DeliveryRow,
     WindowStats,
 )
+from tui.server.store_sql import columns
 
 WINDOW = "FROM traces WHERE project_id = ? AND started_at >= ? AND started_at < ?"
 ERRORED = "error_count > 0"
@@ -56,10 +57,6 @@ WHERE s.rowid IN (
        OR j.key GLOB 'llm.input_messages.[0-9]*' OR j.key GLOB 'llm.prompts.[0-9]*')
 ORDER BY s.started_at, s.id
 """
-
-
-def columns(row_class: type[NamedTuple]) -> str:
-    return ", ".join(row_class._fields)
 
 
 def event_row(values: Sequence[Any]) -> AlertEventRow:

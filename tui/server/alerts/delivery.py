@@ -35,6 +35,7 @@ import httpx
 from tui.server.alerts import signing
 from tui.server.alerts.targets import Refused, Resolver, resolve_target, system_resolver
 from tui.server.backend import TraceStore
+from tui.server.config import ServerConfig
 from tui.server.rows import AlertEventRow, AlertRow, AlertSecretRow, DeliveryRow, new_event_id
 
 log = logging.getLogger("tracetui.server")
@@ -43,7 +44,6 @@ RETRY_DELAYS_S = (5.0, 30.0, 120.0, 480.0)  # after attempts 1-4; the 5th is the
 MAX_ATTEMPTS = len(RETRY_DELAYS_S) + 1
 JITTER = 0.1  # up to 10% later, so receivers that failed together are not retried together
 BODY_LIMIT = 64 * 1024
-TIMEOUT_S = 10.0
 CONCURRENCY = 8
 PER_HOST = 2
 POLL_S = 1.0  # how often the outbox is looked at when nothing wakes the worker
@@ -105,7 +105,7 @@ class DeliveryWorker:
         clock: Callable[[], int],
         allow_private: bool = False,
         resolve: Resolver = system_resolver,
-        timeout_s: float = TIMEOUT_S,
+        timeout_s: float = ServerConfig.webhook_timeout_s,
         concurrency: int = CONCURRENCY,
         per_host: int = PER_HOST,
         wall: Callable[[], float] = time.time,

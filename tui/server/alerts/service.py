@@ -10,12 +10,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from tui.server.alerts.delivery import TIMEOUT_S, DeliveryWorker
+from tui.server.alerts.delivery import DeliveryWorker
 from tui.server.alerts.evaluator import Evaluator, RoundResult
 from tui.server.alerts.targets import Resolver, system_resolver
 from tui.server.backend import TraceStore
-
-ALERT_INTERVAL_S = 60.0
 
 
 class Alerts:
@@ -26,10 +24,11 @@ class Alerts:
         self,
         store: TraceStore,
         clock: Callable[[], int],
-        interval_s: float | None = ALERT_INTERVAL_S,
-        allow_private: bool = False,
+        *,
+        interval_s: float | None,
+        allow_private: bool,
+        timeout_s: float,
         resolve: Resolver = system_resolver,
-        timeout_s: float = TIMEOUT_S,
         wall: Callable[[], float] = time.time,
     ) -> None:
         self.store = store

@@ -2,17 +2,15 @@
 extensions: one alert with its state, its history of state changes and webhook attempts, and
 a test webhook."""
 
-import base64
-import binascii
-import json
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse, Response
 
 from tui.server.alerts.metrics import parse_metric
 from tui.server.alerts.payload import TEST, Evaluated, event_body
 from tui.server.alerts.signing import new_secret
+from tui.server.answers import ERRORS, Alert, AlertEventList, AlertList, QueuedWebhook
 from tui.server.backend import TraceStore
 from tui.server.deps import (
     AlertsDep,
@@ -24,6 +22,7 @@ from tui.server.deps import (
     readable_project,
 )
 from tui.server.errors import ApiError
+from tui.server.paging import decode_cursor, encode_cursor
 from tui.server.rows import (
     AlertRow,
     AlertSecretRow,
@@ -35,17 +34,26 @@ from tui.server.rows import (
 from tui.server.schemas import AlertCreate, alert_json, event_json
 
 MAX_LIMIT = 500
+EVENT_CURSOR = {"s": int}  # the position of the last event of the page
 
-router = APIRouter()
+router = APIRouter(responses=ERRORS)
 
 
-@router.get("/projects/{project_id}/alerts", summary="List a project's alerts")
-def list_alerts(project: ReadableProject, store: StoreDep) -> dict[str, Any]:
+@router.get(
+    "/projects/{project_id}/alerts", summary="List a project's alerts", response_model=AlertList
+)
+def list_alerts(project: ReadableProject, store: StoreDep) -> Response:
     states = store.alert_states(project.id)
-    return {"data": [alert_json(r, states.get(r.id)) for r in store.list_alerts(project.id)]}
+    alerts = [alert_json(r, states.get(r.id)) for r in store.list_alerts(project.id)]
+    return JSONResponse({"data": alerts})
 
 
-@router.post("/projects/{project_id}/alerts", status_code=201, summary="Create an alert")
+@router.post(
+    "/projects/{project_id}/alerts",
+    status_code=201,
+    summary="Create an alert",
+    response_model=Alert,
+)
 def create_alert(
     request: Request,
     scope: Auth,
@@ -68,17 +76,22 @@ def alert_in(store: TraceStore, project: ProjectRow, alert_id: str) -> AlertRow:
     return alert
 
 
-@router.get("/projects/{project_id}/alerts/{alert_id}", summary="Get one alert and its state")
+@router.get(
+    "/projects/{project_id}/alerts/{alert_id}",
+    summary="Get one alert and its state",
+    response_model=Alert,
+)
 def get_alert(
     project: ReadableProject, store: StoreDep, alert_id: Annotated[str, Path()]
-) -> dict[str, Any]:
+) -> Response:
     alert = alert_in(store, project, alert_id)
-    return alert_json(alert, store.alert_states(project.id).get(alert.id))
+    return JSONResponse(alert_json(alert, store.alert_states(project.id).get(alert.id)))
 
 
 @router.get(
     "/projects/{project_id}/alerts/{alert_id}/events",
     summary="List an alert's state changes and webhook attempts, newest first",
+    response_model=AlertEventList,
 )
 def list_events(
     project: ReadableProject,
@@ -86,22 +99,25 @@ def list_events(
     alert_id: Annotated[str, Path()],
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 100,
     cursor: Annotated[str | None, Query()] = None,
-) -> dict[str, Any]:
+) -> Response:
     alert = alert_in(store, project, alert_id)
-    before = decode_cursor(cursor) if cursor else None
+    before = decode_cursor(cursor, EVENT_CURSOR)["s"] if cursor else None
     rows, more = store.list_alert_events(alert.id, limit, before)
-    next_cursor = encode_cursor(rows[-1][0]) if more and rows else None
-    return {
-        "data": [event_json(event) for _, event in rows],
-        "next_cursor": next_cursor,
-        "has_more": more,
-    }
+    next_cursor = encode_cursor({"s": rows[-1][0]}) if more and rows else None
+    return JSONResponse(
+        {
+            "data": [event_json(event) for _, event in rows],
+            "next_cursor": next_cursor,
+            "has_more": more,
+        }
+    )
 
 
 @router.post(
     "/projects/{project_id}/alerts/{alert_id}/test",
     status_code=202,
     summary="Send the alert's webhook a test event now",
+    response_model=QueuedWebhook,
 )
 def send_test(
     request: Request,
@@ -129,24 +145,3 @@ def send_test(
     )
     alerts.wake()
     return answer
-
-
-def encode_cursor(seq: int) -> str:
-    """Opaque to clients: the position of the last event of the page."""
-    return base64.urlsafe_b64encode(json.dumps({"s": seq}).encode()).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> int:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        seq = int(json.loads(raw)["s"])
-        if not 0 <= seq < 2**63:
-            raise ValueError("out of range")
-        return seq
-    except (ValueError, KeyError, TypeError, OverflowError, binascii.Error) as exc:
-        raise ApiError(
-            400,
-            "invalid_cursor",
-            "The cursor is not one this service issued.",
-            [{"field": "cursor", "message": "not a valid cursor"}],
-        ) from exc

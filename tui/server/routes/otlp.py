@@ -18,6 +18,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
+from tui.server.answers import EXPORT_RESPONSE_JSON
 from tui.server.backend import StoreBusy, TraceStore
 from tui.server.deps import scope_of
 from tui.server.errors import ApiError
@@ -59,8 +60,12 @@ BOTH = {
     PROTOBUF: {"schema": {"type": "string", "format": "binary"}},
     JSON: {"schema": {"type": "object"}},
 }
+EXPORTED = {
+    PROTOBUF: {"schema": {"type": "string", "format": "binary"}},
+    JSON: {"schema": EXPORT_RESPONSE_JSON},
+}
 RESPONSES: dict[int | str, dict[str, Any]] = {
-    status: {"description": text, "content": BOTH}
+    status: {"description": text, "content": EXPORTED if status == 200 else BOTH}
     for status, text in (
         (200, "ExportTraceServiceResponse (partial_success names refused spans)"),
         (400, "Unreadable body (google.rpc.Status)"),

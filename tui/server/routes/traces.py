@@ -4,14 +4,12 @@ A trace's spans are answered as JSON text built by splicing (schemas.spans_json_
 through FastAPI's encoder: big traces are tens of megabytes.
 """
 
-import base64
-import binascii
-import json
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse, Response
 
+from tui.server.answers import ERRORS, SpanList, TraceList, TraceWithSpans
 from tui.server.deps import (
     Auth,
     ClockDep,
@@ -21,16 +19,17 @@ from tui.server.deps import (
     retention_start,
 )
 from tui.server.errors import ApiError
+from tui.server.paging import decode_cursor, encode_cursor
 from tui.server.rows import TracePosition
 from tui.server.schemas import json_text, parse_timestamp, spans_json_text, trace_json
 
 DEFAULT_WINDOW_MS = 24 * 3_600_000
 MAX_LIMIT = 500
 
-router = APIRouter()
+router = APIRouter(responses=ERRORS)
 
 
-@router.get("/traces", summary="List traces, newest first")
+@router.get("/traces", summary="List traces, newest first", response_model=TraceList)
 def list_traces(
     scope: Auth,
     store: StoreDep,
@@ -47,7 +46,7 @@ def list_traces(
             " model, {model: {cost_usd, tokens}} (the app's overview: cost by model)."
         ),
     ] = None,
-) -> dict[str, Any]:
+) -> Response:
     # Called here, not as a dependency: project_id stays the first query parameter documented.
     project = readable_project(store, scope, project_id)
     now = clock()
@@ -55,7 +54,7 @@ def list_traces(
     if cursor:
         # The window travels in the cursor, so "the last 24 hours" does not slide between
         # pages; from/to sent along with a cursor are ignored.
-        after, start, end = decode_cursor(cursor)
+        after, start, end = read_trace_cursor(cursor)
     else:
         end = time_param("to", to, now)
         start = time_param("from", from_, end - DEFAULT_WINDOW_MS)
@@ -74,7 +73,7 @@ def list_traces(
     next_cursor = None
     if more and rows:
         last = rows[-1]
-        next_cursor = encode_cursor(TracePosition(last.listed_at, last.id), start, end)
+        next_cursor = trace_cursor(TracePosition(last.listed_at, last.id), start, end)
     data = [trace_json(r) for r in rows]
     if include and "models" in include.split(","):
         by_trace = store.models_of([r.id for r in rows])
@@ -83,17 +82,23 @@ def list_traces(
                 model: {"cost_usd": cost, "tokens": tokens}
                 for model, (cost, tokens) in by_trace.get(row.id, {}).items()
             }
-    return {"data": data, "next_cursor": next_cursor, "has_more": more}
+    return JSONResponse({"data": data, "next_cursor": next_cursor, "has_more": more})
 
 
-@router.get("/traces/{trace_id}", summary="Get one trace with all its spans")
+@router.get(
+    "/traces/{trace_id}", summary="Get one trace with all its spans", response_model=TraceWithSpans
+)
 def get_trace(trace: ReadableTrace, store: StoreDep) -> Response:
     head = json_text({**trace_json(trace), "spans": None})
     spans = spans_json_text(store.iter_spans(trace.id), trace.id)
     return Response((head[: -len("null}")] + spans + "}").encode(), media_type="application/json")
 
 
-@router.get("/traces/{trace_id}/spans", summary="List a trace's spans by start time")
+@router.get(
+    "/traces/{trace_id}/spans",
+    summary="List a trace's spans by start time",
+    response_model=SpanList,
+)
 def list_spans(trace: ReadableTrace, store: StoreDep) -> Response:
     spans = spans_json_text(store.iter_spans(trace.id), trace.id)
     return Response(('{"data":' + spans + "}").encode(), media_type="application/json")
@@ -118,22 +123,14 @@ def time_param(name: str, value: str | None, default: int) -> int:
         ) from exc
 
 
-def encode_cursor(position: TracePosition, start: int, end: int) -> str:
-    """Opaque to clients: the last row's position plus the time window of the first page."""
-    raw = json.dumps({"t": position.listed_at, "i": position.trace_id, "f": start, "u": end})
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+TRACE_CURSOR = {"t": int, "i": str, "f": int, "u": int}  # position, then the first window
 
 
-def decode_cursor(cursor: str) -> tuple[TracePosition, int, int]:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        data = json.loads(raw)
-        position = TracePosition(int(data["t"]), str(data["i"]))
-        return position, int(data["f"]), int(data["u"])
-    except (ValueError, KeyError, TypeError, binascii.Error) as exc:
-        raise ApiError(
-            400,
-            "invalid_cursor",
-            "The cursor is not one this service issued.",
-            [{"field": "cursor", "message": "not a valid cursor"}],
-        ) from exc
+def trace_cursor(position: TracePosition, start: int, end: int) -> str:
+    """The last row's position plus the time window of the first page."""
+    return encode_cursor({"t": position.listed_at, "i": position.trace_id, "f": start, "u": end})
+
+
+def read_trace_cursor(cursor: str) -> tuple[TracePosition, int, int]:
+    values = decode_cursor(cursor, TRACE_CURSOR)
+    return TracePosition(values["t"], values["i"]), values["f"], values["u"]

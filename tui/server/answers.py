@@ -1,0 +1,192 @@
+"""The shapes of the service's answers, as pydantic models: what /v1/openapi.json documents.
+
+The routes declare them (`response_model=`) and answer with the JSON that schemas.py builds,
+as a Response: FastAPI does not validate an answer that is already a Response, so a listing of
+500 traces or a trace of 50,000 spans is not validated and re-encoded on its way out. That the
+answers keep to these shapes is what tests/service/test_openapi_fuzz.py checks. A field that is
+sometimes absent (not null) has a default here, so that it is not required.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+Timestamp = str  # ISO 8601 in UTC with milliseconds, e.g. 2026-11-21T09:30:00.000Z
+
+
+class FieldError(BaseModel):
+    field: str = Field(description="The field at fault (a dotted path), or `body`.")
+    message: str
+
+
+class ErrorDetail(BaseModel):
+    status: int
+    code: str = Field(description="Machine-readable, e.g. `not_found`, `invalid_cursor`.")
+    message: str
+    details: list[FieldError]
+
+
+class ErrorBody(BaseModel):
+    """Every answer that is not a success."""
+
+    error: ErrorDetail
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    "default": {"model": ErrorBody, "description": "An error (every status but success)"}
+}
+
+
+class Project(BaseModel):
+    id: str
+    name: str
+    description: str | None
+    retention_days: int
+    created_at: Timestamp
+
+
+class ProjectList(BaseModel):
+    data: list[Project]
+
+
+class ModelUsage(BaseModel):
+    cost_usd: float
+    tokens: int
+
+
+class Trace(BaseModel):
+    """A trace as listed: its totals, without its spans."""
+
+    id: str
+    project_id: str
+    name: str
+    started_at: Timestamp
+    ended_at: Timestamp
+    duration_ms: int
+    status: str
+    span_count: int
+    error_count: int
+    input_tokens: int
+    output_tokens: int
+    total_tokens: int
+    total_cost_usd: float
+    input_preview: str | None = Field(
+        default=None, description="Extension: what the user asked, on one line (when known)."
+    )
+    models: dict[str, ModelUsage] | None = Field(
+        default=None, description="Extension, with `include=models`: cost and tokens by model."
+    )
+
+
+class TraceList(BaseModel):
+    data: list[Trace]
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page.")
+    has_more: bool
+
+
+class Span(BaseModel):
+    id: str
+    trace_id: str
+    parent_id: str | None
+    name: str
+    kind: str
+    model: str | None
+    started_at: Timestamp
+    ended_at: Timestamp
+    duration_ms: int
+    status: str
+    error_message: str | None
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    attributes: dict[str, Any]
+
+
+class TraceWithSpans(Trace):
+    """One trace: its attributes and all its spans, by start time."""
+
+    attributes: dict[str, Any]
+    spans: list[Span]
+
+
+class SpanList(BaseModel):
+    data: list[Span]
+
+
+class Alert(BaseModel):
+    id: str
+    project_id: str
+    name: str
+    metric: str
+    condition: Literal["gt", "gte", "lt", "lte"]
+    threshold: float
+    webhook_url: str
+    created_at: Timestamp
+    state: Literal["ok", "firing", "no_data"]
+    last_value: float | None
+    last_evaluated_at: Timestamp | None
+    firing_since: Timestamp | None
+    webhook_secret: str | None = Field(
+        default=None,
+        description="The secret webhooks are signed with: in the answer to the creation only.",
+    )
+
+
+class AlertList(BaseModel):
+    data: list[Alert]
+
+
+class StateChange(BaseModel):
+    id: str
+    kind: Literal["state"]
+    at: Timestamp
+    from_: str | None = Field(alias="from")
+    to: str | None
+    value: float | None
+    window_start: Timestamp | None
+    window_end: Timestamp | None
+
+
+class DeliveryAttempt(BaseModel):
+    id: str
+    kind: Literal["delivery"]
+    at: Timestamp
+    event_type: str | None
+    webhook_id: str | None
+    attempt: int | None
+    status_code: int | None
+    error: str | None
+    duration_ms: int | None
+    ok: bool
+
+
+class AlertEventList(BaseModel):
+    data: list[StateChange | DeliveryAttempt]
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page.")
+    has_more: bool
+
+
+class QueuedWebhook(BaseModel):
+    """The test event queued for delivery."""
+
+    webhook_id: str
+
+
+# OTLP's ExportTraceServiceResponse in JSON (OTLP names its fields in camelCase): written out,
+# as the route documents a protobuf and a JSON body side by side.
+EXPORT_RESPONSE_JSON: dict[str, Any] = {
+    "title": "ExportTraceServiceResponse",
+    "type": "object",
+    "properties": {
+        "partialSuccess": {
+            "type": "object",
+            "description": "Set when spans were refused: how many, and why.",
+            "properties": {
+                "rejectedSpans": {"type": "string", "description": "A count, as OTLP/JSON's"},
+                "errorMessage": {"type": "string"},
+            },
+        }
+    },
+}

@@ -1,0 +1,66 @@
+"""Cursors of the keyset-paged listings (traces, an alert's events): one way to write them and
+one way to read them back.
+
+A cursor is opaque to clients: URL-safe base64 (unpadded) of a small JSON object whose fields
+each listing chooses. Reading one back checks everything a crafted cursor could get wrong (not
+base64, not JSON, not an object, a field missing or of the wrong type, a number outside SQLite's
+64-bit integers, a text too long) and answers each with the same 400 `invalid_cursor`, so that
+nothing a client sends as a cursor reaches the store unchecked.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from tui.server.errors import ApiError
+
+MAX_CURSOR_CHARS = 1024  # far above what this service issues; bounds what is decoded
+MAX_TEXT_CHARS = 256  # a trace id is 32
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1  # what SQLite stores in an INTEGER
+
+Fields = Mapping[str, type[int] | type[str]]
+
+
+def encode_cursor(values: Mapping[str, int | str]) -> str:
+    """The cursor for `values` (ints and short texts)."""
+    raw = json.dumps(dict(values), separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, fields: Fields) -> dict[str, Any]:
+    """The values encode_cursor wrote, each of the type `fields` names; ApiError 400 for any
+    cursor this service would not have issued."""
+    try:
+        if len(cursor) > MAX_CURSOR_CHARS:
+            raise ValueError("too long")
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        data = json.loads(raw)
+    except (ValueError, binascii.Error, RecursionError) as error:  # UnicodeError is a ValueError
+        raise invalid_cursor() from error
+    if not isinstance(data, dict):
+        raise invalid_cursor()
+    values: dict[str, Any] = {}
+    for name, kind in fields.items():
+        value = data.get(name)
+        if kind is int:
+            # bool is an int to Python, never in a cursor of this service.
+            ok = type(value) is int and INT_MIN <= value <= INT_MAX
+        else:
+            ok = type(value) is str and len(value) <= MAX_TEXT_CHARS
+        if not ok:
+            raise invalid_cursor()
+        values[name] = value
+    return values
+
+
+def invalid_cursor() -> ApiError:
+    return ApiError(
+        400,
+        "invalid_cursor",
+        "The cursor is not one this service issued; start again without a cursor.",
+        [{"field": "cursor", "message": "not a valid cursor"}],
+    )
