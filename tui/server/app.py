@@ -8,6 +8,7 @@ they share in `deps`, the error body in `errors`, the background tasks in `backg
 
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from functools import partial
 
 from fastapi import FastAPI
 
@@ -44,6 +45,12 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await background.stop()
         processes.stop()
         writer.stop()
+
+
+def key_identity(store: TraceStore, key: str) -> str | None:
+    """The identity the rate limiter counts a known key by (its hash), None if unknown."""
+    scope = store.key_scope(key)
+    return None if scope is None else scope.key_hash
 
 
 def create_app(
@@ -88,7 +95,10 @@ def create_app(
     app.state.limiter = RateLimiter(config.rate_limit, config.window_s)
     app.state.ingest_limiter = RateLimiter(config.ingest_rate_limit, config.window_s)
     app.add_middleware(
-        RateLimitMiddleware, limiter=app.state.limiter, ingest_limiter=app.state.ingest_limiter
+        RateLimitMiddleware,
+        limiter=app.state.limiter,
+        ingest_limiter=app.state.ingest_limiter,
+        identify=partial(key_identity, store),
     )
     install_error_handlers(app)
     for router in ROUTERS:

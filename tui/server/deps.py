@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from tui.server.alerts.service import Alerts
+from tui.server.auth import MALFORMED, MISSING, UNKNOWN, Malformed, bearer_token
 from tui.server.backend import TraceStore
 from tui.server.errors import ApiError
 from tui.server.rows import (
@@ -66,23 +67,15 @@ def retention_start(project: ProjectRow, now: int) -> int:
 
 def scope_of(store: StoreDep, authorization: Annotated[str | None, Header()] = None) -> KeyScope:
     """What the `Authorization: Bearer <key>` header's key may reach; 401 without a known key."""
-    if not authorization:
-        raise ApiError(
-            401,
-            "unauthorized",
-            "Missing Authorization header; send 'Authorization: Bearer <API key>'.",
-        )
-    scheme, _, token = authorization.strip().partition(" ")
-    token = token.strip()
-    if scheme.lower() != "bearer" or not token or " " in token:
-        raise ApiError(
-            401,
-            "unauthorized",
-            "Malformed Authorization header; expected 'Bearer <API key>'.",
-        )
+    try:
+        token = bearer_token(authorization)
+    except Malformed:
+        raise ApiError(401, "unauthorized", MALFORMED) from None
+    if token is None:
+        raise ApiError(401, "unauthorized", MISSING)
     scope = store.key_scope(token)
     if scope is None:
-        raise ApiError(401, "unauthorized", "Unknown API key.")
+        raise ApiError(401, "unauthorized", UNKNOWN)
     return scope
 
 

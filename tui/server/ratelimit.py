@@ -1,5 +1,15 @@
 """Per-key fixed-window rate limiting, as an ASGI middleware that also stamps the headers.
 
+A bucket is the verified key's identity (the hash of a key the store knows), read from the
+header as the routes read it (auth.bearer_token): a key spelled `bearer K` or with extra spaces
+is the same key, and a request without a known key counts against its client address, so a
+flood of made-up keys gets one budget, not one each. The table of windows is bounded (least
+recently used first out): no caller can grow it without end.
+
+Requests with a JSON body are authenticated here, before their body is read: without a known
+key the answer is 401 at once, and a body over MAX_API_BODY_BYTES is refused with 413 as it
+arrives (OTLP ingest reads and limits its own body, after checking its key).
+
 Every response, errors included, carries X-RateLimit-Limit, X-RateLimit-Remaining and
 X-RateLimit-Reset (unix seconds). Past the limit the answer is 429 with Retry-After in seconds.
 OTLP ingest (POST /v1/traces) counts against a budget of its own, larger and separate from the
@@ -11,15 +21,18 @@ plain JSON 500 (with the headers), never a stack trace on the wire.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
+
+from tui.server.auth import MALFORMED, MISSING, UNKNOWN, Malformed, bearer_token
 from tui.server.errors import error_json
 from tui.server.ingest.responses import answer_type, failure
 
@@ -30,6 +43,12 @@ Message = dict[str, Any]
 Receive = Callable[[], Any]
 Send = Callable[[Message], Any]
 ASGIApp = Callable[[Scope, Receive, Send], Any]
+# A key -> its identity if the store knows it (the key's hash), else None.
+Identify = Callable[[str], "str | None"]
+
+MAX_BUCKETS = 10_000  # windows kept; the least recently used goes first past this
+MAX_API_BODY_BYTES = 1024 * 1024  # a JSON API body (projects, alerts); OTLP has its own limit
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 
 @dataclass(frozen=True)
@@ -45,13 +64,21 @@ class RateLimiter:
     """Counts requests per bucket in fixed windows that start with a bucket's first request."""
 
     def __init__(
-        self, limit: int, window_s: float = 60.0, clock: Callable[[], float] = time.time
+        self,
+        limit: int,
+        window_s: float = 60.0,
+        clock: Callable[[], float] = time.time,
+        max_buckets: int = MAX_BUCKETS,
     ) -> None:
         self.limit = limit
         self.window_s = window_s
         self.clock = clock
-        self._windows: dict[str, tuple[float, int]] = {}
+        self.max_buckets = max_buckets
+        self._windows: OrderedDict[str, tuple[float, int]] = OrderedDict()
         self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._windows)
 
     def reset(self) -> None:
         """Forget every window (tests and screenshots start each scene with a full budget)."""
@@ -66,10 +93,9 @@ class RateLimiter:
                 start, count = now, 0
             count += 1
             self._windows[bucket] = (start, count)
-            if len(self._windows) > 10_000:  # forget finished windows of long-gone callers
-                self._windows = {
-                    b: w for b, w in self._windows.items() if now < w[0] + self.window_s
-                }
+            self._windows.move_to_end(bucket)
+            if len(self._windows) > self.max_buckets:
+                self._windows.popitem(last=False)
         reset = start + self.window_s
         return Decision(
             allowed=count <= self.limit,
@@ -96,24 +122,44 @@ def header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-def bucket_for(scope: Scope) -> str:
-    """A key's bucket is the hash of its bearer token; callers without one share their IP's."""
-    for name, value in scope.get("headers", []):
-        if name == b"authorization":
-            return "key:" + hashlib.sha256(value).hexdigest()
+def client_bucket(scope: Scope) -> str:
     client = scope.get("client") or ("unknown", 0)
     return f"ip:{client[0]}"
 
 
 class RateLimitMiddleware:
-    """Applies the limiter before the app runs, and adds the headers to whatever it answers."""
+    """Identifies the caller's key, applies the limiter before the app runs, authenticates
+    requests with a JSON body before reading it, and adds the headers to whatever it answers.
+    Without `identify`, every caller counts against its address and nothing is authenticated
+    here (the routes still are)."""
 
     def __init__(
-        self, app: ASGIApp, limiter: RateLimiter, ingest_limiter: RateLimiter | None = None
+        self,
+        app: ASGIApp,
+        limiter: RateLimiter,
+        ingest_limiter: RateLimiter | None = None,
+        identify: Identify | None = None,
+        max_api_body: int = MAX_API_BODY_BYTES,
     ) -> None:
         self.app = app
         self.limiter = limiter
         self.ingest_limiter = ingest_limiter
+        self.identify = identify
+        self.max_api_body = max_api_body
+
+    async def caller(self, scope: Scope) -> tuple[str | None, str | None]:
+        """The verified key's identity (None if there is no known key) and, when the key is
+        missing, malformed or unknown, what a 401 would say."""
+        try:
+            token = bearer_token(header(scope, b"authorization"))
+        except Malformed:
+            return None, MALFORMED
+        if token is None:
+            return None, MISSING
+        if self.identify is None:
+            return None, None
+        identity = await run_in_threadpool(self.identify, token)
+        return identity, (None if identity is not None else UNKNOWN)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -121,7 +167,9 @@ class RateLimitMiddleware:
             return
         ingest = self.ingest_limiter is not None and is_ingest(scope)
         limiter = self.ingest_limiter if ingest and self.ingest_limiter else self.limiter
-        decision = limiter.hit(bucket_for(scope))
+        identity, refusal = await self.caller(scope)
+        bucket = f"key:{identity}" if identity is not None else client_bucket(scope)
+        decision = limiter.hit(bucket)
         headers = [
             (b"x-ratelimit-limit", str(decision.limit).encode()),
             (b"x-ratelimit-remaining", str(decision.remaining).encode()),
@@ -140,6 +188,18 @@ class RateLimitMiddleware:
             else:
                 await send_json(send, 429, error_json(429, "rate_limited", message), retry)
             return
+        if not ingest and scope.get("method") in BODY_METHODS and self.identify is not None:
+            if refusal is not None:  # before a byte of the body is read
+                await send_json(send, 401, error_json(401, "unauthorized", refusal), headers)
+                return
+            length = header(scope, b"content-length")
+            payload = await read_limited(receive, length, self.max_api_body)
+            if payload is None:
+                limit = f"{self.max_api_body // 1024} KiB"
+                message = f"The request body is over {limit}; send a smaller one."
+                await send_json(send, 413, error_json(413, "payload_too_large", message), headers)
+                return
+            receive = replay(payload, receive)
 
         started = False
 
@@ -158,6 +218,37 @@ class RateLimitMiddleware:
             if not started:
                 body = error_json(500, "internal_error", "The service failed unexpectedly.")
                 await send_json(send, 500, body, headers)
+
+
+async def read_limited(receive: Receive, length: str | None, limit: int) -> bytes | None:
+    """The whole request body, or None as soon as it is known to be over `limit` bytes (by its
+    Content-Length, or as it arrives): never more than `limit` bytes are held."""
+    if length is not None and (not length.strip().isdigit() or int(length) > limit):
+        return None
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":  # the client went away: the app sees it too
+            return bytes(body)
+        body += message.get("body", b"")
+        if len(body) > limit:
+            return None
+        if not message.get("more_body", False):
+            return bytes(body)
+
+
+def replay(body: bytes, receive: Receive) -> Receive:
+    """A receive that gives the app `body` once, then what the connection says next."""
+    sent = False
+
+    async def receive_again() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()  # type: ignore[no-any-return]
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return receive_again
 
 
 async def send_json(
