@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from tests.support.webhooks import create_alert
-from tui.server.errors import ApiError
+from tui.server.errors import ServiceError
 from tui.server.paging import decode_cursor, encode_cursor
 
 FIELDS = {"t": int, "i": str}
@@ -53,7 +53,7 @@ def test_a_cursor_reads_back_what_was_written() -> None:
 
 @pytest.mark.parametrize("cursor", CRAFTED, ids=range(len(CRAFTED)))
 def test_a_crafted_cursor_is_refused_by_the_decoder(cursor: str) -> None:
-    with pytest.raises(ApiError) as error:
+    with pytest.raises(ServiceError) as error:
         decode_cursor(cursor, {"t": int, "i": str, "f": int, "u": int})
     assert error.value.status == 400 and error.value.code == "invalid_cursor"
 

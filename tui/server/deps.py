@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from tui.server.alerts.service import Alerts
 from tui.server.auth import MALFORMED, MISSING, UNKNOWN, Malformed, bearer_token
 from tui.server.backend import TraceStore
-from tui.server.errors import ApiError
+from tui.server.errors import ServiceError
 from tui.server.rows import (
     AlertRow,
     AlertSecretRow,
@@ -70,12 +70,12 @@ def scope_of(store: StoreDep, authorization: Annotated[str | None, Header()] = N
     try:
         token = bearer_token(authorization)
     except Malformed:
-        raise ApiError(401, "unauthorized", MALFORMED) from None
+        raise ServiceError(401, "unauthorized", MALFORMED) from None
     if token is None:
-        raise ApiError(401, "unauthorized", MISSING)
+        raise ServiceError(401, "unauthorized", MISSING)
     scope = store.key_scope(token)
     if scope is None:
-        raise ApiError(401, "unauthorized", UNKNOWN)
+        raise ServiceError(401, "unauthorized", UNKNOWN)
     return scope
 
 
@@ -86,10 +86,10 @@ def readable_project(store: TraceStore, scope: KeyScope, project_id: str) -> Pro
     """The project, if this key may read it: 403 for another project's key, else 404 if none."""
     # A project key learns nothing about other projects, not even whether they exist.
     if not scope.can_read(project_id):
-        raise ApiError(403, "forbidden", "This API key is not valid for that project.")
+        raise ServiceError(403, "forbidden", "This API key is not valid for that project.")
     project = store.get_project(project_id)
     if project is None:
-        raise ApiError(404, "not_found", f"No project with id {project_id!r}.")
+        raise ServiceError(404, "not_found", f"No project with id {project_id!r}.")
     return project
 
 
@@ -97,11 +97,11 @@ def readable_trace(store: TraceStore, scope: KeyScope, trace_id: str, now: int) 
     """The trace, if this key may read its project: 404 if none (or past its project's
     retention at `now`), 403 for another project's."""
     trace = store.get_trace(trace_id)
-    missing = ApiError(404, "not_found", f"No trace with id {trace_id!r}.")
+    missing = ServiceError(404, "not_found", f"No trace with id {trace_id!r}.")
     if trace is None:
         raise missing
     if not scope.can_read(trace.project_id):
-        raise ApiError(403, "forbidden", "This API key is not valid for that trace's project.")
+        raise ServiceError(403, "forbidden", "This API key is not valid for that trace's project.")
     project = store.get_project(trace.project_id)
     listed_at = trace.listed_at if trace.listed_at is not None else trace.started_at
     if project is not None and listed_at < retention_start(project, now):
@@ -143,7 +143,7 @@ def create_once(
     first did instead of creating again, and another request gets 409."""
     idempotency_key = request.headers.get("idempotency-key")
     if idempotency_key is not None and not 1 <= len(idempotency_key) <= 255:
-        raise ApiError(
+        raise ServiceError(
             400,
             "invalid_idempotency_key",
             "Idempotency-Key must be 1 to 255 characters.",
@@ -156,7 +156,7 @@ def create_once(
     if seen is None:
         return JSONResponse(body, status_code=status)
     if seen.request_hash != request_hash:
-        raise ApiError(
+        raise ServiceError(
             409,
             "idempotency_conflict",
             "This Idempotency-Key was already used with a different body.",

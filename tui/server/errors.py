@@ -1,8 +1,8 @@
-"""The service's errors: ApiError, the one error body, and the handlers that answer with it.
+"""The service's errors: ServiceError, the one error body, and the handlers that answer with it.
 
 Every non-2xx answer has the same body:
 `{"error": {"status", "code", "message", "details": [{"field", "message"}]}}`. Routes raise
-ApiError; FastAPI's validation errors and Starlette's 404/405 are mapped onto the same body by
+ServiceError; FastAPI's validation errors and Starlette's 404/405 are mapped onto the same body by
 the handlers installed with `install_error_handlers`. The rate limiter's 429 and the last-resort
 500 (in `ratelimit`) use `error_json` from here too.
 """
@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 
-class ApiError(Exception):
+class ServiceError(Exception):
     """An error answer: status, machine-readable code, human message and field details."""
 
     def __init__(
@@ -43,7 +43,7 @@ def error_json(status: int, code: str, message: str, details: list[Any] | None =
     return json.dumps(error_body(status, code, message, details)).encode()
 
 
-def error_response(error: ApiError, headers: dict[str, str] | None = None) -> JSONResponse:
+def error_response(error: ServiceError, headers: dict[str, str] | None = None) -> JSONResponse:
     body = error_body(error.status, error.code, error.message, error.details)
     return JSONResponse(body, status_code=error.status, headers=headers)
 
@@ -54,12 +54,12 @@ def field_name(loc: tuple[Any, ...]) -> str:
     return ".".join(parts) or "body"
 
 
-def validation_error(exc: RequestValidationError) -> ApiError:
+def validation_error(exc: RequestValidationError) -> ServiceError:
     """FastAPI's list of pydantic errors as one 422 with a detail per field (or a 400 for a body
     that is not JSON at all)."""
     errors = exc.errors()
     if any(e.get("type") == "json_invalid" for e in errors):
-        return ApiError(400, "invalid_json", "The request body is not valid JSON.")
+        return ServiceError(400, "invalid_json", "The request body is not valid JSON.")
     details = []
     for e in errors:
         message = str(e.get("msg", "invalid value")).removeprefix("Value error, ")
@@ -69,10 +69,10 @@ def validation_error(exc: RequestValidationError) -> ApiError:
             message = "is not a known field"
         details.append({"field": field_name(tuple(e.get("loc", ()))), "message": message})
     fields = ", ".join(d["field"] for d in details)
-    return ApiError(422, "validation_error", f"Invalid fields: {fields}.", details)
+    return ServiceError(422, "validation_error", f"Invalid fields: {fields}.", details)
 
 
-async def api_error_handler(_: Request, exc: ApiError) -> Response:
+async def service_error_handler(_: Request, exc: ServiceError) -> Response:
     return error_response(exc)
 
 
@@ -86,11 +86,13 @@ async def http_error_handler(_: Request, exc: StarletteHTTPException) -> Respons
     message = {404: "No such endpoint.", 405: "Method not allowed."}.get(
         exc.status_code, str(exc.detail)
     )
-    return error_response(ApiError(exc.status_code, codes.get(exc.status_code, "error"), message))
+    return error_response(
+        ServiceError(exc.status_code, codes.get(exc.status_code, "error"), message)
+    )
 
 
 def install_error_handlers(app: FastAPI) -> None:
     # The decorator form: add_exception_handler's type wants handlers of any Exception.
-    app.exception_handler(ApiError)(api_error_handler)
+    app.exception_handler(ServiceError)(service_error_handler)
     app.exception_handler(RequestValidationError)(validation_error_handler)
     app.exception_handler(StarletteHTTPException)(http_error_handler)

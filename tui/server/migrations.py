@@ -164,7 +164,7 @@ UPDATE traces SET input_preview = substr(
     WHERE json_valid(attributes) AND json_type(attributes, '$.input') = 'text';
 """
 
-# Alerts (issue 14). Evaluation reads windows of traces by started_at: a covering index gives
+# Alerts. Evaluation reads windows of traces by started_at: a covering index gives
 # it the columns its measures need (duration, errors, cost) without touching the table, so a
 # window of a million traces is one walk of one index. An alert's signing secret lives in a
 # table of its own (read by the delivery worker only); its state, its history (state changes

@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from tui.server.errors import ApiError
+from tui.server.errors import ServiceError
 
 MAX_CURSOR_CHARS = 1024  # far above what this service issues; bounds what is decoded
 MAX_TEXT_CHARS = 256  # a trace id is 32
@@ -32,7 +32,7 @@ def encode_cursor(values: Mapping[str, int | str]) -> str:
 
 
 def decode_cursor(cursor: str, fields: Fields) -> dict[str, Any]:
-    """The values encode_cursor wrote, each of the type `fields` names; ApiError 400 for any
+    """The values encode_cursor wrote, each of the type `fields` names; ServiceError 400 for any
     cursor this service would not have issued."""
     try:
         if len(cursor) > MAX_CURSOR_CHARS:
@@ -57,8 +57,8 @@ def decode_cursor(cursor: str, fields: Fields) -> dict[str, Any]:
     return values
 
 
-def invalid_cursor() -> ApiError:
-    return ApiError(
+def invalid_cursor() -> ServiceError:
+    return ServiceError(
         400,
         "invalid_cursor",
         "The cursor is not one this service issued; start again without a cursor.",

@@ -21,7 +21,7 @@ from tui.server.deps import (
     create_once,
     readable_project,
 )
-from tui.server.errors import ApiError
+from tui.server.errors import ServiceError
 from tui.server.paging import decode_cursor, encode_cursor
 from tui.server.rows import (
     AlertRow,
@@ -72,7 +72,7 @@ def create_alert(
 def alert_in(store: TraceStore, project: ProjectRow, alert_id: str) -> AlertRow:
     alert = store.get_alert(alert_id)
     if alert is None or alert.project_id != project.id:
-        raise ApiError(404, "not_found", f"No alert with id {alert_id!r} in this project.")
+        raise ServiceError(404, "not_found", f"No alert with id {alert_id!r} in this project.")
     return alert
 
 

@@ -21,7 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from tui.server.answers import EXPORT_RESPONSE_JSON
 from tui.server.backend import StoreBusy, TraceStore
 from tui.server.deps import scope_of
-from tui.server.errors import ApiError
+from tui.server.errors import ServiceError
 from tui.server.ingest.body import JSON, PROTOBUF, BodyError, encoding, media_type, read_body
 from tui.server.ingest.costs import PRICES, PriceBook
 from tui.server.ingest.processes import (
@@ -90,7 +90,7 @@ async def export_traces(request: Request) -> Response:
     answer = answer_type(request.headers.get("content-type"))
     try:
         return await ingest(request, answer)
-    except (ApiError, BodyError) as error:
+    except (ServiceError, BodyError) as error:
         body = failure(answer, error.status, error.code, error.message)
         return Response(body, status_code=error.status, media_type=answer)
     except Unreadable as error:

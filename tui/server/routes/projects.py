@@ -6,7 +6,7 @@ from fastapi.responses import JSONResponse, Response
 
 from tui.server.answers import ERRORS, Project, ProjectList
 from tui.server.deps import Auth, StoreDep, create_once
-from tui.server.errors import ApiError
+from tui.server.errors import ServiceError
 from tui.server.rows import new_project
 from tui.server.schemas import ProjectCreate, project_json
 
@@ -24,6 +24,6 @@ def create_project(
     request: Request, scope: Auth, store: StoreDep, payload: ProjectCreate
 ) -> Response:
     if not scope.is_workspace:
-        raise ApiError(403, "forbidden", "Only the workspace key can create projects.")
+        raise ServiceError(403, "forbidden", "Only the workspace key can create projects.")
     row = new_project(payload.name, payload.description, payload.retention_days)
     return create_once(request, store, scope, payload, row, project_json(row))

@@ -18,7 +18,7 @@ from tui.server.deps import (
     readable_project,
     retention_start,
 )
-from tui.server.errors import ApiError
+from tui.server.errors import ServiceError
 from tui.server.paging import decode_cursor, encode_cursor
 from tui.server.rows import TracePosition
 from tui.server.schemas import json_text, parse_timestamp, spans_json_text, trace_json
@@ -59,7 +59,7 @@ def list_traces(
         end = time_param("to", to, now)
         start = time_param("from", from_, end - DEFAULT_WINDOW_MS)
         if start > end:
-            raise ApiError(
+            raise ServiceError(
                 422,
                 "validation_error",
                 "from must not be after to.",
@@ -110,7 +110,7 @@ def time_param(name: str, value: str | None, default: int) -> int:
     try:
         return parse_timestamp(value)
     except (ValueError, OverflowError) as exc:
-        raise ApiError(
+        raise ServiceError(
             422,
             "validation_error",
             f"{name} is not an ISO 8601 timestamp.",
