@@ -86,7 +86,7 @@ def test_routes_see_the_store_only_through_its_protocol() -> None:
     users = [*server.joinpath("routes").glob("*.py"), *server.joinpath("ingest").glob("*.py")]
     users += server.joinpath("alerts").glob("*.py")  # evaluation and webhook delivery
     assert len(users) >= 20, "the globs above found too little: were the folders moved?"
-    users += [server / name for name in ("app.py", "deps.py", "background.py", "backend.py")]
+    users += [server / name for name in ("asgi.py", "deps.py", "background.py", "backend.py")]
     for path in users:
         forbidden = {"sqlite3", "tui.server.store", "tui.server.migrations"}
         assert not imports_of(path) & forbidden, path.name

@@ -16,7 +16,7 @@ import uvicorn
 
 from tui.server.alerts.service import Alerts
 from tui.server.alerts.targets import Resolver, system_resolver
-from tui.server.app import create_app
+from tui.server.asgi import create_app
 from tui.server.background import PeriodicTask
 from tui.server.config import IN_PROCESS, LOOPBACK, ServerConfig
 from tui.server.migrations import SchemaTooNew
