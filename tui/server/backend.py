@@ -32,7 +32,12 @@ from tui.server.rows import (
 
 class StoreBusy(Exception):
     """The store stayed locked by other writers longer than it waits: try again shortly (the
-    OTLP route answers 503 with Retry-After, which exporters retry)."""
+    service answers 503 with Retry-After, which OTLP exporters and the app retry)."""
+
+
+class StoreUnavailable(StoreBusy):
+    """The store cannot write for now (its disk is full, read-only or failing): the write is
+    undone whole, reads go on, and writes succeed again once it can write (503, retried)."""
 
 
 class AlertStore(Protocol):

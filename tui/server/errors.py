@@ -17,6 +17,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from tui.server.backend import StoreBusy, StoreUnavailable
+
 
 class ServiceError(Exception):
     """An error answer: status, machine-readable code, human message and field details."""
@@ -91,8 +93,28 @@ async def http_error_handler(_: Request, exc: StarletteHTTPException) -> Respons
     )
 
 
+# How long a client waits before retrying a write the store refused for now.
+BUSY_RETRY_AFTER_S = 1
+UNAVAILABLE_RETRY_AFTER_S = 5
+
+
+def refused_write(error: StoreBusy) -> tuple[str, str, int]:
+    """The code, message and Retry-After (seconds) of a write the store refused for now."""
+    if isinstance(error, StoreUnavailable):
+        message = "The service cannot write to its database right now (disk full?); retry shortly."
+        return "unavailable", message, UNAVAILABLE_RETRY_AFTER_S
+    return "busy", "The service is busy writing; retry shortly.", BUSY_RETRY_AFTER_S
+
+
+async def store_busy_handler(_: Request, exc: StoreBusy) -> Response:
+    code, message, retry_after = refused_write(exc)
+    error = ServiceError(503, code, message)
+    return error_response(error, headers={"Retry-After": str(retry_after)})
+
+
 def install_error_handlers(app: FastAPI) -> None:
     # The decorator form: add_exception_handler's type wants handlers of any Exception.
     app.exception_handler(ServiceError)(service_error_handler)
+    app.exception_handler(StoreBusy)(store_busy_handler)
     app.exception_handler(RequestValidationError)(validation_error_handler)
     app.exception_handler(StarletteHTTPException)(http_error_handler)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.server.alerts.signing import new_secret
-from tui.server.backend import StoreBusy
+from tui.server.backend import StoreBusy, StoreUnavailable
 from tui.server.ingest.summaries import summarize
 from tui.server.migrations import migrate
 from tui.server.rows import (
@@ -115,12 +115,34 @@ def connect(path: str, checkpoint_pages: int = WAL_AUTOCHECKPOINT_PAGES) -> sqli
     return db
 
 
-def is_busy(error: sqlite3.OperationalError) -> bool:
+def is_busy(error: sqlite3.Error) -> bool:
     """SQLITE_BUSY or SQLITE_LOCKED (by code from Python 3.11, by message before)."""
     code = getattr(error, "sqlite_errorcode", None)
     if code is not None:
         return code & 0xFF in (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED (extended codes: low byte)
     return "locked" in str(error)
+
+
+# SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN: the disk, not the request.
+CANNOT_WRITE_CODES = frozenset({8, 10, 13, 14})
+CANNOT_WRITE_WORDS = ("disk is full", "disk i/o error", "readonly database", "unable to open")
+
+
+def cannot_write(error: sqlite3.Error) -> bool:
+    """Whether `error` says the database cannot be written for now (full, read-only, failing)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in CANNOT_WRITE_CODES
+    return any(words in str(error).lower() for words in CANNOT_WRITE_WORDS)
+
+
+def refusal_of(error: sqlite3.Error) -> StoreBusy | None:
+    """The StoreBusy (or StoreUnavailable) a write's error means, None for any other error."""
+    if is_busy(error):  # the write lock, waited for busy_timeout in vain
+        return StoreBusy("the database stayed locked by other writers")
+    if cannot_write(error):
+        return StoreUnavailable("the database cannot be written (disk full or read-only)")
+    return None
 
 
 DEFAULT_RETENTION_DAYS = 30
@@ -185,15 +207,26 @@ class Store(AlertTables, KeyTables):
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction taken up front, so check-then-insert sequences are atomic."""
+        """A write transaction taken up front, so check-then-insert sequences are atomic. It is
+        undone whole on any error; a store that is locked too long raises StoreBusy, one that
+        cannot write (a full disk) StoreUnavailable, so every write is refused the same way."""
         db = self._connection()
-        db.execute("BEGIN IMMEDIATE")
         try:
-            yield db
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                if db.in_transaction:  # SQLite may have rolled back by itself (a full disk)
+                    db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        except sqlite3.Error as error:
+            if db.in_transaction:  # a COMMIT that failed leaves the transaction open
+                db.execute("ROLLBACK")
+            refusal = refusal_of(error)
+            if refusal is None:
+                raise
+            raise refusal from None
 
     def opener(self) -> Callable[[], Store]:
         """See TraceStore.opener: the same file, opened anew (its schema is already current),
@@ -351,13 +384,8 @@ class Store(AlertTables, KeyTables):
 
     def ingest(self, batches: Sequence[Sequence[SpanGroup]]) -> list[int]:
         """See TraceStore.ingest: every batch in one transaction."""
-        try:
-            with self.transaction() as db:
-                return [sum(self._ingest_group(db, group) for group in batch) for batch in batches]
-        except sqlite3.OperationalError as error:
-            if is_busy(error):  # the write lock, waited for busy_timeout in vain
-                raise StoreBusy("the database stayed locked by other writers") from None
-            raise
+        with self.transaction() as db:
+            return [sum(self._ingest_group(db, group) for group in batch) for batch in batches]
 
     def _ingest_group(self, db: sqlite3.Connection, group: SpanGroup) -> int:
         """Store one group's spans and their traces' rows; returns how many were refused."""

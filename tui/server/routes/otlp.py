@@ -21,7 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from tui.server.answers import EXPORT_RESPONSE_JSON
 from tui.server.backend import StoreBusy, TraceStore
 from tui.server.deps import scope_of
-from tui.server.errors import ServiceError
+from tui.server.errors import ServiceError, refused_write
 from tui.server.ingest.body import JSON, PROTOBUF, BodyError, encoding, media_type, read_body
 from tui.server.ingest.costs import PRICES, PriceBook
 from tui.server.ingest.processes import (
@@ -95,7 +95,15 @@ async def export_traces(request: Request) -> Response:
         return Response(body, status_code=error.status, media_type=answer)
     except Unreadable as error:
         return Response(failure(answer, 400, "invalid_body", str(error)), 400, media_type=answer)
-    except (Overloaded, StoreBusy, WorkerLost) as error:
+    except StoreBusy as error:
+        code, message, retry_after = refused_write(error)
+        return Response(
+            failure(answer, 503, code, message),
+            503,
+            headers={"Retry-After": str(retry_after)},
+            media_type=answer,
+        )
+    except (Overloaded, WorkerLost) as error:
         message = (
             "The service lost the process ingesting this request; retry shortly."
             if isinstance(error, WorkerLost)
