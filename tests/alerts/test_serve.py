@@ -4,46 +4,17 @@ reaches the receiver; a bad interval is refused with a message."""
 
 from __future__ import annotations
 
-import re
-import signal
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.support.helpers import reaped
+from tests.support.serve import run_tracetui, serving
 from tests.support.webhooks import WORKSPACE_KEY, add_traces, new_store, receiving, wait_until
 from tui.server.rows import now_ms
 from tui.server.store import Store
 
 P = "proj_alerts"
-
-
-@contextmanager
-def serving(db: Path, *flags: str) -> Iterator[str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tui", "serve", "--db", str(db), "--port", "0", *flags],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    with reaped(process):
-        assert process.stdout is not None
-        url = ""
-        for line in process.stdout:
-            if found := re.search(r"local service on (\S+)", line):
-                url = found[1]
-                break
-        assert url, "serve printed no address"
-        yield url
-        process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=20) == 0
-        assert process.stderr is not None
-        assert "Traceback" not in process.stderr.read()
 
 
 def store_with_a_firing_alert(path: Path, webhook_url: str) -> tuple[Store, str, str]:
@@ -79,41 +50,31 @@ def test_serve_evaluates_on_its_interval_and_delivers_with_the_flag(tmp_path: Pa
         _, alert_id, secret = store_with_a_firing_alert(tmp_path / "a.sqlite3", receiver.url)
         receiver.secrets[alert_id] = secret
         flags = ("--alert-interval", "0.2", "--allow-private-webhooks")
-        with serving(tmp_path / "a.sqlite3", *flags) as url:
+        with serving(tmp_path / "a.sqlite3", *flags) as served:
+            url = served.base_url
             receiver.wait_for(1, seconds=20)
             wait_until(lambda: any(e["kind"] == "delivery" for e in events_of(url, alert_id)))
+            assert served.interrupt() == 0 and "Traceback" not in served.errors()
     assert receiver.types() == ["alert.firing"]
 
 
 def test_serve_without_the_flag_sends_nothing_to_loopback(tmp_path: Path) -> None:
     with receiving() as receiver:
         _, alert_id, _ = store_with_a_firing_alert(tmp_path / "b.sqlite3", receiver.url)
-        with serving(tmp_path / "b.sqlite3", "--alert-interval", "0.2") as url:
+        with serving(tmp_path / "b.sqlite3", "--alert-interval", "0.2") as served:
+            url = served.base_url
             wait_until(
                 lambda: any(e["kind"] == "delivery" for e in events_of(url, alert_id)),
                 seconds=20,
             )
             attempt = next(e for e in events_of(url, alert_id) if e["kind"] == "delivery")
+            assert served.interrupt() == 0 and "Traceback" not in served.errors()
     assert receiver.received == []
     assert str(attempt["error"]).startswith("refused: 127.0.0.1, a loopback address")
 
 
 @pytest.mark.parametrize("value", ["-1", "soon", "nan", "inf"])
 def test_a_bad_alert_interval_is_refused_with_a_message(tmp_path: Path, value: str) -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tui",
-            "serve",
-            "--db",
-            str(tmp_path / "c.sqlite3"),
-            "--alert-interval",
-            value,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = run_tracetui("serve", "--db", str(tmp_path / "c.sqlite3"), "--alert-interval", value)
     assert result.returncode == 2
     assert "--alert-interval" in result.stderr and "Traceback" not in result.stderr

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from tests.app.test_alerts_screen import project_with_traces, spec_server
-from tests.app.test_flows import running_app, wait_for
+from tests.support.app import running_app, wait_for
 from tests.support.service import RunningService
 from tui.ui.app import StartAt
 from tui.ui.screens.forms import AlertForm

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.app.test_flows import running_app, wait_for
+from tests.support.app import running_app, wait_for
 from tests.support.service import RunningService, start_service
 from tui.core.alert_rules import amount, breach_text, state_label
 from tui.server.rows import TraceRow

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.app.test_flows import (
+from tests.support.app import (
     detail_lines,
     loaded_traces,
     rendered_text,
@@ -21,6 +21,7 @@ from tests.app.test_flows import (
     tree_shown,
     wait_for,
 )
+from tests.support.builders import add_bulk_traces
 from tests.support.chat_traces import (
     ANSWER,
     CHAT_TRACE_ATTRIBUTES,
@@ -35,7 +36,6 @@ from tests.support.chat_traces import (
 )
 from tests.support.otlp import new_span_id, new_trace_id, partial, post, request, root_client, span
 from tests.support.service import RunningService
-from tui.demo.data import add_bulk_traces
 from tui.server.store import now_ms
 from tui.ui.app import StartAt, TraceTuiApp
 from tui.ui.screens.help import HelpScreen

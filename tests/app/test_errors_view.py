@@ -9,8 +9,7 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
-from tests.app.test_flows import loaded_traces, rendered_text, wait_for
-from tests.app.test_polish import Transport
+from tests.support.app import Transport, loaded_traces, rendered_text, wait_for
 from tests.support.service import RunningService
 from tui.api.client import ApiClient
 from tui.ui.app import StartAt, TraceTuiApp

@@ -14,7 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.app.test_faults import (
+from tests.support.app import rendered_text, wait_for
+from tests.support.faults import (
     FAULTS,
     Fault,
     FaultyTransport,
@@ -23,7 +24,6 @@ from tests.app.test_faults import (
     dropped_mid_body,
     raising,
 )
-from tests.app.test_flows import rendered_text, wait_for
 from tests.support.service import RunningService
 from tui.ui.app import StartAt, TraceTuiApp
 from tui.ui.screens.alerts import AlertsScreen

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from tests.app.test_flows import detail_lines, tree_lines, tree_shown, wait_for
+from tests.support.app import detail_lines, tree_lines, tree_shown, wait_for
 from tests.support.hostile import HOSTILE, MEGABYTE
 from tui.api import ApiClient
 from tui.ui.app import StartAt, TraceTuiApp

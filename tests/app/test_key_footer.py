@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.app.test_conversation import chat_trace, document, select
-from tests.app.test_flows import loaded_traces, running_app, wait_for
+from tests.support.app import loaded_traces, running_app, wait_for
 from tests.support.service import RunningService
 from tui.ui.app import StartAt
 from tui.ui.screens.projects import ProjectsScreen

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.app.test_flows import running_app, wait_for
+from tests.support.app import running_app, wait_for
 from tests.support.service import RunningService
 from tui.server.alerts.evaluator import raw_value
 from tui.server.rows import TraceRow

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
-from tests.app.test_flows import wait_for
+from tests.support.app import wait_for
 from tui.api import ApiClient
 from tui.ui.app import StartAt, TraceTuiApp
 from tui.ui.screens.trace_detail import TraceDetailScreen

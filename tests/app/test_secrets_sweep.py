@@ -16,13 +16,13 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.app.test_faults import (
+from tests.support.app import loaded_traces, tree_shown, wait_for
+from tests.support.faults import (
     Fault,
     FaultyTransport,
     answer,
     app_with_faults,
 )
-from tests.app.test_flows import loaded_traces, tree_shown, wait_for
 from tests.support.service import RunningService, start_service
 from tui.ui.app import StartAt, TraceTuiApp
 from tui.ui.screens.alerts import AlertsScreen

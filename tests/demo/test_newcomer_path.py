@@ -7,7 +7,6 @@ import asyncio
 import os
 import re
 import shlex
-import signal
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
+from tests.support.serve import serving
 from tests.support.service import RunningService
 from tui.api import ApiClient
 from tui.api.models import Span, Trace
@@ -23,31 +23,12 @@ from tui.demo.feed import Feed
 
 
 def test_serve_then_paste_its_two_lines_then_run_the_example(tmp_path: Path) -> None:
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tui",
-            "serve",
-            "--db",
-            str(tmp_path / "new.sqlite3"),
-            "--port",
-            "0",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
+    with serving(tmp_path / "new.sqlite3") as served:
         pasted: dict[str, str] = {}
-        browse = ""
-        for line in process.stdout:
+        for line in served.banner:  # what the newcomer reads, and pastes
             if found := re.match(r"\s+export (OTEL_EXPORTER_OTLP_\w+)=(.*)$", line):
                 pasted.update(dict([shlex.split(f"{found[1]}={found[2]}")[0].split("=", 1)]))
-            if "and browse them:" in line:
-                browse = line
-                break
+        browse = next(line for line in served.banner if "and browse them:" in line)
         assert set(pasted) == {"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_HEADERS"}
         assert pasted["OTEL_EXPORTER_OTLP_HEADERS"].startswith("Authorization=Bearer tt_ws_")
         env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")} | pasted
@@ -68,12 +49,7 @@ def test_serve_then_paste_its_two_lines_then_run_the_example(tmp_path: Path) -> 
         chat = next(s for s in spans if s.kind == "llm")
         assert chat.model == "gpt-4o-mini" and (chat.cost_usd or 0) > 0
         assert chat.attributes["tracetui.cost_source"] == "estimated"
-        process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=20) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        assert served.interrupt() == 0
 
 
 async def read_as_the_app(settings: dict[str, str]) -> tuple[list[Trace], list[Span]]:

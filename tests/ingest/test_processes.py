@@ -6,11 +6,8 @@ workers end with the service, however the service ends (Ctrl-C, SIGTERM, SIGKILL
 from __future__ import annotations
 
 import os
-import re
 import signal
 import sqlite3
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -18,14 +15,14 @@ import httpx
 import pytest
 
 from tests.ingest.test_otlp import new_project
-from tests.support.helpers import reaped
 from tests.support.otlp import new_span_id, new_trace_id, partial, post, request, root_client, span
 from tests.support.procfs import alive, children_of, ignores, workers_of
-from tests.support.service import RunningService, wait_for
+from tests.support.serve import serving
+from tests.support.service import RunningService, local_service, wait_for
 from tui.cli import build_parser
 from tui.server.background import checkpoint_log
+from tui.server.config import default_ingest_processes
 from tui.server.ingest.processes import IngestProcesses
-from tui.server.run import LocalService, default_ingest_processes
 from tui.server.store import Store, new_api_key
 
 
@@ -48,7 +45,7 @@ def test_a_worker_that_dies_costs_a_retry_never_a_span(tmp_path: Path) -> None:
     store = Store(tmp_path / "pool.sqlite3")
     key = new_api_key("ws")
     store.add_key(key, None, "test")
-    with LocalService(store, ingest_processes=1) as service:
+    with local_service(store, ingest_processes=1) as service:
         processes = service.app.state.ingest.processes
         wait_for(lambda: processes.ready, what="the worker")
         with root_client(service.base_url, key) as client:
@@ -94,25 +91,6 @@ def test_a_worker_that_dies_costs_a_retry_never_a_span(tmp_path: Path) -> None:
     wait_for(lambda: not alive(replacement), 30, "the worker to end")
 
 
-def serve(tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
-    """`tracetui serve` with one ingest worker, once it answers; (process, its root URL)."""
-    process = subprocess.Popen(
-        [
-            *(sys.executable, "-m", "tui", "serve", "--db", str(tmp_path / "s.sqlite3")),
-            *("--port", "0", "--ingest-processes", "1", "--alert-interval", "0"),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # its own process group, as a shell gives it: killpg reaches all
-    )
-    assert process.stdout is not None
-    for line in process.stdout:
-        if found := re.search(r"OTEL_EXPORTER_OTLP_ENDPOINT=(\S+)", line):
-            return process, found[1]
-    raise AssertionError("serve printed no endpoint")
-
-
 @pytest.mark.parametrize(
     ("how", "group"),
     [
@@ -126,25 +104,23 @@ def serve(tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
 def test_the_workers_end_with_the_service_however_it_ends(
     tmp_path: Path, how: signal.Signals, group: bool
 ) -> None:
-    process, _ = serve(tmp_path)
-    with reaped(process):
-        wait_for(lambda: len(workers_of(process.pid)) == 1, what="the worker to start")
-        (worker,) = workers_of(process.pid)
+    flags = ("--ingest-processes", "1", "--alert-interval", "0")
+    with serving(tmp_path / "s.sqlite3", *flags, new_session=True) as served:
+        service = served.process.pid
+        wait_for(lambda: len(workers_of(service)) == 1, what="the worker to start")
+        (worker,) = workers_of(service)
         # Started: past its imports, it ignores the group's signals. (A Ctrl-C in the second
         # before that ends a half-started worker with an import traceback on stderr.)
         wait_for(lambda: ignores(worker, signal.SIGINT), what="the worker to be up")
-        workers = children_of(process.pid)  # the worker and multiprocessing's resource tracker
-        if group:  # to the service and its workers at once, as a terminal or systemd sends it
-            os.killpg(process.pid, how)
-        else:
-            process.send_signal(how)
-        code = process.wait(timeout=30)
+        workers = children_of(service)  # the worker and multiprocessing's resource tracker
+        # To the service alone, or to it and its workers at once as a terminal or systemd does.
+        served.send(how, group=group)
+        code = served.wait()
         # SIGINT and SIGTERM stop it cleanly, the workers ignoring them until the service ends
         # them; SIGKILL leaves the workers orphans, which notice and exit by themselves.
         assert code == (-signal.SIGKILL if how == signal.SIGKILL else 0)
         wait_for(lambda: not any(alive(w) for w in workers), 30, "the workers to exit")
-        assert process.stderr is not None
-        assert "Traceback" not in process.stderr.read()
+        assert "Traceback" not in served.errors()
 
 
 @pytest.mark.parametrize("value", ["-1", "two", "1.5", "65"])
@@ -196,7 +172,7 @@ def test_workers_leave_checkpoints_to_the_service_which_truncates_a_big_log(
     key = new_api_key("ws")
     store.add_key(key, None, "test")
     database, log = Path(store.path), Path(f"{store.path}-wal")
-    with LocalService(store, ingest_processes=1, tasks=[]) as service:
+    with local_service(store, ingest_processes=1, tasks=[]) as service:
         processes = service.app.state.ingest.processes
         wait_for(lambda: processes.ready, what="the worker")
         with root_client(service.base_url, key) as client:

@@ -19,16 +19,14 @@ from __future__ import annotations
 
 import json
 import random
-import re
 import shutil
 import sqlite3
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -36,6 +34,7 @@ from typing import Any
 import httpx
 
 from tests.perf.report import Row
+from tests.support.serve import Served, serving
 from tui.server.alerts.evaluator import Evaluator
 from tui.server.rows import SpanRow, TraceRow, new_alert
 from tui.server.store import INSERT, Store, now_ms
@@ -178,32 +177,10 @@ class Sink(BaseHTTPRequestHandler):
         self.end_headers()
 
 
-class Serve:
+def serving_bench(path: Path, alert_interval: str) -> AbstractContextManager[Served]:
     """`tracetui serve` over the bench's database in its own process, as a user runs it."""
-
-    def __init__(self, db: Path, alert_interval: str) -> None:
-        self.process = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "tui", "serve", "--db", str(db), "--port", "0"),
-                *("--rate-limit", "1000000000", "--alert-interval", alert_interval),
-                "--allow-private-webhooks",
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        assert self.process.stdout is not None
-        self.url = ""
-        for line in self.process.stdout:
-            if found := re.search(r"local service on (\S+)", line):
-                self.url = found[1]
-                break
-        # Keep reading: a full pipe would stall the service (its access log).
-        threading.Thread(target=self.process.stdout.read, daemon=True).start()
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(20)
+    flags = ("--rate-limit", "1000000000", "--alert-interval", alert_interval)
+    return serving(path, *flags, "--allow-private-webhooks")
 
 
 def list_latency(url: str, requests: int = LIST_REQUESTS) -> float:
@@ -291,24 +268,20 @@ def measure(path: Path, now: int) -> list[Row]:
     store.close()
 
     # The trace list from another process, the service idle, then evaluating back to back.
-    serve = Serve(path, "0")
-    try:
-        idle = list_latency(serve.url, 4 * LIST_REQUESTS)
-    finally:
-        serve.stop()
+    with serving_bench(path, "0") as served:
+        idle = list_latency(served.base_url, 4 * LIST_REQUESTS)
+        served.interrupt()
     since = last_round(path)
-    serve = Serve(path, "0.001")
-    try:
+    with serving_bench(path, "0.001") as served:
         # Rounds back to back: measured once the first has been stored, while the next run.
         deadline = time.monotonic() + 60
         while last_round(path) <= since:
             assert time.monotonic() < deadline, "the service stored no round"
             time.sleep(0.05)
         first_stored = last_round(path)
-        busy = list_latency(serve.url, 4 * LIST_REQUESTS)
+        busy = list_latency(served.base_url, 4 * LIST_REQUESTS)
         rounds_span_s = (last_round(path) - first_stored) / 1000
-    finally:
-        serve.stop()
+        served.interrupt()
     sink.shutdown()
     ours_first, ours_steady = statistics.median(firsts) * 1000, statistics.median(steady) * 1000
     floor_ms = statistics.median(floors) * 1000

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.serve import run_tracetui
 from tui.server.migrations import LATEST, Migration, SchemaTooNew, migrate, user_version
 from tui.server.store import Store, hash_key
 
@@ -246,12 +245,7 @@ def test_serve_and_demo_refuse_a_newer_database_with_a_message(
     db = sqlite3.connect(path)
     db.execute(f"PRAGMA user_version = {LATEST + 1}")
     db.close()
-    result = subprocess.run(
-        [sys.executable, "-m", "tui", command[0], "--db", str(path), *command[1:]],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = run_tracetui(command[0], "--db", str(path), *command[1:])
     assert result.returncode == 2
     assert "newer tracetui" in result.stderr and "Traceback" not in result.stderr
 

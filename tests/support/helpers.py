@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import subprocess
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -54,15 +52,3 @@ def json_response(body: Any, status: int = 200, **headers: str) -> httpx.Respons
             **headers,
         },
     )
-
-
-@contextmanager
-def reaped(process: subprocess.Popen[str]) -> Iterator[subprocess.Popen[str]]:
-    """`process`, killed and waited for on the way out if it is still running (a failed
-    assertion must not leave a service behind)."""
-    try:
-        yield process
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
