@@ -166,7 +166,9 @@ class RateLimitMiddleware:
             await self.app(scope, receive, send)
             return
         ingest = self.ingest_limiter is not None and is_ingest(scope)
-        limiter = self.ingest_limiter if ingest and self.ingest_limiter is not None else self.limiter
+        limiter = (
+            self.ingest_limiter if ingest and self.ingest_limiter is not None else self.limiter
+        )
         identity, refusal = await self.caller(scope)
         bucket = f"key:{identity}" if identity is not None else client_bucket(scope)
         decision = limiter.hit(bucket)
