@@ -1,7 +1,11 @@
 """Webhook targets that misbehave or must not be reached: private and loopback addresses
 without the flag, the cloud metadata address (as a literal and behind a name), a receiver that
 hangs, one that redirects, one that answers 10 MB. Each is recorded as the delivery attempt it
-was; none holds up evaluation, the API or another alert's webhook."""
+was; none holds up evaluation, the API or another alert's webhook.
+
+The refused targets here are stored alerts (as a database from before targets were checked at
+creation holds them): delivery checks every attempt whatever creation let through. Creation's
+own 422 is tested in test_targets_at_creation.py."""
 
 from __future__ import annotations
 
@@ -21,6 +25,8 @@ from tests.support.webhooks import (
     service,
     wait_until,
 )
+from tui.server.alerts.signing import new_secret
+from tui.server.rows import AlertSecretRow, new_alert
 
 P = "proj_alerts"
 SECOND = 1000
@@ -28,6 +34,13 @@ SECOND = 1000
 
 def attempts_of(client: Any, alert_id: str) -> list[dict[str, Any]]:
     return [e for e in events(client, P, alert_id) if e["kind"] == "delivery"][::-1]
+
+
+def stored_alert(store: Any, url: str) -> str:
+    """An alert put in the store as it is, past the API's check of its target; its id."""
+    row = new_alert(P, "alert", "latency_ms_5m", "gt", 1000, url)
+    store.create_once(row, None, 201, {}, also=[AlertSecretRow(row.id, new_secret())])
+    return row.id
 
 
 def resolver(names: dict[str, list[str]]) -> Callable[[str, int], Coroutine[Any, Any, list[str]]]:
@@ -64,9 +77,7 @@ def test_loopback_and_private_targets_get_nothing_without_the_flag(tmp_path: Pat
             "private": "http://intranet.acme-corp.io/hooks",
             "mixed": "https://mixed.acme-corp.io/hooks",
         }
-        alerts = {
-            kind: create_alert(client, P, webhook_url=url)["id"] for kind, url in urls.items()
-        }
+        alerts = {kind: stored_alert(store, url) for kind, url in urls.items()}
         running.alerts.evaluate()
         tested = client.post(f"projects/{P}/alerts/{alerts['literal']}/test")
         assert tested.status_code == 202
@@ -105,7 +116,7 @@ def test_the_metadata_address_is_refused_even_with_the_flag(tmp_path: Path) -> N
             api(running) as client,
         ):
             ids = [
-                create_alert(client, P, webhook_url=url)["id"]
+                stored_alert(store, url)
                 for url in (
                     "http://169.254.169.254/latest/meta-data/iam/security-credentials/",
                     "http://metadata.acme-corp.io/computeMetadata/v1/",

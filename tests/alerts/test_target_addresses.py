@@ -14,6 +14,7 @@ from tui.server.alerts.targets import Refused, address_kind, embedded_ipv4, reso
 # 169.254.169.254 written in every IPv6 form that reaches it.
 METADATA_FORMS = [
     "::ffff:169.254.169.254",  # IPv4-mapped
+    "::ffff:0:a9fe:a9fe",  # IPv4-translated (SIIT)
     "::169.254.169.254",  # IPv4-compatible
     "2002:a9fe:a9fe::1",  # 6to4
     "2001:0:4136:e378:8000:63bf:5601:5601",  # Teredo (client 169.254.169.254)

@@ -10,6 +10,7 @@ the handlers installed with `install_error_handlers`. The rate limiter's 429 and
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -50,6 +51,10 @@ def error_response(error: ServiceError, headers: dict[str, str] | None = None) -
     return JSONResponse(body, status_code=error.status, headers=headers)
 
 
+# What a misspelt field name looks like; keys and tokens have digits, capitals or length.
+FIELD_LIKE = re.compile(r"[a-z][a-z_]{0,23}")
+
+
 def field_name(loc: tuple[Any, ...]) -> str:
     """("body", "metric") -> "metric"; ("query", "limit") -> "limit"."""
     parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
@@ -58,19 +63,28 @@ def field_name(loc: tuple[Any, ...]) -> str:
 
 def validation_error(exc: RequestValidationError) -> ServiceError:
     """FastAPI's list of pydantic errors as one 422 with a detail per field (or a 400 for a body
-    that is not JSON at all)."""
+    that is not JSON at all).
+
+    Only pydantic's message is kept, never its `input`: nothing the client sent comes back (a
+    key pasted into the wrong field would otherwise be repeated in the answer, and in whatever
+    logs or shows it). For the same reason a field the body should not have is named only when
+    it reads as a misspelt field name (`colour`, `retention_dayz`), never when it could be a
+    key: its name is the client's text, not one of ours."""
     errors = exc.errors()
     if any(e.get("type") == "json_invalid" for e in errors):
         return ServiceError(400, "invalid_json", "The request body is not valid JSON.")
     details = []
     for e in errors:
         message = str(e.get("msg", "invalid value")).removeprefix("Value error, ")
+        field = field_name(tuple(e.get("loc", ())))
         if e.get("type") == "missing":
             message = "is required"
         elif e.get("type") == "extra_forbidden":
             message = "is not a known field"
-        details.append({"field": field_name(tuple(e.get("loc", ()))), "message": message})
-    fields = ", ".join(d["field"] for d in details)
+            if not FIELD_LIKE.fullmatch(field):
+                field, message = "body", "has a field this request does not take"
+        details.append({"field": field, "message": message})
+    fields = ", ".join(dict.fromkeys(d["field"] for d in details))
     return ServiceError(422, "validation_error", f"Invalid fields: {fields}.", details)
 
 

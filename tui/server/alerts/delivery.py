@@ -1,11 +1,15 @@
 """The webhook delivery worker: sends what the outbox holds, retries, and records every attempt.
 
 It runs in the service's event loop as one task that picks due deliveries from the store
-(`webhook_deliveries`, so they survive a restart) and sends each in a task of its own, at most
-`concurrency` at once, one at a time per alert and at most `per_host` at once per receiving
-host: a slow or dead receiver holds its own slots for at most `timeout_s`, never the others',
+(`webhook_deliveries`, so they survive a restart) and sends each attempt in a task of its own,
+as soon as it is due: at most `concurrency` (16) at once in all and at most `per_host` (4) at
+once per receiver (scheme, host and port). Attempts wait on nothing else: not on the other
+webhooks of the same alert (a firing webhook whose receiver hangs does not hold back the alert's
+next one, nor its retries), not on other alerts'. A slow or dead receiver holds at most its own
+`per_host` slots, each for at most `timeout_s`, so the other receivers always have the rest;
 never evaluation (another thread) and never the API (the store is read in threads; no request
-waits on a webhook).
+waits on a webhook). Webhooks of one alert may therefore arrive out of order (retries reorder
+them anyway): receivers order them by their `timestamp`.
 
 An attempt: resolve and check the target (targets.py; refused: recorded as a failed delivery
 with the reason, not retried), sign (signing.py, a new timestamp each time, the same
@@ -44,8 +48,9 @@ RETRY_DELAYS_S = (5.0, 30.0, 120.0, 480.0)  # after attempts 1-4; the 5th is the
 MAX_ATTEMPTS = len(RETRY_DELAYS_S) + 1
 JITTER = 0.1  # up to 10% later, so receivers that failed together are not retried together
 BODY_LIMIT = 64 * 1024
-CONCURRENCY = 8
-PER_HOST = 2
+CONCURRENCY = 16
+PER_HOST = 4
+DUE_READ = 1024  # due deliveries looked at per read: those of a full receiver are passed over
 POLL_S = 1.0  # how often the outbox is looked at when nothing wakes the worker
 USER_AGENT = "tracetui-webhooks/1"
 
@@ -61,6 +66,7 @@ class Job(NamedTuple):
     delivery: DeliveryRow
     alert: AlertRow | None
     secret: AlertSecretRow | None
+    receiver: str  # receiver_of(alert)
 
 
 def retry_delay_ms(attempt: int, rng: random.Random) -> int:
@@ -69,12 +75,15 @@ def retry_delay_ms(attempt: int, rng: random.Random) -> int:
     return int(delay * (1 + JITTER * rng.random()) * 1000)
 
 
-def host_of(alert: AlertRow | None) -> str:
-    """The host an alert's webhook goes to ("" if none can be read): what per_host counts."""
+def receiver_of(alert: AlertRow | None) -> str:
+    """Where an alert's webhook goes, as scheme://host:port ("" if none can be read): what
+    per_host counts. Two services on one machine are two receivers."""
     if alert is None:
         return ""
     try:
-        return urlsplit(alert.webhook_url).hostname or ""
+        parts = urlsplit(alert.webhook_url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        return f"{parts.scheme}://{parts.hostname or ''}:{port}"
     except ValueError:
         return ""
 
@@ -124,8 +133,7 @@ class DeliveryWorker:
         self._stopping = asyncio.Event()
         self._main: asyncio.Task[None] | None = None
         self._attempts: dict[str, asyncio.Task[None]] = {}  # by delivery id
-        self._busy_alerts: set[str] = set()
-        self._busy_hosts: Counter[str] = Counter()
+        self._busy_receivers: Counter[str] = Counter()
         self._client: httpx.AsyncClient | None = None
 
     # -- life ------------------------------------------------------------------------------------
@@ -184,42 +192,51 @@ class DeliveryWorker:
 
     async def _start_due(self) -> None:
         """Start an attempt for each due delivery that has a free slot."""
-        if len(self._attempts) >= self.concurrency:
+        free = self.concurrency - len(self._attempts)
+        if free <= 0:
             return
         # Taken here, on the loop, before the outbox is read: an attempt that finishes while
         # the read runs (its row read as still due, then its id leaving `_attempts`) must not
         # be started again from that stale row. No attempt starts during the read: only this
-        # method starts them.
+        # method starts them, so slots only free up meanwhile.
         in_flight = set(self._attempts)
-        for job in await asyncio.to_thread(self._due, in_flight):
+        busy = Counter(self._busy_receivers)
+        for job in await asyncio.to_thread(self._due, in_flight, busy, free):
             if len(self._attempts) >= self.concurrency or self._stopping.is_set():
                 break
             delivery = job.delivery
-            host = host_of(job.alert)
-            if (
-                delivery.id in self._attempts
-                or delivery.alert_id in self._busy_alerts
-                or self._busy_hosts[host] >= self.per_host
-            ):
+            if delivery.id in self._attempts:
                 continue
-            self._busy_alerts.add(delivery.alert_id)
-            self._busy_hosts[host] += 1
-            task = asyncio.create_task(self._attempt(job, host), name=f"webhook {delivery.id}")
+            self._busy_receivers[job.receiver] += 1
+            task = asyncio.create_task(self._attempt(job), name=f"webhook {delivery.id}")
             self._attempts[delivery.id] = task
 
-    def _due(self, in_flight: set[str]) -> list[Job]:
-        """Due deliveries with their alerts and secrets, leaving out those in flight when the
-        read began (in a thread: the store blocks)."""
-        jobs = []
-        for delivery in self.store.due_deliveries(self.clock(), self.concurrency * 8):
+    def _due(self, in_flight: set[str], busy: Counter[str], free: int) -> list[Job]:
+        """Up to `free` due deliveries to start, the longest waiting first, with their alerts
+        and secrets: not those in flight when the read began, nor those whose receiver has
+        `per_host` attempts running (`busy`, counted on as they are picked). In a thread: the
+        store blocks."""
+        jobs: list[Job] = []
+        alerts: dict[str, tuple[AlertRow | None, AlertSecretRow | None]] = {}
+        for delivery in self.store.due_deliveries(self.clock(), DUE_READ):
             if delivery.id in in_flight:
                 continue
-            alert = self.store.get_alert(delivery.alert_id)
-            secret = self.store.alert_secret(delivery.alert_id)
-            jobs.append(Job(delivery, alert, secret))
+            if delivery.alert_id not in alerts:
+                alerts[delivery.alert_id] = (
+                    self.store.get_alert(delivery.alert_id),
+                    self.store.alert_secret(delivery.alert_id),
+                )
+            alert, secret = alerts[delivery.alert_id]
+            receiver = receiver_of(alert)
+            if busy[receiver] >= self.per_host:
+                continue
+            busy[receiver] += 1
+            jobs.append(Job(delivery, alert, secret, receiver))
+            if len(jobs) >= free:
+                break
         return jobs
 
-    async def _attempt(self, job: Job, host: str) -> None:
+    async def _attempt(self, job: Job) -> None:
         delivery = job.delivery
         try:
             number = delivery.attempts + 1
@@ -251,10 +268,9 @@ class DeliveryWorker:
             log.warning("webhook attempt not recorded (%s)", type(error).__name__)
         finally:
             self._attempts.pop(delivery.id, None)
-            self._busy_alerts.discard(delivery.alert_id)
-            self._busy_hosts[host] -= 1
-            if self._busy_hosts[host] <= 0:
-                del self._busy_hosts[host]
+            self._busy_receivers[job.receiver] -= 1
+            if self._busy_receivers[job.receiver] <= 0:
+                del self._busy_receivers[job.receiver]
             self._wake.set()  # a slot is free: the next due delivery may go
 
     async def _outcome(self, job: Job) -> Outcome:

@@ -33,6 +33,8 @@ class Alerts:
     ) -> None:
         self.store = store
         self.interval_s = interval_s
+        self.allow_private = allow_private
+        self.resolve = resolve  # also what alert creation checks new webhook targets with
         self.delivery = DeliveryWorker(
             store, clock, allow_private, resolve, timeout_s=timeout_s, wall=wall
         )

@@ -4,12 +4,15 @@ a test webhook."""
 
 from typing import Annotated
 
+from anyio import from_thread
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from tui.server.alerts.metrics import parse_metric
 from tui.server.alerts.payload import TEST, Evaluated, event_body
+from tui.server.alerts.service import Alerts
 from tui.server.alerts.signing import new_secret
+from tui.server.alerts.targets import Refused, check_new_target
 from tui.server.answers import ERRORS, Alert, AlertEventList, AlertList, QueuedWebhook
 from tui.server.backend import TraceStore
 from tui.server.deps import (
@@ -58,10 +61,14 @@ def create_alert(
     request: Request,
     scope: Auth,
     store: StoreDep,
+    alerts: AlertsDep,
     project_id: Annotated[str, Path()],
     payload: AlertCreate,
 ) -> Response:
     readable_project(store, scope, project_id)  # after the body's validation: see deps
+    # After the key and the project: a stranger learns nothing from it, not even how a name
+    # resolves.
+    refuse_unreachable_target(alerts, payload.webhook_url)
     row = new_alert(project_id=project_id, **payload.model_dump())
     secret = AlertSecretRow(row.id, new_secret())
     # The secret is in this answer (and in its replay to the same Idempotency-Key), never again.
@@ -69,10 +76,29 @@ def create_alert(
     return create_once(request, store, scope, payload, row, body, also=[secret])
 
 
+def refuse_unreachable_target(alerts: Alerts, webhook_url: str) -> None:
+    """422 for a webhook URL every delivery would refuse (targets.check_new_target). Called
+    from a route's worker thread: the check runs on the event loop, where resolvers run."""
+    try:
+        from_thread.run(check_new_target, webhook_url, alerts.resolve, alerts.allow_private)
+    except Refused as refused:
+        # The reason names the host or address at most, never the URL's path: it can be a
+        # secret.
+        reason = str(refused).removeprefix("refused: ")
+        raise ServiceError(
+            422,
+            "validation_error",
+            f"The webhook URL is refused: {reason}.",
+            [{"field": "webhook_url", "message": f"refused: {reason}"}],
+        ) from None
+
+
 def alert_in(store: TraceStore, project: ProjectRow, alert_id: str) -> AlertRow:
     alert = store.get_alert(alert_id)
     if alert is None or alert.project_id != project.id:
-        raise ServiceError(404, "not_found", f"No alert with id {alert_id!r} in this project.")
+        # The id is not repeated: whatever a client sends in its place (a key pasted in the
+        # wrong field, say) must not come back in an answer or a log line.
+        raise ServiceError(404, "not_found", "No alert with that id in this project.")
     return alert
 
 
