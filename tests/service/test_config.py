@@ -59,6 +59,17 @@ def test_a_flag_wins_over_its_variable_which_wins_over_the_default() -> None:
     assert ServerConfig().database == "tracetui.sqlite3" and ServerConfig().workers >= 1
 
 
+def test_the_connection_limits_are_options_like_the_others() -> None:
+    environ = {"TRACETUI_MAX_HEADER_BYTES": "16384", "TRACETUI_HEADER_TIMEOUT": "2.5"}
+    flags = serve_flags("--max-connections", "50", "--idle-timeout", "30", "--header-timeout", "4")
+    config = ServerConfig.from_sources(flags, environ)
+    assert config.max_header_bytes == 16384 and config.header_timeout_s == 4.0
+    assert config.max_connections == 50 and config.idle_timeout_s == 30.0
+    defaults = ServerConfig()
+    assert (defaults.max_header_bytes, defaults.header_timeout_s) == (64 * 1024, 10.0)
+    assert (defaults.idle_timeout_s, defaults.max_connections) == (15.0, 1000)
+
+
 @pytest.mark.parametrize(
     ("name", "value"),
     [
@@ -69,6 +80,10 @@ def test_a_flag_wins_over_its_variable_which_wins_over_the_default() -> None:
         ("TRACETUI_WEBHOOK_TIMEOUT", "0"),
         ("TRACETUI_INGEST_PROCESSES", "65"),
         ("TRACETUI_ALLOW_PRIVATE_WEBHOOKS", "maybe"),
+        ("TRACETUI_MAX_HEADER_BYTES", "0"),
+        ("TRACETUI_HEADER_TIMEOUT", "0"),
+        ("TRACETUI_IDLE_TIMEOUT", "never"),
+        ("TRACETUI_MAX_CONNECTIONS", "-1"),
     ],
 )
 def test_a_bad_variable_is_refused_naming_it(name: str, value: str) -> None:

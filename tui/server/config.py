@@ -41,6 +41,12 @@ class ServerConfig:
     webhook_timeout_s: float = 10.0
     ingest_processes: int | None = None
     access_log: bool = True
+    max_header_bytes: int = 64 * 1024
+    header_timeout_s: float = 10.0
+    # Longer than clients keep an idle connection (httpx: 5 s), so that the client is the one
+    # to close it and never sends a request on a connection the service is closing.
+    idle_timeout_s: float = 15.0
+    max_connections: int = 1000
 
     @property
     def database(self) -> str:
@@ -257,6 +263,41 @@ OPTIONS: tuple[Option, ...] = (
         "TRACETUI_ACCESS_LOG",
         yes_or_no,
         "a line per request on stdout (the flag turns it off)",
+    ),
+    Option(
+        "max_header_bytes",
+        "--max-header-bytes",
+        "TRACETUI_MAX_HEADER_BYTES",
+        positive_number,
+        "largest request line and headers of one request, in bytes; more is answered 431 and "
+        "the connection closed",
+        "BYTES",
+    ),
+    Option(
+        "header_timeout_s",
+        "--header-timeout",
+        "TRACETUI_HEADER_TIMEOUT",
+        positive_seconds,
+        "how long a client may take to send a request's line and headers, from its connection "
+        "or its first byte, in seconds; then it is answered 408 and closed",
+        "SECONDS",
+    ),
+    Option(
+        "idle_timeout_s",
+        "--idle-timeout",
+        "TRACETUI_IDLE_TIMEOUT",
+        positive_seconds,
+        "how long a connection may wait for its next request after an answer, in seconds",
+        "SECONDS",
+    ),
+    Option(
+        "max_connections",
+        "--max-connections",
+        "TRACETUI_MAX_CONNECTIONS",
+        positive_number,
+        "open connections at most; one more closes the connection waiting longest for a "
+        "request (itself if every one is being answered)",
+        "N",
     ),
 )
 
