@@ -138,4 +138,4 @@ def test_drift_stays_near_zero_until_the_system_prompt_changes(tmp_path: Path) -
     for entry in worst:
         trace = store.get_trace(entry["id"])
         assert trace is not None and t - HOUR <= trace.started_at < t
-        assert entry["open"] == f"tracetui trace {entry['id']}"
+        assert entry["open"] == f"tracetui --project {P} trace {entry['id']}"

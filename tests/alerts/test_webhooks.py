@@ -87,7 +87,11 @@ def test_each_episode_pages_once_firing_and_once_resolved_all_signed(tmp_path: P
     assert firing["state"] == "firing" and firing["value"] > 1000
     assert firing["window_start"] < firing["window_end"] == firing["evaluated_at"]
     worst = firing["worst_traces"][0]
-    assert worst == {"id": slow_ids[0], "value": 9000.0, "open": f"tracetui trace {slow_ids[0]}"}
+    assert worst == {
+        "id": slow_ids[0],
+        "value": 9000.0,
+        "open": f"tracetui --project {P} trace {slow_ids[0]}",
+    }
     assert received[1]["data"]["state"] == "ok" and received[1]["data"]["value"] < 1000
     assert received[3]["data"]["state"] == "no_data" and received[3]["data"]["value"] is None
     assert [a["event_type"] for a in attempts] == ["alert.firing", "alert.resolved"] * 2

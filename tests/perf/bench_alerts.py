@@ -126,10 +126,10 @@ def build(path: Path, now: int) -> tuple[Store, float]:
         batch.append(pair)
         if len(batch) == 50_000:
             db.executemany(INSERT[TraceRow], (t for t, _ in batch))
-            db.executemany(INSERT[SpanRow], (s for _, s in batch))
+            db.executemany(INSERT[SpanRow], ((t.project_id, *s) for t, s in batch))
             batch = []
     db.executemany(INSERT[TraceRow], (t for t, _ in batch))
-    db.executemany(INSERT[SpanRow], (s for _, s in batch))
+    db.executemany(INSERT[SpanRow], ((t.project_id, *s) for t, s in batch))
     db.execute("COMMIT")
     db.execute("ANALYZE")
     return store, time.perf_counter() - started

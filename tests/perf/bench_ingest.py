@@ -153,7 +153,7 @@ def floor_seconds(payloads: list[bytes]) -> tuple[float, float]:
     for body, batch in zip(payloads, rows, strict=True):
         ExportTraceServiceRequest.FromString(body)
         db.execute("BEGIN IMMEDIATE")
-        db.executemany(INSERT[SpanRow], batch)
+        db.executemany(INSERT[SpanRow], ((PROJECT, *span) for span in batch))
         db.execute("COMMIT")
     floor = time.perf_counter() - started
     db.close()

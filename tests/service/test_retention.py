@@ -80,3 +80,52 @@ def test_a_sweep_deletes_in_bounded_batches(tmp_path: Path) -> None:
     assert store.count("traces") == 3
     assert store.expire(now_ms(), batch=2) == 3
     assert store.count("traces") == 0 and store.count("spans") == 0
+
+
+def test_a_trace_is_kept_while_its_newest_span_is_and_then_deleted_whole(tmp_path: Path) -> None:
+    now = now_ms()
+    store = Store(tmp_path / "newest.sqlite3")
+    with store.transaction() as db:
+        store.insert_project(db, "p", None, 30, project_id="proj_p")
+    store.add_key("ws", None, "ws")
+    fresh, stale = new_trace_id(), new_trace_id()
+    with (
+        LocalService(store, tasks=[], clock=lambda: now) as service,
+        root_client(service.base_url, "ws") as client,
+    ):
+        fresh_root, stale_root = new_span_id(), new_span_id()
+        old_roots = request(
+            span(fresh, fresh_root, name="old root", start_ms=now - 40 * DAY),
+            span(stale, stale_root, name="old root", start_ms=now - 40 * DAY),
+            resource={"tracetui.project": "proj_p"},
+        )
+        assert post(client, old_roots).is_success
+        # Later requests: a span from today into one, one from 31 days ago into the other.
+        later = request(
+            span(fresh, new_span_id(), parent=fresh_root, name="today", start_ms=now - 60_000),
+            span(stale, new_span_id(), parent=stale_root, start_ms=now - 31 * DAY),
+            resource={"tracetui.project": "proj_p"},
+        )
+        assert post(client, later).is_success
+
+        def served(trace: bytes) -> tuple[int, int, list[str]]:
+            rows = client.get(
+                "/v1/traces", params={"project_id": "proj_p", "from": "2000-01-01T00:00:00Z"}
+            ).json()["data"]
+            return (
+                client.get(f"/v1/traces/{trace.hex()}").status_code,
+                client.get(f"/v1/traces/{trace.hex()}/spans").status_code,
+                [row["id"] for row in rows if row["id"] == trace.hex()],
+            )
+
+        # Before the sweep reads act as after it: the fresh one is served, the stale one not.
+        assert served(fresh) == (200, 200, [fresh.hex()])
+        assert served(stale) == (404, 404, [])
+
+        assert store.expire(now) == 1  # a 30-day sweep
+        kept = store.get_trace(fresh.hex())
+        assert kept is not None and kept.span_count == 2 and kept.name == "old root"
+        assert len(store.list_spans(fresh.hex())) == 2  # the old root stays with its trace
+        assert store.get_trace(stale.hex()) is None
+        assert store.count("traces") == 1 and store.count("spans") == 2  # the stale one whole
+        assert served(fresh) == (200, 200, [fresh.hex()])

@@ -8,7 +8,15 @@ from pathlib import Path
 import pytest
 
 from tests.support.serve import run_tracetui
-from tui.server.migrations import LATEST, Migration, SchemaTooNew, migrate, user_version
+from tui.server.migrations import (
+    LATEST,
+    MIGRATIONS,
+    Migration,
+    SchemaTooNew,
+    migrate,
+    user_version,
+)
+from tui.server.rows import SpanGroup, SpanRow
 from tui.server.store import Store, hash_key
 
 # The schema of tracetui before migrations existed, copied verbatim from store.py at b5e5490.
@@ -275,3 +283,102 @@ def test_migrations_run_in_order_each_in_one_transaction(tmp_path: Path) -> None
 def test_a_migration_with_an_unfinished_statement_is_rejected() -> None:
     with pytest.raises(ValueError, match="incomplete"):
         list(Migration(9, "typo", "CREATE TABLE x (a);\nCREATE TABLE y (b)").statements())
+
+
+# Rows of a database at schema version 4, in two projects: the spans of each trace, a trace
+# with two spans, one with a preview, and a span whose trace has no row (never readable).
+V4_ROWS = [
+    "INSERT INTO projects VALUES ('proj_a', 'A', NULL, 30, 1000)",
+    "INSERT INTO projects VALUES ('proj_b', 'B', NULL, 7, 2000)",
+    "INSERT INTO traces (id, project_id, name, started_at, duration_ms, span_count, input_tokens,"
+    " output_tokens, total_cost_usd, status, error_count, attributes, listed_at, input_preview)"
+    " VALUES ('t1', 'proj_a', 'run', 5000, 40, 2, 10, 20, 0.25, 'error', 1, '{}', 5000, 'hi a')",
+    "INSERT INTO traces (id, project_id, name, started_at, duration_ms, span_count, input_tokens,"
+    " output_tokens, total_cost_usd, status, error_count, attributes, listed_at, input_preview)"
+    " VALUES ('t2', 'proj_b', 'other', 6000, 5, 1, 0, 0, 0.0, 'ok', 0, '{\"k\": 1}', 5990, NULL)",
+    "INSERT INTO spans (trace_id, id, parent_id, name, kind, model, started_at, duration_ms,"
+    " input_tokens, output_tokens, cost_usd, status, error_message, attributes, cost_source,"
+    " cache_read_tokens) VALUES ('t1', 's1', NULL, 'run', 'agent', NULL, 5000, 40, 0, 0, 0.0,"
+    " 'ok', NULL, '{}', NULL, 0)",
+    "INSERT INTO spans (trace_id, id, parent_id, name, kind, model, started_at, duration_ms,"
+    " input_tokens, output_tokens, cost_usd, status, error_message, attributes, cost_source,"
+    " cache_read_tokens) VALUES ('t1', 's2', 's1', 'call', 'llm', 'gpt-4o', 5001, 30, 10, 20,"
+    " 0.25, 'error', 'boom', '{\"input.value\": \"hi a\"}', 'estimated', 3)",
+    "INSERT INTO spans (trace_id, id, parent_id, name, kind, model, started_at, duration_ms,"
+    " input_tokens, output_tokens, cost_usd, status, error_message, attributes, cost_source,"
+    " cache_read_tokens) VALUES ('t2', 's1', NULL, 'other', 'chain', NULL, 6000, 5, 0, 0, 0.0,"
+    " 'ok', NULL, '{}', NULL, 0)",
+    "INSERT INTO spans (trace_id, id, parent_id, name, kind, model, started_at, duration_ms,"
+    " input_tokens, output_tokens, cost_usd, status, error_message, attributes, cost_source,"
+    " cache_read_tokens) VALUES ('gone', 's9', NULL, 'orphan', 'chain', NULL, 1, 1, 0, 0, 0.0,"
+    " 'ok', NULL, '{}', NULL, 0)",
+]
+
+
+def version_4_database(path: Path) -> Path:
+    db = sqlite3.connect(path, isolation_level=None)
+    migrate(db, str(path), MIGRATIONS[:4])
+    assert user_version(db) == 4
+    db.execute("BEGIN")
+    for statement in V4_ROWS:
+        db.execute(statement)
+    db.execute("COMMIT")
+    db.close()
+    return path
+
+
+def test_trace_ids_become_scoped_by_project_with_every_readable_row_kept(tmp_path: Path) -> None:
+    path = version_4_database(tmp_path / "v4.sqlite3")
+    raw = sqlite3.connect(path)
+    traces_before = raw.execute("SELECT * FROM traces ORDER BY id").fetchall()
+    spans_before = raw.execute(
+        "SELECT * FROM spans WHERE trace_id != 'gone' ORDER BY trace_id, id"
+    ).fetchall()
+    raw.close()
+
+    store = Store(path)
+
+    assert version_of(path) == LATEST >= 5
+    raw = sqlite3.connect(path)
+    assert raw.execute("SELECT * FROM traces ORDER BY id").fetchall() == traces_before
+    # Each span now carries its trace's project, ahead of the columns it had.
+    spans_after = raw.execute("SELECT * FROM spans ORDER BY trace_id, id").fetchall()
+    assert [row[1:] for row in spans_after] == spans_before
+    assert [row[0] for row in spans_after] == ["proj_a", "proj_a", "proj_b"]
+    raw.close()
+    trace = store.get_trace("t1", "proj_a")
+    assert trace is not None and trace.input_preview == "hi a" and trace.total_cost_usd == 0.25
+    assert [s.id for s in store.iter_spans("t1", "proj_a")] == ["s1", "s2"]
+    assert store.get_trace("t1", "proj_b") is None and list(store.iter_spans("t1", "proj_b")) == []
+
+    # The same id in the other project is another trace, beside the first.
+    span = SpanRow("t1", "s1", None, "b's run", "chain", None, 7000, 9, 0, 0, 0.0, "ok", None, "{}")
+    assert store.ingest([[SpanGroup("proj_b", None, "{}", [span])]]) == [0]
+    assert [(t.project_id, t.name) for t in store.find_traces("t1")] == [
+        ("proj_a", "run"),
+        ("proj_b", "b's run"),
+    ]
+    assert [s.name for s in store.iter_spans("t1", "proj_a")] == ["run", "call"]
+    assert [s.name for s in store.iter_spans("t1", "proj_b")] == ["b's run"]
+    # The key holds both columns: the same (id, project) twice is refused.
+    with pytest.raises(sqlite3.IntegrityError), store.transaction() as db:
+        db.execute(
+            "INSERT INTO traces (id, project_id, name, started_at, duration_ms, span_count,"
+            " input_tokens, output_tokens, total_cost_usd, status, error_count, attributes,"
+            " listed_at) VALUES ('t1', 'proj_a', 'x', 0, 0, 0, 0, 0, 0.0, 'ok', 0, '{}', 0)"
+        )
+
+
+def test_the_scoping_migration_is_undone_whole_if_it_fails(tmp_path: Path) -> None:
+    path = version_4_database(tmp_path / "v4.sqlite3")
+    db = sqlite3.connect(path, isolation_level=None)
+    schema = schema_of(path)
+    # A last statement that fails (spans exists by then): all of the migration is undone.
+    broken = Migration(5, MIGRATIONS[4].summary, MIGRATIONS[4].sql + "\nCREATE TABLE spans (x);")
+    with pytest.raises(sqlite3.OperationalError):
+        migrate(db, str(path), (*MIGRATIONS[:4], broken))
+    db.close()
+    assert version_of(path) == 4 and schema_of(path) == schema
+    raw = sqlite3.connect(path)
+    assert raw.execute("SELECT count(*) FROM spans").fetchone() == (4,)
+    raw.close()

@@ -70,8 +70,8 @@ def test_spliced_span_json_equals_the_plain_encoding(tmp_path: Path) -> None:
             span_id=f"s{i}",
         )
     with store.transaction() as db:
-        store.insert_traces(db, [], b.rows)
-    rows = store.list_spans("t1")
+        store.insert_traces(db, [], b.rows, project_id="p")
+    rows = store.list_spans("t1", "p")
     assert json.loads(spans_json_text(rows, "t1")) == [span_json(r, "t1") for r in rows]
 
 

@@ -184,12 +184,16 @@ def test_list_spans_is_ordered_by_start_time(api: httpx.Client) -> None:
         assert starts == sorted(starts)
 
 
-def test_trace_not_found_and_forbidden(service: RunningService, api: httpx.Client) -> None:
+def test_another_projects_trace_is_not_found_as_a_missing_one(
+    service: RunningService, api: httpx.Client
+) -> None:
     assert api.get("traces/nope").status_code == 404
     assert api.get("traces/nope/spans").json()["error"]["code"] == "not_found"
     trace_id = api.get("traces", params={"project_id": "proj_support", "limit": 1}).json()["data"][
         0
     ]["id"]
     with service.client(service.keys.projects["proj_rag"]) as rag:
-        assert rag.get(f"traces/{trace_id}").status_code == 403
-        assert rag.get(f"traces/{trace_id}/spans").status_code == 403
+        for suffix in ("", "/spans"):
+            theirs, missing = rag.get(f"traces/{trace_id}{suffix}"), rag.get(f"traces/nope{suffix}")
+            assert theirs.status_code == missing.status_code == 404
+            assert theirs.content == missing.content

@@ -437,8 +437,15 @@ class ApiClient:
                 yield trace
 
     async def get_trace(self, trace_id: str, project_id: str | None = None) -> Trace:
-        """One trace with its spans (fetched from /spans if the server left them out)."""
-        response = await self._request("GET", f"traces/{_segment(trace_id)}", project_id=project_id)
+        """One trace with its spans (fetched from /spans if the server left them out). With
+        `project_id`, that project's trace: servers that scope trace ids by project (the local
+        service) read it as the project whose trace this is; others ignore it."""
+        response = await self._request(
+            "GET",
+            f"traces/{_segment(trace_id)}",
+            project_id=project_id,
+            params=_in_project(project_id) or None,
+        )
         with gc_paused():  # a big trace is a million small objects: see tui/core/gcpause.py
             trace = read_trace_fast(response.content)
             if trace is not None:
@@ -454,7 +461,12 @@ class ApiClient:
         return trace
 
     async def list_spans(self, trace_id: str, project_id: str | None = None) -> list[Span]:
-        return await self._all(Span, "spans", f"traces/{_segment(trace_id)}/spans", project_id)
+        """A trace's spans, all pages; `project_id` as for get_trace."""
+        url = f"traces/{_segment(trace_id)}/spans"
+        records: list[Span] = []
+        async for page in self._pages(Span, "spans", url, _in_project(project_id), project_id):
+            records += page.items
+        return records
 
     async def list_alerts(self, project_id: str) -> list[Alert]:
         return await self._all(
@@ -520,6 +532,11 @@ def _first_like(records: list[R], body: dict[str, Any]) -> R | None:
         if all(getattr(record, field, None) == value for field, value in body.items()):
             return record
     return None
+
+
+def _in_project(project_id: str | None) -> dict[str, Any]:
+    """The query that names a trace's project, when it is known."""
+    return {"project_id": project_id} if project_id else {}
 
 
 def _segment(value: str) -> str:

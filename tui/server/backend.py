@@ -98,8 +98,11 @@ class AlertStore(Protocol):
         """The first trace (id, span_count) started in each [start, end) of `strata`."""
         ...
 
-    def prompt_attributes(self, trace_id: str, spans: int = 3) -> list[tuple[str, Any]]:
-        """The prompt-bearing attributes of a trace's first LLM spans."""
+    def prompt_attributes(
+        self, trace_id: str, spans: int = 3, project_id: str | None = None
+    ) -> list[tuple[str, Any]]:
+        """The prompt-bearing attributes of a trace's first LLM spans: of the trace of
+        `project_id`, or (None) of the one project that holds this id (none if several do)."""
         ...
 
     def forget_alert_history(self, events_before: int, deliveries_before: int) -> int:
@@ -137,20 +140,29 @@ class TraceStore(AlertStore, Protocol):
         end: int,
         limit: int,
         after: TracePosition | None = None,
+        kept_since: int | None = None,
     ) -> tuple[list[TraceSummary], bool]:
-        """One page, newest first, of traces with start <= started_at < end, past `after`;
-        and whether more follow. A late page must cost what the first costs (keyset paging)."""
+        """One page, newest first, of traces with start <= listed_at < end, past `after`, and
+        (with `kept_since`, the project's retention) whose newest span ends at or after
+        `kept_since`; and whether more follow. A late page must cost what the first costs
+        (keyset paging)."""
         ...
 
-    def models_of(self, trace_ids: list[str]) -> dict[str, dict[str, tuple[float, int]]]:
-        """For each trace, its spans' cost and tokens summed by model (spans naming one)."""
+    def models_of(
+        self, project_id: str, trace_ids: list[str]
+    ) -> dict[str, dict[str, tuple[float, int]]]:
+        """For each of a project's traces, its spans' cost and tokens summed by model (spans
+        naming one)."""
         ...
 
-    def get_trace(self, trace_id: str) -> TraceRow | None: ...
+    def find_traces(self, trace_id: str, project_id: str | None = None) -> list[TraceRow]:
+        """The traces with this id: in `project_id` (one at most), or in every project (a trace
+        id is its project's: two projects may each have a trace with the same id)."""
+        ...
 
-    def iter_spans(self, trace_id: str) -> Iterator[SpanInTrace]:
-        """Every span of a trace by start time, then id, as they are read: the hot path of big
-        traces, consumed once while the answer is encoded."""
+    def iter_spans(self, trace_id: str, project_id: str) -> Iterator[SpanInTrace]:
+        """Every span of a project's trace by start time, then id, as they are read: the hot
+        path of big traces, consumed once while the answer is encoded."""
         ...
 
     def list_alerts(self, project_id: str) -> list[AlertRow]:
@@ -193,13 +205,13 @@ class TraceStore(AlertStore, Protocol):
         replaces the stored one with its trace and span id, and the trace rows of the traces
         touched are recomputed from all their spans. A group without project_id goes to the
         project its project_name names (by id, else by name; none: the default project),
-        created if missing. Spans of a trace stored in another project are refused. Returns,
-        per batch, how many spans were refused. Raises StoreBusy if other writers kept the
-        store locked too long."""
+        created if missing. A trace is its project's: spans with the id of another project's
+        trace make a trace of their own. Returns, per batch, how many spans were refused.
+        Raises StoreBusy if other writers kept the store locked too long."""
         ...
 
     def expire(self, now: int) -> int:
-        """Delete the traces (and their spans) stored longer ago than their project's
-        retention_days before `now` (epoch ms), in short transactions; returns how many went.
-        Bounded: what one call leaves is taken by the next."""
+        """Delete the traces, with all their spans, whose newest span ended more than their
+        project's retention_days before `now` (epoch ms), in short transactions; returns how
+        many went. Bounded: what one call leaves is taken by the next."""
         ...

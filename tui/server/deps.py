@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
-from fastapi import Depends, Header, Path, Request
+from fastapi import Depends, Header, Path, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
@@ -60,9 +60,17 @@ AlertsDep = Annotated[Alerts, Depends(alerts_of)]
 
 
 def retention_start(project: ProjectRow, now: int) -> int:
-    """The oldest listed_at still served: the retention sweep deletes what is older, and until
-    it has, reads act as if it had."""
+    """The oldest end of a trace's newest span still served: the retention sweep deletes the
+    traces whose newest span ended before it, and until it has, reads act as if it had."""
     return now - project.retention_days * DAY_MS
+
+
+def is_kept(trace: TraceRow, project: ProjectRow | None, now: int) -> bool:
+    """Whether `trace` is within its project's retention at `now`: by its newest span (the
+    latest end of its spans), never by its first."""
+    if project is None:
+        return True
+    return trace.started_at + trace.duration_ms >= retention_start(project, now)
 
 
 def scope_of(store: StoreDep, authorization: Annotated[str | None, Header()] = None) -> KeyScope:
@@ -89,24 +97,44 @@ def readable_project(store: TraceStore, scope: KeyScope, project_id: str) -> Pro
         raise ServiceError(403, "forbidden", "This API key is not valid for that project.")
     project = store.get_project(project_id)
     if project is None:
-        raise ServiceError(404, "not_found", f"No project with id {project_id!r}.")
+        raise ServiceError(404, "not_found", "No project with this id.")
     return project
 
 
-def readable_trace(store: TraceStore, scope: KeyScope, trace_id: str, now: int) -> TraceRow:
-    """The trace, if this key may read its project: 404 if none (or past its project's
-    retention at `now`), 403 for another project's."""
-    trace = store.get_trace(trace_id)
-    missing = ServiceError(404, "not_found", f"No trace with id {trace_id!r}.")
-    if trace is None:
+def readable_trace(
+    store: TraceStore, scope: KeyScope, trace_id: str, project_id: str | None, now: int
+) -> TraceRow:
+    """The trace with this id that this key reads: a trace id is its project's, and two
+    projects may each have one with the same id.
+
+    A project key reads its own project's trace (`project_id`, if given, must be that
+    project). The workspace key reads `project_id`'s trace; without one, the trace with this
+    id if one project has it, and 409 if several do (the message says to add ?project_id=).
+    Anything else is 404, the same answer whether the trace is missing, past its project's
+    retention at `now`, or another project's: which ids exist elsewhere is never told.
+    """
+    missing = ServiceError(404, "not_found", "No trace with this id.")
+    if scope.project_id is not None:
+        if project_id is not None and project_id != scope.project_id:
+            raise missing
+        project_id = scope.project_id
+    projects: dict[str, ProjectRow | None] = {}
+    found = []
+    for trace in store.find_traces(trace_id, project_id):
+        if trace.project_id not in projects:
+            projects[trace.project_id] = store.get_project(trace.project_id)
+        if is_kept(trace, projects[trace.project_id], now):
+            found.append(trace)
+    if not found:
         raise missing
-    if not scope.can_read(trace.project_id):
-        raise ServiceError(403, "forbidden", "This API key is not valid for that trace's project.")
-    project = store.get_project(trace.project_id)
-    listed_at = trace.listed_at if trace.listed_at is not None else trace.started_at
-    if project is not None and listed_at < retention_start(project, now):
-        raise missing
-    return trace
+    if len(found) > 1:
+        raise ServiceError(
+            409,
+            "ambiguous_trace_id",
+            f"{len(found)} projects have a trace with this id: add ?project_id= to say whose.",
+            [{"field": "project_id", "message": "required: several projects have this trace id"}],
+        )
+    return found[0]
 
 
 # As dependencies, for the routes whose only input is the path: FastAPI solves dependencies
@@ -119,9 +147,21 @@ def project_in_path(store: StoreDep, scope: Auth, project_id: Annotated[str, Pat
 
 
 def trace_in_path(
-    store: StoreDep, scope: Auth, clock: ClockDep, trace_id: Annotated[str, Path()]
+    store: StoreDep,
+    scope: Auth,
+    clock: ClockDep,
+    trace_id: Annotated[str, Path()],
+    project_id: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            description="Extension: the project whose trace this is. A trace id is its"
+            " project's; a project key reads its own project's, and the workspace key needs"
+            " this only when several projects have a trace with this id (409 otherwise).",
+        ),
+    ] = None,
 ) -> TraceRow:
-    return readable_trace(store, scope, trace_id, clock())
+    return readable_trace(store, scope, trace_id, project_id, clock())
 
 
 ReadableProject = Annotated[ProjectRow, Depends(project_in_path)]

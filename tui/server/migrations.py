@@ -218,11 +218,91 @@ CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at)
     WHERE status = 'pending';
 """
 
+# Trace ids scoped by project: the same id sent to two projects is two traces, each with its
+# own spans, sums and preview, and a project can never write into another's trace.
+#
+# traces: PRIMARY KEY (id, project_id), not (project_id, id). Both find a project's trace
+# by its two columns, and the id first also answers "which projects hold this id" (the
+# workspace key asks that when it names no project) from the same B-tree: the other order
+# needs a second index on id, one more random-keyed insert per trace. Listing and the
+# alerts' windows go by their own (project_id, ...) indexes, as before. A rowid table still:
+# the alerts' window queries rank rows by rowid on a covering index.
+#
+# spans: keyed by (project_id, trace_id, id), the columns readers have in hand, rather than by
+# an internal trace row id. A span needs no trace row to be stored (ingest writes spans first,
+# then computes their trace's row from them), a reader needs no join, and PostgreSQL copies it
+# as it is. It costs a project id (~20 bytes) in each ~1 KB row and its two indexes.
+#
+# Spans whose trace has no row cannot be read nor swept by retention; they are not copied.
+SCHEMA_V5 = """
+CREATE TABLE traces_v5 (
+    id TEXT NOT NULL,
+    project_id TEXT NOT NULL REFERENCES projects(id),
+    name TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    span_count INTEGER NOT NULL,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    total_cost_usd REAL NOT NULL,
+    status TEXT NOT NULL,
+    error_count INTEGER NOT NULL,
+    attributes TEXT NOT NULL,
+    listed_at INTEGER NOT NULL,
+    input_preview TEXT,
+    PRIMARY KEY (id, project_id)
+);
+INSERT INTO traces_v5 (id, project_id, name, started_at, duration_ms, span_count, input_tokens,
+    output_tokens, total_cost_usd, status, error_count, attributes, listed_at, input_preview)
+SELECT id, project_id, name, started_at, duration_ms, span_count, input_tokens,
+    output_tokens, total_cost_usd, status, error_count, attributes, listed_at, input_preview
+FROM traces ORDER BY rowid;
+CREATE TABLE spans_v5 (
+    project_id TEXT NOT NULL,
+    trace_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    parent_id TEXT,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    model TEXT,
+    started_at INTEGER NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cost_usd REAL NOT NULL,
+    status TEXT NOT NULL,
+    error_message TEXT,
+    attributes TEXT NOT NULL,
+    cost_source TEXT,
+    cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+    cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+    reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (project_id, trace_id, id)
+);
+INSERT INTO spans_v5 (project_id, trace_id, id, parent_id, name, kind, model, started_at,
+    duration_ms, input_tokens, output_tokens, cost_usd, status, error_message, attributes,
+    cost_source, cache_read_tokens, cache_write_tokens, reasoning_tokens)
+SELECT t.project_id, s.trace_id, s.id, s.parent_id, s.name, s.kind, s.model, s.started_at,
+    s.duration_ms, s.input_tokens, s.output_tokens, s.cost_usd, s.status, s.error_message,
+    s.attributes, s.cost_source, s.cache_read_tokens, s.cache_write_tokens, s.reasoning_tokens
+FROM spans s JOIN traces t ON t.id = s.trace_id
+ORDER BY t.project_id, s.trace_id, s.started_at, s.id;
+DROP TABLE spans;
+DROP TABLE traces;
+ALTER TABLE traces_v5 RENAME TO traces;
+ALTER TABLE spans_v5 RENAME TO spans;
+CREATE INDEX traces_by_project_listed ON traces(project_id, listed_at, id);
+CREATE INDEX traces_by_project_started
+    ON traces(project_id, started_at, duration_ms, error_count, total_cost_usd);
+CREATE INDEX spans_by_trace_time ON spans(project_id, trace_id, started_at, id);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "projects, keys, traces, spans, alerts, idempotency", SCHEMA_V1),
     Migration(2, "OTLP ingest: spans in a rowid table with extension fields; listed_at", SCHEMA_V2),
     Migration(3, "traces: input_preview for the list", SCHEMA_V3),
     Migration(4, "alerts: window index, secrets, states, events, webhook deliveries", SCHEMA_V4),
+    Migration(5, "trace ids scoped by project: traces and spans keyed with the project", SCHEMA_V5),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -215,8 +215,10 @@ class RateLimitMiddleware:
         try:
             await self.app(scope, receive, send_with_headers)
         except Exception:
-            # Logged by type and place only: a local variable could hold a key.
-            log.error("internal error on %s %s", scope.get("method"), scope.get("path"))
+            # Logged by method and route template only: a local variable, or the path itself
+            # (a key pasted into a URL), could hold a secret.
+            route = getattr(scope.get("route"), "path", "an unrouted path")
+            log.error("internal error on %s %s", scope.get("method"), route)
             if not started:
                 body = error_json(500, "internal_error", "The service failed unexpectedly.")
                 await send_json(send, 500, body, headers)

@@ -37,7 +37,8 @@ class ApiKeyRow(NamedTuple):
 
 
 class TraceRow(NamedTuple):
-    """A trace as written and as read one at a time (with its attributes, as JSON text)."""
+    """A trace as written and as read one at a time (with its attributes, as JSON text). It is
+    known by (id, project_id): two projects may each have a trace with the same id."""
 
     id: str
     project_id: str
@@ -77,7 +78,8 @@ class TraceSummary(NamedTuple):
 
 
 class SpanRow(NamedTuple):
-    """A span as written."""
+    """A span as decoded and written: its table keeps its trace's project ahead of these
+    fields (store_sql.LEADING), as a trace id is its project's."""
 
     trace_id: str
     id: str

@@ -1,10 +1,12 @@
 """SQLite storage for the local service: the TraceStore of `backend`, over named rows.
 
 Times are stored as integer milliseconds since the epoch (UTC). Listing a project's traces walks
-the (project_id, started_at, id) index from the cursor's position, so page N costs what page 1
-costs: there is no OFFSET anywhere. Every INSERT and SELECT names its columns, taken from the
-row classes of `rows` (through `store_sql`). The schema and its versions live in `migrations`;
-the alert tables' queries in `store_alerts`, the keys' and Idempotency-Keys' in `store_keys`.
+the (project_id, listed_at, id) index from the cursor's position, so page N costs what page 1
+costs: there is no OFFSET anywhere. A trace is known by its project and its id together: the
+same id sent to two projects is two traces. Every INSERT and SELECT names its columns, taken
+from the row classes of `rows` (through `store_sql`, which also holds the statements of ingest
+and of trace reads). The schema and its versions live in `migrations`; the alert tables'
+queries in `store_alerts`, the keys' and Idempotency-Keys' in `store_keys`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 
 from tui.server.alerts.signing import new_secret
 from tui.server.backend import StoreBusy, StoreUnavailable
-from tui.server.ingest.summaries import summarize
+from tui.server.ingest.summaries import summarize, trace_rows
 from tui.server.migrations import migrate
 from tui.server.rows import (
     AlertRow,
@@ -40,48 +42,28 @@ from tui.server.rows import (
 )
 from tui.server.store_alerts import AlertTables
 from tui.server.store_keys import KeyTables, hash_key, new_api_key
-from tui.server.store_sql import INSERT, TABLES, columns
+from tui.server.store_sql import (
+    INSERT,
+    NEWEST_SPAN_END,
+    SELECT_SPANS,
+    SELECT_TRACES,
+    TABLES,
+    UPSERT_SPAN,
+    UPSERT_TRACES,
+    columns,
+)
 
 # Names other modules and the tests have always imported from here.
-__all__ = ["INSERT", "KeyScope", "Store", "TracePosition", "hash_key", "new_api_key", "now_ms"]
-
-SELECT_SPANS = (
-    f"SELECT {columns(SpanInTrace)} FROM spans WHERE trace_id = ? ORDER BY started_at, id"
-)
-SELECT_TRACES = (
-    f"SELECT {columns(TraceSummary)} FROM traces WHERE project_id = ? AND listed_at >= ? "
-    "AND listed_at <= ?"
-)
-# A re-sent span replaces itself (exporters retry): every column but the key is updated.
-UPSERT_SPAN = (
-    INSERT[SpanRow]
-    + " ON CONFLICT (trace_id, id) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in SpanRow._fields[2:])
-)
-# The trace rows of the traces whose ids are in the JSON array ?3, computed from all their
-# stored spans: right after every batch, whatever order and however often spans came. Named
-# after the earliest root (no parent), else the earliest span while the root has not come.
-# listed_at and the attributes are set when the trace is first stored and never change.
-UPSERT_TRACES = """
-INSERT INTO traces (id, project_id, name, started_at, duration_ms, span_count, input_tokens,
-    output_tokens, total_cost_usd, status, error_count, attributes, listed_at)
-SELECT s.trace_id, ?1,
-    coalesce(
-        (SELECT r.name FROM spans r WHERE r.trace_id = s.trace_id AND r.parent_id IS NULL
-         ORDER BY r.started_at, r.id LIMIT 1),
-        (SELECT r.name FROM spans r WHERE r.trace_id = s.trace_id
-         ORDER BY r.started_at, r.id LIMIT 1)),
-    min(s.started_at), max(s.started_at + s.duration_ms) - min(s.started_at), count(*),
-    sum(s.input_tokens), sum(s.output_tokens), round(sum(s.cost_usd), 9),
-    CASE WHEN sum(s.status = 'error') > 0 THEN 'error' ELSE 'ok' END, sum(s.status = 'error'),
-    ?2, min(s.started_at)
-FROM spans s WHERE s.trace_id IN (SELECT value FROM json_each(?3)) GROUP BY s.trace_id
-ON CONFLICT (id) DO UPDATE SET name = excluded.name, started_at = excluded.started_at,
-    duration_ms = excluded.duration_ms, span_count = excluded.span_count,
-    input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
-    total_cost_usd = excluded.total_cost_usd, status = excluded.status,
-    error_count = excluded.error_count
-"""
+__all__ = [
+    "INSERT",
+    "UPSERT_TRACES",
+    "KeyScope",
+    "Store",
+    "TracePosition",
+    "hash_key",
+    "new_api_key",
+    "now_ms",
+]
 DEFAULT_PROJECT = "default"  # where the workspace key's spans go when no resource names one
 DAY_MS = 86_400_000
 
@@ -146,30 +128,6 @@ def refusal_of(error: sqlite3.Error) -> StoreBusy | None:
 
 
 DEFAULT_RETENTION_DAYS = 30
-
-
-def trace_rows(sums: Iterable[TraceSums], project_id: str, attributes: str) -> list[TraceRow]:
-    """New traces' rows from their batch's sums (ingest.summaries: the rules of UPSERT_TRACES,
-    and a test checks that both agree)."""
-    return [
-        TraceRow(
-            t.id,
-            project_id,
-            t.name,
-            t.started_at,
-            t.duration_ms,
-            t.span_count,
-            t.input_tokens,
-            t.output_tokens,
-            t.total_cost_usd,
-            t.status,
-            t.error_count,
-            attributes,
-            t.started_at,
-            t.input_preview,
-        )
-        for t in sums
-    ]
 
 
 class Store(AlertTables, KeyTables):
@@ -302,8 +260,10 @@ class Store(AlertTables, KeyTables):
         end: int,
         limit: int,
         after: TracePosition | None = None,
+        kept_since: int | None = None,
     ) -> tuple[list[TraceSummary], bool]:
-        """One page, newest first, of traces with start <= started_at < end, past `after`.
+        """One page, newest first, of traces with start <= listed_at < end, past `after`, and
+        (with `kept_since`) whose newest span ends at or after it.
 
         Returns the rows and whether more follow. Reads one row beyond `limit` to know that.
         """
@@ -313,6 +273,11 @@ class Store(AlertTables, KeyTables):
         upper = end - 1 if after is None else min(end - 1, after.listed_at)
         sql = SELECT_TRACES
         args: list[Any] = [project_id, start, upper]
+        if kept_since is not None:
+            # A filter, not the seek's lower bound: a trace listed before the retention's start
+            # is still served while a span of it is newer (what the sweep keeps).
+            sql += f" AND {NEWEST_SPAN_END} >= ?"
+            args.append(kept_since)
         if after is not None:
             # Rows that share the cursor's position are ordered by id.
             sql += " AND (listed_at < ? OR id < ?)"
@@ -322,62 +287,87 @@ class Store(AlertTables, KeyTables):
         rows = list(map(TraceSummary._make, self._connection().execute(sql, args)))
         return rows[:limit], len(rows) > limit
 
-    def models_of(self, trace_ids: list[str]) -> dict[str, dict[str, tuple[float, int]]]:
-        """For each trace, its spans' cost and tokens (in + out) summed by model; one grouped
-        query over a page's traces, by the spans' (trace_id, ...) index."""
+    def models_of(
+        self, project_id: str, trace_ids: list[str]
+    ) -> dict[str, dict[str, tuple[float, int]]]:
+        """For each of a project's traces, its spans' cost and tokens (in + out) summed by
+        model; one grouped query over a page's traces, by the spans' (project_id, trace_id, ...)
+        index."""
         found: dict[str, dict[str, tuple[float, int]]] = {}
         if not trace_ids:
             return found
-        marks = ",".join("?" * len(trace_ids))
         sql = (
             "SELECT trace_id, model, SUM(cost_usd), SUM(input_tokens + output_tokens) FROM spans"
-            f" WHERE trace_id IN ({marks}) AND model IS NOT NULL AND model != ''"
-            " GROUP BY trace_id, model"
+            " WHERE project_id = ? AND trace_id IN (SELECT value FROM json_each(?))"
+            " AND model IS NOT NULL AND model != '' GROUP BY trace_id, model"
         )
-        for trace_id, model, cost, tokens in self._connection().execute(sql, trace_ids):
+        rows = self._connection().execute(sql, (project_id, json.dumps(trace_ids)))
+        for trace_id, model, cost, tokens in rows:
             found.setdefault(trace_id, {})[model] = (cost, tokens)
         return found
 
-    def get_trace(self, trace_id: str) -> TraceRow | None:
-        row = (
-            self._connection()
-            .execute(f"SELECT {columns(TraceRow)} FROM traces WHERE id = ?", (trace_id,))
-            .fetchone()
-        )
-        return None if row is None else TraceRow._make(row)
+    def find_traces(self, trace_id: str, project_id: str | None = None) -> list[TraceRow]:
+        """The traces with this id: in `project_id` (one at most), or in every project."""
+        sql = f"SELECT {columns(TraceRow)} FROM traces WHERE id = ?"
+        args: tuple[str, ...] = (trace_id,)
+        if project_id is not None:
+            sql += " AND project_id = ?"
+            args += (project_id,)
+        rows = self._connection().execute(sql + " ORDER BY project_id", args)
+        return list(map(TraceRow._make, rows))
 
-    def iter_spans(self, trace_id: str) -> Iterator[SpanInTrace]:
-        """Every span of a trace ordered by start time, as the cursor reads them.
+    def get_trace(self, trace_id: str, project_id: str | None = None) -> TraceRow | None:
+        """The trace with this id in `project_id`; without one, the trace with this id if
+        exactly one project holds it (None if none or several do)."""
+        found = self.find_traces(trace_id, project_id)
+        return found[0] if len(found) == 1 else None
+
+    def iter_spans(self, trace_id: str, project_id: str) -> Iterator[SpanInTrace]:
+        """Every span of a project's trace ordered by start time, as the cursor reads them.
 
         Streamed, not fetched: the garbage collector never untracks a NamedTuple (it does a plain
         tuple of strings and numbers), so holding the 50,000 rows of a big trace would promote
         them all and set off full collections; one row at a time, each dies young.
         """
-        cursor = self._connection().execute(SELECT_SPANS, (trace_id,))
+        cursor = self._connection().execute(SELECT_SPANS, (project_id, trace_id))
         try:
             yield from map(SpanInTrace._make, cursor)
         finally:
             cursor.close()  # also when the reader stops early: no read transaction left open
 
-    def list_spans(self, trace_id: str) -> list[SpanInTrace]:
-        """The spans of iter_spans as a list, for readers that go over them more than once."""
-        return list(self.iter_spans(trace_id))
+    def list_spans(self, trace_id: str, project_id: str | None = None) -> list[SpanInTrace]:
+        """The spans of iter_spans as a list, for readers that go over them more than once.
+        Without `project_id`, those of the one project that holds this trace id (none if
+        several do)."""
+        if project_id is None:
+            trace = self.get_trace(trace_id)
+            if trace is None:
+                return []
+            project_id = trace.project_id
+        return list(self.iter_spans(trace_id, project_id))
 
     def insert_traces(
         self,
         db: sqlite3.Connection,
         traces: Iterable[TraceRow],
         spans: Iterable[SpanRow] = (),
+        project_id: str | None = None,
     ) -> None:
         """Bulk insert of whole traces (the demo data, benchmarks and tests). Rows may be plain
-        tuples of the row classes' fields, those with defaults left out."""
-        rows = (t if isinstance(t, TraceRow) else TraceRow(*t) for t in traces)  # plain tuples too
+        tuples of the row classes' fields, those with defaults left out. A span goes to the
+        project of its trace among `traces`, else to `project_id`."""
+        rows = [t if isinstance(t, TraceRow) else TraceRow(*t) for t in traces]  # tuples too
         db.executemany(
             INSERT[TraceRow],
             (t if t.listed_at is not None else t._replace(listed_at=t.started_at) for t in rows),
         )
+        project_of = {t.id: t.project_id for t in rows}
         db.executemany(
-            INSERT[SpanRow], (s if isinstance(s, SpanRow) else SpanRow(*s) for s in spans)
+            INSERT[SpanRow],
+            (
+                (project_of.get(span[0], project_id), *span)
+                for span in (s if isinstance(s, SpanRow) else SpanRow(*s) for s in spans)
+            ),
         )
 
     # -- ingest --------------------------------------------------------------------------------
@@ -388,42 +378,41 @@ class Store(AlertTables, KeyTables):
             return [sum(self._ingest_group(db, group) for group in batch) for batch in batches]
 
     def _ingest_group(self, db: sqlite3.Connection, group: SpanGroup) -> int:
-        """Store one group's spans and their traces' rows; returns how many were refused."""
+        """Store one group's spans and their traces' rows; returns how many were refused (none:
+        a trace id is its project's, so no other project's trace is in the way)."""
         project_id = group.project_id or self._project_named(db, group.project_name)
         trace_ids = {span.trace_id for span in group.spans}
-        stored = dict(
-            db.execute(
-                "SELECT id, project_id FROM traces WHERE id IN (SELECT value FROM json_each(?))",
-                (json.dumps(list(trace_ids)),),
-            ).fetchall()
-        )
-        # A trace id already stored in another project is not this key's to write into.
-        foreign = {trace_id for trace_id, owner in stored.items() if owner != project_id}
-        spans = group.spans
-        if foreign:
-            spans = [span for span in spans if span.trace_id not in foreign]
-        db.executemany(UPSERT_SPAN, spans)
+        stored = {
+            row[0]
+            for row in db.execute(
+                "SELECT id FROM traces WHERE project_id = ? "
+                "AND id IN (SELECT value FROM json_each(?))",
+                (project_id, json.dumps(list(trace_ids))),
+            )
+        }
+        db.executemany(UPSERT_SPAN, ((project_id, *span) for span in group.spans))
         # Traces seen before are recomputed from all their stored spans; new ones (most, as
         # exporters send whole traces) take the sums of their batch, worked out as it was
         # decoded, which saves reading back what was just written.
-        sums = summarize(spans) if group.traces is None else group.traces
-        seen = {trace_id for trace_id in trace_ids - foreign if trace_id in stored}
-        if seen:
-            db.execute(UPSERT_TRACES, (project_id, group.resource, json.dumps(list(seen))))
-            self._update_previews(db, [t for t in sums if t.id in seen])
+        sums = summarize(group.spans) if group.traces is None else group.traces
+        if stored:
+            db.execute(UPSERT_TRACES, (project_id, group.resource, json.dumps(list(stored))))
+            self._update_previews(db, project_id, [t for t in sums if t.id in stored])
         new = [t for t in sums if t.id not in stored]
         db.executemany(INSERT[TraceRow], trace_rows(new, project_id, group.resource))
-        return len(group.spans) - len(spans)
+        return 0
 
-    def _update_previews(self, db: sqlite3.Connection, sums: list[TraceSums]) -> None:
+    def _update_previews(
+        self, db: sqlite3.Connection, project_id: str, sums: list[TraceSums]
+    ) -> None:
         """A stored trace's preview from newly arrived spans: a root's replaces it (the root's
         input is the trace's), another span's only fills it in when there was none."""
         for t in sums:
             if t.input_preview is not None:
                 db.execute(
-                    "UPDATE traces SET input_preview = ?1 WHERE id = ?2"
+                    "UPDATE traces SET input_preview = ?1 WHERE id = ?2 AND project_id = ?3"
                     + ("" if t.preview_from_root else " AND input_preview IS NULL"),
-                    (t.input_preview, t.id),
+                    (t.input_preview, t.id, project_id),
                 )
 
     def _project_named(self, db: sqlite3.Connection, name: str | None) -> str:
@@ -442,28 +431,35 @@ class Store(AlertTables, KeyTables):
     # -- retention -----------------------------------------------------------------------------
 
     def expire(self, now: int, batch: int = 500, max_batches: int = 200) -> int:
-        """See TraceStore.expire: one short transaction per `batch` traces, so the ingest
+        """See TraceStore.expire: a trace goes, whole, when its newest span ended before its
+        project's retention (NEWEST_SPAN_END: its spans' latest end), never by an old root
+        while newer spans came since. One short transaction per `batch` traces, so the ingest
         writer waits for one batch at most."""
         deleted = 0
         for project in self.list_projects():
             cutoff = now - project.retention_days * DAY_MS
             for _ in range(max_batches):
                 with self.transaction() as db:
+                    # A trace that ended before the cutoff started before it: the bound on
+                    # started_at lets the covering index traces_by_project_started seek.
                     ids = [
                         row[0]
                         for row in db.execute(
-                            "SELECT id FROM traces WHERE project_id = ? AND listed_at < ? LIMIT ?",
+                            "SELECT id FROM traces WHERE project_id = ?1 AND started_at < ?2 "
+                            f"AND {NEWEST_SPAN_END} < ?2 LIMIT ?3",
                             (project.id, cutoff, batch),
                         )
                     ]
                     ids_json = json.dumps(ids)
                     db.execute(
-                        "DELETE FROM spans WHERE trace_id IN (SELECT value FROM json_each(?))",
-                        (ids_json,),
+                        "DELETE FROM spans WHERE project_id = ? "
+                        "AND trace_id IN (SELECT value FROM json_each(?))",
+                        (project.id, ids_json),
                     )
                     db.execute(
-                        "DELETE FROM traces WHERE id IN (SELECT value FROM json_each(?))",
-                        (ids_json,),
+                        "DELETE FROM traces WHERE project_id = ? "
+                        "AND id IN (SELECT value FROM json_each(?))",
+                        (project.id, ids_json),
                     )
                 deleted += len(ids)
                 if len(ids) < batch:

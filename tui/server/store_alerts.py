@@ -51,7 +51,8 @@ PROMPT_ATTRIBUTES = f"""
 SELECT j.key, j.type, substr(j.value, 1, 65536)
 FROM spans s, json_each(s.attributes) j
 WHERE s.rowid IN (
-    SELECT rowid FROM spans WHERE trace_id = ? AND kind = 'llm' ORDER BY started_at, id LIMIT ?)
+    SELECT rowid FROM spans WHERE project_id = ? AND trace_id = ? AND kind = 'llm'
+    ORDER BY started_at, id LIMIT ?)
   AND json_valid(s.attributes)
   AND (j.key IN ({PROMPT_KEY_LIST}) OR j.key GLOB 'gen_ai.prompt.[0-9]*'
        OR j.key GLOB 'llm.input_messages.[0-9]*' OR j.key GLOB 'llm.prompts.[0-9]*')
@@ -274,11 +275,22 @@ class AlertTables:
                 picked.append((row[0], row[1]))
         return picked
 
-    def prompt_attributes(self, trace_id: str, spans: int = 3) -> list[tuple[str, Any]]:
+    def prompt_attributes(
+        self, trace_id: str, spans: int = 3, project_id: str | None = None
+    ) -> list[tuple[str, Any]]:
         """The prompt attributes (key, value) of a trace's first `spans` LLM spans; a value
-        that is an array or object in the attributes comes back parsed when it is whole."""
+        that is an array or object in the attributes comes back parsed when it is whole. The
+        trace is `project_id`'s; without one, that of the one project holding this id (none
+        if several do: never another project's prompts)."""
         found: list[tuple[str, Any]] = []
-        for key, kind, value in self._connection().execute(PROMPT_ATTRIBUTES, (trace_id, spans)):
+        db = self._connection()
+        if project_id is None:
+            holders = db.execute("SELECT project_id FROM traces WHERE id = ? LIMIT 2", (trace_id,))
+            projects = [row[0] for row in holders]
+            if len(projects) != 1:
+                return found
+            project_id = projects[0]
+        for key, kind, value in db.execute(PROMPT_ATTRIBUTES, (project_id, trace_id, spans)):
             if kind in ("array", "object"):
                 # Cut at 64 KB it does not parse: its text is still words.
                 with contextlib.suppress(ValueError):

@@ -94,7 +94,7 @@ class Evaluator:
         self.drift_sample = drift_sample
         self._lock = threading.Lock()
         self._worst: dict[tuple[str, int, int, str], list[tuple[str, float]]] = {}
-        self._prompts: OrderedDict[tuple[str, int], Counter[str]] = OrderedDict()
+        self._prompts: OrderedDict[tuple[str, str, int], Counter[str]] = OrderedDict()
 
     def round(self) -> RoundResult:
         with self._lock:
@@ -234,10 +234,10 @@ class Evaluator:
         per_trace = []
         sample = self.store.sample_traces(project_id, strata(start, end, self.drift_sample))
         for trace_id, span_count in sample:
-            key = (trace_id, span_count)
+            key = (project_id, trace_id, span_count)  # a trace id is its project's
             words = self._prompts.get(key)
             if words is None:
-                attributes = self.store.prompt_attributes(trace_id, PROMPT_SPANS)
+                attributes = self.store.prompt_attributes(trace_id, PROMPT_SPANS, project_id)
                 words = Counter(
                     {sys.intern(w): n for w, n in tokens(prompt_text(attributes)).items()}
                 )
@@ -280,7 +280,7 @@ class Evaluator:
             project,
             evaluated,
             state,
-            worst_json(metric, worst),
+            worst_json(metric, worst, alert.project_id),
             evaluated.evaluated_at,
         )
         at = evaluated.evaluated_at

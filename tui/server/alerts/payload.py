@@ -27,15 +27,18 @@ class Evaluated(NamedTuple):
     evaluated_at: int
 
 
-def worst_json(metric: Metric, worst: Sequence[tuple[str, float]]) -> list[dict[str, Any]]:
+def worst_json(
+    metric: Metric, worst: Sequence[tuple[str, float]], project_id: str
+) -> list[dict[str, Any]]:
     """The worst traces, each with its value (latency and cost in the metric's unit; error
     rate: the trace's error count; drift: the share of its prompt's words the baseline never
-    had, as a score or pct) and the command that opens it."""
+    had, as a score or pct) and the command that opens it (naming the project: a trace id is
+    its project's, and another project may use the same one)."""
     return [
         {
             "id": trace_id,
             "value": value if metric.measure == "error_rate" else in_unit(*metric[:2], value),
-            "open": f"tracetui trace {trace_id}",
+            "open": f"tracetui --project {project_id} trace {trace_id}",
         }
         for trace_id, value in worst
     ]

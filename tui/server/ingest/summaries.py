@@ -8,11 +8,11 @@ instead (UPSERT_TRACES, by the same rules: a test checks that both agree).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from tui.server.ingest.preview import MAX_PARSED, preview_in, preview_of
-from tui.server.rows import SpanRow, TraceSums
+from tui.server.rows import SpanRow, TraceRow, TraceSums
 
 
 def summarize(
@@ -70,3 +70,27 @@ def previews(
                 found = None
             if found:
                 yield found, roots
+
+
+def trace_rows(sums: Iterable[TraceSums], project_id: str, attributes: str) -> list[TraceRow]:
+    """New traces' rows from their batch's sums, in `project_id` with the resource's
+    `attributes` (JSON text)."""
+    return [
+        TraceRow(
+            t.id,
+            project_id,
+            t.name,
+            t.started_at,
+            t.duration_ms,
+            t.span_count,
+            t.input_tokens,
+            t.output_tokens,
+            t.total_cost_usd,
+            t.status,
+            t.error_count,
+            attributes,
+            t.started_at,
+            t.input_preview,
+        )
+        for t in sums
+    ]

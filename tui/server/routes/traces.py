@@ -1,7 +1,8 @@
 """GET /v1/traces (keyset-paged, newest first), /v1/traces/{trace_id} and its /spans.
 
 A trace's spans are answered as JSON text built by splicing (schemas.spans_json_text), not
-through FastAPI's encoder: big traces are tens of megabytes.
+through FastAPI's encoder: big traces are tens of megabytes. A trace id is its project's: the
+two trace routes take `project_id` (deps.readable_trace says which trace a key reads).
 """
 
 from typing import Annotated
@@ -65,10 +66,11 @@ def list_traces(
                 "from must not be after to.",
                 [{"field": "from", "message": "must not be after to"}],
             )
-    # Nothing past the project's retention, although the sweep may not have deleted it yet.
-    # Applied on every page, not stored in the cursor: a page read later shows less, never more.
+    # Nothing past the project's retention (by each trace's newest span, as the sweep goes),
+    # although the sweep may not have deleted it yet. Applied on every page, not stored in the
+    # cursor: a page read later shows less, never more.
     rows, more = store.list_traces(
-        project_id, max(start, retention_start(project, now)), end, limit, after
+        project_id, start, end, limit, after, kept_since=retention_start(project, now)
     )
     next_cursor = None
     if more and rows:
@@ -76,7 +78,7 @@ def list_traces(
         next_cursor = trace_cursor(TracePosition(last.listed_at, last.id), start, end)
     data = [trace_json(r) for r in rows]
     if include and "models" in include.split(","):
-        by_trace = store.models_of([r.id for r in rows])
+        by_trace = store.models_of(project_id, [r.id for r in rows])
         for item, row in zip(data, rows, strict=True):
             item["models"] = {
                 model: {"cost_usd": cost, "tokens": tokens}
@@ -90,7 +92,7 @@ def list_traces(
 )
 def get_trace(trace: ReadableTrace, store: StoreDep) -> Response:
     head = json_text({**trace_json(trace), "spans": None})
-    spans = spans_json_text(store.iter_spans(trace.id), trace.id)
+    spans = spans_json_text(store.iter_spans(trace.id, trace.project_id), trace.id)
     return Response((head[: -len("null}")] + spans + "}").encode(), media_type="application/json")
 
 
@@ -100,7 +102,7 @@ def get_trace(trace: ReadableTrace, store: StoreDep) -> Response:
     response_model=SpanList,
 )
 def list_spans(trace: ReadableTrace, store: StoreDep) -> Response:
-    spans = spans_json_text(store.iter_spans(trace.id), trace.id)
+    spans = spans_json_text(store.iter_spans(trace.id, trace.project_id), trace.id)
     return Response(('{"data":' + spans + "}").encode(), media_type="application/json")
 
 
