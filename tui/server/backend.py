@@ -40,6 +40,12 @@ class StoreUnavailable(StoreBusy):
     undone whole, reads go on, and writes succeed again once it can write (503, retried)."""
 
 
+class StoreUnreachable(Exception):
+    """The store could not be opened at all (its server is down, refuses the login, or the
+    database does not exist): `tracetui serve` and `tracetui keys` print the message, one line
+    that names no secret, and exit non-zero."""
+
+
 class AlertStore(Protocol):
     """What alert evaluation, webhook delivery and the alert routes need. Every method may
     block: call from a thread."""
