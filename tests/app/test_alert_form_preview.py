@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from tests.app.test_alerts_screen import project_with_traces, spec_server
-from tests.support.app import running_app, wait_for
+from tests.support.app import running_app, showing, wait_for
 from tests.support.service import RunningService
 from tui.ui.app import StartAt
 from tui.ui.screens.forms import AlertForm
@@ -24,7 +24,7 @@ def project_with_two_slow_bursts(service: RunningService) -> str:
 
 async def type_alert(app, pilot, metric: str, threshold: str) -> AlertPreview:  # type: ignore[no-untyped-def]
     await pilot.press("n")
-    await wait_for(pilot, lambda: isinstance(app.screen, AlertForm))
+    await wait_for(pilot, lambda: showing(app, AlertForm))
     form = app.screen
     preview = form.query_one(AlertPreview)
     await wait_for(pilot, lambda: preview.collected is not None)

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.app import running_app, wait_for
+from tests.support.app import running_app, showing, wait_for
 from tests.support.service import RunningService, start_service
 from tui.core.alert_rules import amount, breach_text, state_label
 from tui.server.rows import TraceRow
@@ -88,7 +88,7 @@ def spec_server(
 
 async def open_alerts(app, pilot, project_id: str) -> AlertsScreen:  # type: ignore[no-untyped-def]
     await pilot.press("a")
-    await wait_for(pilot, lambda: isinstance(app.screen, AlertsScreen) and bool(app.screen.alerts))
+    await wait_for(pilot, lambda: showing(app, AlertsScreen) and bool(app.screen.alerts))
     screen = app.screen
     assert isinstance(screen, AlertsScreen)
     return screen
@@ -259,7 +259,7 @@ async def test_enter_opens_an_alerts_state_history_and_window_traces(tmp_path: P
             served = {a.metric: a.last_value for a in screen.alerts}
             await pilot.press("enter")
             await wait_for(
-                pilot, lambda: isinstance(app.screen, AlertDetailScreen) and bool(app.screen.ranked)
+                pilot, lambda: showing(app, AlertDetailScreen) and bool(app.screen.ranked)
             )
             detail = app.screen
             assert isinstance(detail, AlertDetailScreen)
@@ -281,7 +281,7 @@ async def test_enter_opens_an_alerts_state_history_and_window_traces(tmp_path: P
             assert detail.series is not None
             assert detail.series.values[-1] == pytest.approx(2730)  # now, as the service says
             await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, TraceDetailScreen))
+            await wait_for(pilot, lambda: showing(app, TraceDetailScreen))
     finally:
         service.service.stop()
 
@@ -331,9 +331,7 @@ async def test_a_spec_only_server_gets_the_detail_computed_here(service: Running
     ):
         await open_alerts(app, pilot, "proj_x")
         await pilot.press("enter")
-        await wait_for(
-            pilot, lambda: isinstance(app.screen, AlertDetailScreen) and bool(app.screen.ranked)
-        )
+        await wait_for(pilot, lambda: showing(app, AlertDetailScreen) and bool(app.screen.ranked))
         detail = app.screen
         await wait_for(
             pilot, lambda: "keeps none" in str(detail.query_one("#events-title").content)
@@ -400,7 +398,7 @@ async def test_a_resolved_alert_reads_ok_with_its_episode_in_the_history(tmp_pat
             row = table_text(screen).split(" | ")
             assert row[0] == "✓ ok" and row[3] == "100 ms > 1000 ms"
             await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, AlertDetailScreen))
+            await wait_for(pilot, lambda: showing(app, AlertDetailScreen))
             detail = app.screen
             assert isinstance(detail, AlertDetailScreen)
             events = detail.query_one("#events", Table)

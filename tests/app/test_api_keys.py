@@ -9,8 +9,16 @@ import stat
 from pathlib import Path
 
 from pydantic import SecretStr
+from textual.widgets import Input
 
-from tests.support.app import loaded_traces, wait_for
+from tests.support.app import (
+    click_in_sight,
+    found,
+    loaded_traces,
+    settled,
+    type_into,
+    wait_for,
+)
 from tests.support.service import RunningService
 from tui.api import ApiClient
 from tui.config import load_settings
@@ -26,13 +34,15 @@ async def test_a_403_asks_for_the_projects_key_and_saves_it_0600(
     async with ApiClient(service.base_url, wrong) as client:
         app = TraceTuiApp(client, StartAt(project_id="proj_support"), config_path=config)
         async with app.run_test(size=(80, 24)) as pilot:
-            # Pushed is not yet composed: wait for the field itself, which comes a frame later.
-            await wait_for(
-                pilot, lambda: isinstance(app.screen, KeyPrompt) and bool(app.screen.query("#key"))
-            )
-            assert app.screen.query_one("#key").password  # masked as it is typed
-            await pilot.press(*service.keys.projects["proj_support"])
-            await pilot.click("#save")
+            # Keys go to the field only once the prompt has given it the focus.
+            await type_into(pilot, "KeyPrompt #key", *service.keys.projects["proj_support"])
+            prompt = app.screen
+            assert isinstance(prompt, KeyPrompt)
+            field = prompt.query_one("#key", Input)
+            assert field.password  # masked as it is typed
+            await wait_for(pilot, lambda: field.value == service.keys.projects["proj_support"])
+            await click_in_sight(pilot, "#save")
+            await wait_for(pilot, lambda: prompt.query_one(Tick).value, what="save ticked")
             await pilot.press("enter")
             await loaded_traces(app, pilot)
     assert stat.S_IMODE(os.stat(config).st_mode) == 0o600
@@ -52,14 +62,16 @@ async def test_the_save_checkbox_says_its_state_without_colour_and_not_saving_is
             client, StartAt(project_id="proj_support"), config_path=tmp_path / "c.toml"
         )
         async with app.run_test(size=(80, 24)) as pilot:
-            await wait_for(pilot, lambda: isinstance(app.screen, KeyPrompt))
+            # Pushed is not yet composed: wait for the checkbox itself, which comes later.
+            await wait_for(pilot, lambda: found(app, "KeyPrompt Tick") is not None)
             tick = app.screen.query_one(Tick)
             unticked = str(tick.render())
             tick.value = True
-            await pilot.pause()
+            await wait_for(pilot, lambda: str(tick.render()) != unticked, what="the tick drawn")
             ticked = str(tick.render())
             tick.value = False
-            await pilot.press(*service.keys.projects["proj_support"], "enter")
+            await type_into(pilot, "KeyPrompt #key", *service.keys.projects["proj_support"])
+            await pilot.press("enter")
             await loaded_traces(app, pilot)
             notes = [n.message for n in app._notifications]
     assert "✓" in ticked and "✓" not in unticked
@@ -74,7 +86,7 @@ async def test_a_wrong_workspace_key_says_where_the_key_is_set(
         app = TraceTuiApp(client, StartAt(trace_id="nope"), config_path=tmp_path / "c.toml")
         async with app.run_test(size=(80, 24)) as pilot:
             await wait_for(pilot, lambda: bool(app._notifications))
-            await pilot.pause(0.5)
+            await settled(pilot)  # both requests answered: any second toast is up by now
             notes = [n.message for n in app._notifications]
     assert len(notes) == 1  # the projects and the trace failed alike: one toast
     assert "TRACETUI_API_KEY" in notes[0] and str(tmp_path / "c.toml") in notes[0]

@@ -3,7 +3,7 @@ never the key."""
 
 from __future__ import annotations
 
-from tests.support.app import loaded_traces, running_app, wait_for
+from tests.support.app import loaded_traces, running_app, showing, wait_for
 from tests.support.service import RunningService
 from tui.ui.app import StartAt
 from tui.ui.screens.api_log import ApiLogScreen, shown_path
@@ -21,7 +21,7 @@ async def test_the_api_log_rows_start_with_the_path(service: RunningService) -> 
     async with running_app(service) as (app, pilot):
         await wait_for(pilot, lambda: bool(app.projects))
         await pilot.press("ctrl+o")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApiLogScreen))
+        await wait_for(pilot, lambda: showing(app, ApiLogScreen))
         table = app.screen.query_one(Table)
         detail = str(table.get_row_at(0)[6])
     assert detail.startswith("/v1/projects")

@@ -69,7 +69,7 @@ async def test_network_down_keeps_data_and_recovers(service: RunningService) -> 
         loaded = len(screen.traces)
         down["now"] = True
         await pilot.press("r")
-        await wait_for(pilot, lambda: app.problem is not None, seconds=30)
+        await wait_for(pilot, lambda: app.problem is not None)
         assert len(screen.traces) == loaded  # what was on screen stays
         assert "ctrl+r" in str(app.problem)
         down["now"] = False

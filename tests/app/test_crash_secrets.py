@@ -11,6 +11,7 @@ from pydantic import SecretStr
 from rich.console import Console
 from textual import work
 
+from tests.support.app import settled, wait_for
 from tests.support.helpers import KEY
 from tui.api import ApiClient
 from tui.model.text import NOTICE_MAX_CHARS
@@ -59,7 +60,8 @@ async def test_a_failed_worker_is_reported_without_the_key_and_cut() -> None:
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
             app.buggy()
-            await pilot.pause(0.2)
+            await wait_for(pilot, lambda: bool(app._notifications), what="the bug reported")
+            await settled(pilot)  # a second report would be up by now
             notes = [(n.title, n.message) for n in app._notifications]
             assert app.is_running
     assert len(notes) == 1

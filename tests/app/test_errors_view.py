@@ -13,7 +13,6 @@ from tests.support.app import Transport, loaded_traces, rendered_text, wait_for
 from tests.support.service import RunningService
 from tui.api.client import ApiClient
 from tui.ui.app import StartAt, TraceTuiApp
-from tui.ui.screens.traces import TracesScreen
 from tui.ui.widgets.trace_table import TraceTable
 
 PAGES, PER_PAGE = 3, 200
@@ -61,14 +60,14 @@ async def test_e_shows_the_errors_of_the_whole_range(service: RunningService) ->
             assert len(screen.traces) == PER_PAGE  # one page, as usual
             await pilot.press("e")
             await wait_for(pilot, lambda: screen.ended and not screen.fetching)
-            await pilot.pause(0.1)
+            await wait_for(pilot, lambda: len(table.rows) == len(expected), what="errors shown")
             assert [t.id for t in table.rows] == expected  # the last page's error included
             header = " ".join(rendered_text(screen.query_one("#header")).split())
             assert "errors only" in header and f"{len(expected)} of 600 loaded" in header
             await pilot.press("e")
-            await pilot.pause(0.05)
-            assert len(table.rows) == 600
-            await pilot.press("e", "escape")  # esc undoes the errors view before leaving
-            await pilot.pause(0.05)
-            assert isinstance(app.screen, TracesScreen) and not screen.errors_only
-            assert len(table.rows) == 600
+            await wait_for(pilot, lambda: len(table.rows) == 600, what="every row shown again")
+            await pilot.press("e")
+            await wait_for(pilot, lambda: screen.errors_only and len(table.rows) < 600)
+            await pilot.press("escape")  # esc undoes the errors view before leaving
+            await wait_for(pilot, lambda: not screen.errors_only and len(table.rows) == 600)
+            assert app.screen is screen

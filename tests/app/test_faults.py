@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.app import loaded_traces, wait_for
+from tests.support.app import loaded_traces, settled, showing, wait_for
 from tests.support.faults import FAULTS, JSON, answer, app_with_faults, error_body
 from tests.support.service import RunningService
 from tui.ui.app import StartAt, TraceTuiApp
@@ -37,13 +37,22 @@ async def test_the_app_survives_keeps_its_rows_and_recovers(
             assert any("␛[31;1;4;7mRED" in n.message for n in app._notifications)
         assert {r.url.host for r in net.requests} == {"127.0.0.1"}  # nothing went elsewhere
         # The server is back: the app recovers (by itself after a 429, or on request).
+        # Whatever was still on its way under the fault lands first, so nothing it says is
+        # taken for the recovery's.
+        await settled(pilot)
         net.fault = None
         app.clear_notifications()
+        refreshed = app.last_refresh
         await pilot.press("ctrl+r")
         await pilot.press("r")
         await wait_for(
-            pilot, lambda: not screen.fetching and app.problem_text() is None, seconds=15
+            pilot,
+            lambda: (
+                app.last_refresh != refreshed and not screen.fetching and app.problem_text() is None
+            ),
+            what="a refresh answered by the service, the problem gone",
         )
+        await settled(pilot)
         assert len(screen.traces) == len(rows)
         assert not app._notifications
 
@@ -61,7 +70,7 @@ async def test_the_api_log_shows_hostile_headers_and_errors_literally(
         await pilot.press("r")
         await wait_for(pilot, lambda: told(app))
         await pilot.press("ctrl+o")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApiLogScreen))
+        await wait_for(pilot, lambda: showing(app, ApiLogScreen))
         picture = app.export_screenshot()
         assert "[@click=app" in picture  # the header, as text
         assert "[@click=app.bell]B[/]" in picture  # the error: first, so it is in sight

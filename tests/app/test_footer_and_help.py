@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from textual.widgets import Footer
 
-from tests.support.app import loaded_traces, rendered_text, running_app, wait_for
+from tests.support.app import loaded_traces, rendered_text, running_app, showing, wait_for
 from tests.support.service import RunningService
 from tui.ui.app import StartAt
 from tui.ui.screens.help import HelpScreen, keys_table
@@ -25,12 +25,12 @@ async def test_every_footer_key_fits_on_the_line(
     start = StartAt() if where == "projects" else StartAt(project_id="proj_support")
     async with running_app(service, start, size=(width, 24)) as (app, pilot):
         if where == "projects":
-            await wait_for(pilot, lambda: isinstance(app.screen, ProjectsScreen))
+            await wait_for(pilot, lambda: showing(app, ProjectsScreen))
         else:
             await loaded_traces(app, pilot)
         if where == "trace":
             await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, TraceDetailScreen))
+            await wait_for(pilot, lambda: showing(app, TraceDetailScreen))
         elif where == "alerts":
             await pilot.press("a")
             await wait_for(pilot, lambda: type(app.screen).__name__ == "AlertsScreen")
@@ -53,7 +53,7 @@ async def test_help_lists_the_screens_own_keys_first_each_with_its_id(
     async with running_app(service, StartAt(project_id="proj_rag")) as (app, pilot):
         traces = await loaded_traces(app, pilot)
         await pilot.press("question_mark")
-        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await wait_for(pilot, lambda: showing(app, HelpScreen))
         table = keys_table(traces)
     ids = [str(cell) for cell in table.columns[2].cells]
     keys = [str(cell) for cell in table.columns[0].cells]
@@ -66,7 +66,7 @@ async def test_help_lists_the_screens_own_keys_first_each_with_its_id(
 
 async def test_help_lists_the_screens_keys(service: RunningService) -> None:
     async with running_app(service, StartAt(project_id="proj_rag")) as (app, pilot):
-        await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen))
+        await wait_for(pilot, lambda: showing(app, TracesScreen))
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         text = rendered_text(app.screen.query_one("#keys"))

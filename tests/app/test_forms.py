@@ -12,7 +12,15 @@ import pytest
 from pydantic import SecretStr
 from textual.widgets import Input
 
-from tests.support.app import loaded_traces, rendered_text, running_app, wait_for
+from tests.support.app import (
+    laid_out,
+    loaded_traces,
+    rendered_text,
+    running_app,
+    showing,
+    type_into,
+    wait_for,
+)
 from tests.support.faults import app_with_faults
 from tests.support.service import RunningService
 from tui.api import ApiClient
@@ -31,7 +39,8 @@ async def test_tab_goes_from_field_to_field_with_no_invisible_stop(
     async with running_app(service) as (app, pilot):
         await wait_for(pilot, lambda: bool(app.projects))
         await pilot.press("n")
-        await wait_for(pilot, lambda: isinstance(app.screen, ProjectForm))
+        await wait_for(pilot, lambda: showing(app, ProjectForm))
+        await wait_for(pilot, lambda: app.focused is not None, what="a field has the focus")
         seen = []
         for _ in range(4):
             seen.append(app.focused.id if app.focused else None)
@@ -45,9 +54,9 @@ async def test_a_prefilled_value_does_not_look_like_a_placeholder(
     async with running_app(service) as (app, pilot):
         await wait_for(pilot, lambda: bool(app.projects))
         await pilot.press("n")
-        await wait_for(pilot, lambda: isinstance(app.screen, ProjectForm))
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: showing(app, ProjectForm))
         form = app.screen
+        await wait_for(pilot, lambda: laid_out(form, "#field-retention_days", "#field-description"))
 
         def styles(field: str, text: str) -> set[str]:
             line = form.query_one(f"#field-{field}", Input).render_line(0)
@@ -98,8 +107,8 @@ async def test_the_alert_form_shows_the_whole_metric_grammar(service: RunningSer
     async with running_app(service, StartAt(project_id="proj_rag")) as (app, pilot):
         await loaded_traces(app, pilot)
         await pilot.press("a", "n")
-        await wait_for(pilot, lambda: isinstance(app.screen, AlertForm))
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: showing(app, AlertForm))
+        await wait_for(pilot, lambda: laid_out(app.screen, "#field-metric", ".field-hint"))
         hint = rendered_text(app.screen.query_one(".field-hint"))
         metric = app.screen.query_one("#field-metric", Input)
         assert len(metric.placeholder) < metric.size.width - 2
@@ -110,17 +119,17 @@ async def test_the_alert_form_shows_the_whole_metric_grammar(service: RunningSer
 async def test_create_an_alert_and_see_it_listed(service: RunningService) -> None:
     name = f"Spend {uuid.uuid4().hex[:6]}"
     async with running_app(service, StartAt(project_id="proj_rag")) as (app, pilot):
-        await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen))
+        await wait_for(pilot, lambda: showing(app, TracesScreen))
         await pilot.press("a")
-        await wait_for(
-            pilot, lambda: isinstance(app.screen, AlertsScreen) and bool(app.screen.alerts)
-        )
+        await wait_for(pilot, lambda: showing(app, AlertsScreen) and bool(app.screen.alerts))
         alerts = app.screen
         assert isinstance(alerts, AlertsScreen)
         before = len(alerts.alerts)
         await pilot.press("n")
-        await wait_for(pilot, lambda: isinstance(app.screen, AlertForm))
-        await pilot.press(
+        await wait_for(pilot, lambda: showing(app, AlertForm))
+        await type_into(
+            pilot,
+            "AlertForm #field-name",
             *name,
             "tab",
             *"cost_usd_1h",
@@ -140,12 +149,12 @@ async def test_create_an_alert_and_see_it_listed(service: RunningService) -> Non
 
 async def test_a_rejected_form_keeps_what_was_typed(service: RunningService) -> None:
     async with running_app(service) as (app, pilot):
-        await wait_for(pilot, lambda: isinstance(app.screen, ProjectsScreen))
+        await wait_for(pilot, lambda: showing(app, ProjectsScreen))
         await pilot.press("n")
-        await wait_for(pilot, lambda: isinstance(app.screen, ProjectForm))
+        await wait_for(pilot, lambda: showing(app, ProjectForm))
         form = app.screen
         assert isinstance(form, ProjectForm)
-        await pilot.press(*"kept-name", "tab")
+        await type_into(pilot, "ProjectForm #field-name", *"kept-name", "tab")
         form.query_one("#field-description").value = "d" * 2001  # only the server checks this
         await pilot.press("ctrl+s")
         error = form.query_one("#error-description")
@@ -167,7 +176,7 @@ async def test_a_form_sends_one_idempotency_key_per_set_of_values(
     async with app_with_faults(service, StartAt(project_id="proj_rag")) as (app, pilot, net):
         await loaded_traces(app, pilot)
         await pilot.press("a", "n")
-        await wait_for(pilot, lambda: isinstance(app.screen, AlertForm))
+        await wait_for(pilot, lambda: showing(app, AlertForm))
         form = app.screen
         typed = {
             "name": "Keyed",
@@ -208,7 +217,7 @@ async def test_server_strings_in_toasts_and_titles_are_capped() -> None:
         async with app.run_test(size=(80, 24)) as pilot:
             await wait_for(pilot, lambda: bool(app.projects))
             await pilot.press("a", "n")
-            await wait_for(pilot, lambda: isinstance(app.screen, AlertForm))
+            await wait_for(pilot, lambda: showing(app, AlertForm))
             form = app.screen
             title = rendered_text(form.query_one(".title"))
             assert "New alert for [b]big[/b] nnn" in title and len(title.strip()) <= 80

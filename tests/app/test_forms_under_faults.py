@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.app import rendered_text, wait_for
+from tests.support.app import rendered_text, showing, wait_for
 from tests.support.faults import (
     FAULTS,
     Fault,
@@ -74,11 +74,11 @@ async def open_form(
     start = StartAt() if case.kind == "project" else StartAt(project_id=case.project_id)
     async with app_with_faults(service, start) as (app, pilot, net):
         if case.kind == "project":
-            await wait_for(pilot, lambda: isinstance(app.screen, ProjectsScreen))
+            await wait_for(pilot, lambda: showing(app, ProjectsScreen))
         else:
-            await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen))
+            await wait_for(pilot, lambda: showing(app, TracesScreen))
             await pilot.press("a")
-            await wait_for(pilot, lambda: isinstance(app.screen, AlertsScreen))
+            await wait_for(pilot, lambda: showing(app, AlertsScreen))
         await pilot.press("n")
         await wait_for(pilot, lambda: isinstance(app.screen, (ProjectForm, AlertForm)))
         form = app.screen
@@ -100,7 +100,7 @@ async def submit_and_wait_for_error(app: TraceTuiApp, pilot: Any, form: CreateFo
 
 async def submit_and_wait_until_created(app: TraceTuiApp, pilot: Any, form: CreateForm) -> None:
     await pilot.press("ctrl+s")
-    await wait_for(pilot, lambda: app.screen is not form, seconds=15)
+    await wait_for(pilot, lambda: app.screen is not form)
 
 
 @pytest.mark.parametrize("kind", ["project", "alert"])

@@ -15,6 +15,7 @@ import httpx
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from tests.support.app import DEADLINE_SECONDS
 from tests.support.helpers import mock_client
 from tests.support.hostile import HOSTILE
 from tui.ui.app import StartAt, TraceTuiApp
@@ -219,7 +220,7 @@ async def settle(pilot: Any, app: TraceTuiApp) -> None:
     """Wait until every load has finished, however it ended; a worker that died of an
     unexpected exception (a screen left loading for ever) fails the test here."""
     await pilot.pause()
-    await asyncio.wait_for(app.workers.wait_for_complete(), timeout=10)
+    await asyncio.wait_for(app.workers.wait_for_complete(), timeout=DEADLINE_SECONDS)
     await pilot.pause()
 
 

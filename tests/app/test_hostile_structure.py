@@ -68,7 +68,7 @@ async def test_a_trace_of_hostile_structure_opens_and_every_span_shows() -> None
     async with ApiClient("http://hostile.example/v1", SecretStr("k"), transport=transport) as c:
         app = TraceTuiApp(c, StartAt(trace_id="hostile-structure"))
         async with app.run_test(size=(120, 40)) as pilot:
-            await wait_for(pilot, lambda: tree_shown(app), seconds=30)
+            await wait_for(pilot, lambda: tree_shown(app))
             view = app.screen.query_one(SpanTreeView)
             tree = view.trace_tree
             assert tree.size == len(SPANS)  # nothing lost

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.app.test_conversation import chat_trace, document, select
-from tests.support.app import loaded_traces, running_app, wait_for
+from tests.support.app import loaded_traces, running_app, settled, showing, wait_for
 from tests.support.service import RunningService
 from tui.ui.app import StartAt
 from tui.ui.screens.projects import ProjectsScreen
@@ -32,13 +32,11 @@ async def test_opening_the_trace_list_builds_its_footer_once(
 
     monkeypatch.setattr(KeyFooter, "recompose", counted)
     async with running_app(service) as (app, pilot):
-        await wait_for(
-            pilot, lambda: isinstance(app.screen, ProjectsScreen) and bool(app.screen.projects)
-        )
+        await wait_for(pilot, lambda: showing(app, ProjectsScreen) and bool(app.screen.projects))
         await pilot.press("enter")
         screen = await loaded_traces(app, pilot)
         await wait_for(pilot, lambda: "Filter" in footer_text(screen))
-        await pilot.pause(0.3)  # any rebuild still to come
+        await settled(pilot)  # any rebuild still to come has come
         footer = screen.query_one(KeyFooter)
         assert builds.count(footer) == 1
         assert "/ Filter" in footer_text(screen) and "? Keys" in footer_text(screen)

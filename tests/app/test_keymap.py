@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pydantic import SecretStr
 
-from tests.support.app import wait_for
+from tests.support.app import settled, showing, wait_for
 from tests.support.service import RunningService
 from tui.api import ApiClient
 from tui.ui.app import StartAt, TraceTuiApp
+from tui.ui.screens.projects import ProjectsScreen
 from tui.ui.screens.traces import TracesScreen
 
 
@@ -16,7 +17,7 @@ async def test_keys_can_be_remapped(service: RunningService) -> None:
     async with ApiClient(service.base_url, SecretStr(service.keys.workspace)) as client:
         app = TraceTuiApp(client, StartAt(project_id="proj_rag"), keymap={"traces.filter": "f"})
         async with app.run_test(size=(80, 24)) as pilot:
-            await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen))
+            await wait_for(pilot, lambda: showing(app, TracesScreen))
             await pilot.press("f")
             assert app.screen.query_one("#filter").has_class("-open")
 
@@ -38,5 +39,6 @@ async def test_a_known_keymap_says_nothing(service: RunningService) -> None:
     async with ApiClient(service.base_url, SecretStr(service.keys.workspace)) as client:
         app = TraceTuiApp(client, keymap={"traces.filter": "f", "app.quit": "ctrl+q"})
         async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.pause(0.3)
+            await wait_for(pilot, lambda: showing(app, ProjectsScreen) and bool(app.projects))
+            await settled(pilot)  # the keymap is checked once the first screen is up
             assert not app._notifications

@@ -11,7 +11,7 @@ import weakref
 
 import pytest
 
-from tests.support.app import running_app, tree_lines, tree_shown, wait_for
+from tests.support.app import running_app, showing, tree_lines, tree_shown, wait_for
 from tests.support.builders import add_bulk_traces
 from tests.support.service import RunningService
 from tui.api.span_table import SpanTable
@@ -35,7 +35,7 @@ async def test_the_10000_span_trace_opens_and_scrolls(
     service: RunningService, big_traces: None
 ) -> None:
     async with running_app(service, StartAt(trace_id=BIG_TRACE_ID), size=(160, 48)) as (app, pilot):
-        await wait_for(pilot, lambda: tree_shown(app), seconds=20)
+        await wait_for(pilot, lambda: tree_shown(app), seconds=60)
         view = app.screen.query_one(SpanTreeView)
         assert view.trace_tree.size == 12_001
         assert len(view.view.rows) == 601  # the root and its 600 steps, collapsed with rollups
@@ -67,7 +67,7 @@ async def test_the_2500_deep_trace_opens_and_scrolls(
     service: RunningService, big_traces: None
 ) -> None:
     async with running_app(service, StartAt(trace_id=DEEP_TRACE_ID)) as (app, pilot):
-        await wait_for(pilot, lambda: tree_shown(app), seconds=20)
+        await wait_for(pilot, lambda: tree_shown(app), seconds=60)
         view = app.screen.query_one(SpanTreeView)
         assert view.trace_tree.max_depth == 2_499
         await pilot.press("plus", "end")
@@ -86,7 +86,7 @@ async def test_thousands_of_listed_traces_are_held_out_of_collections_until_clos
         service.store.insert_project(db, "held", None, 30, project_id=project)
     add_bulk_traces(service.store, project, 5_100, now_ms(), span=3_600_000)
     async with running_app(service, StartAt(project_id=project)) as (app, pilot):
-        await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen) and app.screen.traces)
+        await wait_for(pilot, lambda: showing(app, TracesScreen) and app.screen.traces)
         screen = app.screen
         assert isinstance(screen, TracesScreen)
         await wait_for(pilot, lambda: gc.get_freeze_count() > 0)  # what start-up built
@@ -109,6 +109,6 @@ async def test_what_start_up_built_is_held_out_of_collections_while_the_app_runs
     """Else the first full collection walks it all: some 50 ms, on the first trace list's
     first frame (tui/core/gcpause.py)."""
     async with running_app(service) as (app, pilot):
-        await wait_for(pilot, lambda: isinstance(app.screen, ProjectsScreen))
+        await wait_for(pilot, lambda: showing(app, ProjectsScreen))
         assert gc.get_freeze_count() > 10_000  # modules, classes
     assert gc.get_freeze_count() == 0  # handed back as the app ended

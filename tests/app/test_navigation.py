@@ -17,6 +17,7 @@ from tests.support.app import (
     loaded_traces,
     rendered_text,
     running_app,
+    showing,
     tree_lines,
     tree_shown,
     wait_for,
@@ -46,9 +47,7 @@ def test_every_screen_stands_on_the_one_base() -> None:
 
 async def test_project_to_traces_to_a_trace_with_the_keyboard(service: RunningService) -> None:
     async with running_app(service) as (app, pilot):
-        await wait_for(
-            pilot, lambda: isinstance(app.screen, ProjectsScreen) and bool(app.screen.projects)
-        )
+        await wait_for(pilot, lambda: showing(app, ProjectsScreen) and bool(app.screen.projects))
         await pilot.press("enter")
         traces_screen = await loaded_traces(app, pilot)
         first = traces_screen.query_one(TraceTable).selected
@@ -56,7 +55,7 @@ async def test_project_to_traces_to_a_trace_with_the_keyboard(service: RunningSe
         await pilot.press("enter")
         await wait_for(
             pilot,
-            lambda: isinstance(app.screen, TraceDetailScreen) and app.screen.trace_tree is not None,
+            lambda: showing(app, TraceDetailScreen) and app.screen.trace_tree is not None,
         )
         detail = app.screen
         assert isinstance(detail, TraceDetailScreen) and detail.trace_id == first.id
@@ -85,15 +84,21 @@ async def test_made_with_a_client_factory_the_first_frame_waits_for_the_client(
     app = TraceTuiApp(make_client, StartAt(), server_label="traces.example.com")
     try:
         async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.pause(0.2)
-            assert isinstance(app.screen, StartingScreen)  # the client is not made yet
+            # The client is not made yet: the starting screen is drawn and stays.
+            await wait_for(
+                pilot,
+                lambda: (
+                    showing(app, StartingScreen)
+                    and "Connecting" in rendered_text(app.screen.query_one("#loading"))
+                ),
+            )
             header = rendered_text(app.screen.query_one("#header"))
             loading = rendered_text(app.screen.query_one("#loading"))
             assert "Projects · loading" in header
             assert "Connecting to traces.example.com" in loading
             release.set()
             await wait_for(
-                pilot, lambda: isinstance(app.screen, ProjectsScreen) and bool(app.screen.projects)
+                pilot, lambda: showing(app, ProjectsScreen) and bool(app.screen.projects)
             )
             projects = app.screen
             assert [type(s) for s in app.screen_stack] == [StartingScreen, ProjectsScreen]
@@ -111,11 +116,9 @@ async def test_esc_from_a_trace_opened_by_id_goes_to_its_projects_traces(
 ) -> None:
     trace_id = service.store.list_traces("proj_rag", 0, 2**62, 1)[0][0].id
     async with running_app(service, StartAt(trace_id=trace_id)) as (app, pilot):
-        await wait_for(
-            pilot, lambda: isinstance(app.screen, TraceDetailScreen) and app.screen.trace
-        )
+        await wait_for(pilot, lambda: showing(app, TraceDetailScreen) and app.screen.trace)
         await pilot.press("escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen))
+        await wait_for(pilot, lambda: showing(app, TracesScreen))
         assert isinstance(app.screen, TracesScreen) and app.screen.project_id == "proj_rag"
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.app import running_app, wait_for
+from tests.support.app import running_app, settled, showing, wait_for
 from tests.support.service import RunningService
 from tui.server.alerts.evaluator import raw_value
 from tui.server.rows import TraceRow
@@ -63,7 +63,7 @@ def project_over_hours(service: RunningService, now: datetime) -> str:
 async def open_overview(app: TraceTuiApp, pilot: Any) -> OverviewScreen:
     await wait_for(pilot, lambda: app.screen.__class__.__name__ == "TracesScreen")
     await pilot.press("o")
-    await wait_for(pilot, lambda: isinstance(app.screen, OverviewScreen))
+    await wait_for(pilot, lambda: showing(app, OverviewScreen))
     screen = app.screen
     assert isinstance(screen, OverviewScreen)
     return screen
@@ -112,7 +112,7 @@ async def test_cost_by_model_from_the_local_services_extension(service: RunningS
     ):
         app.now = lambda: now
         screen = await open_overview(app, pilot)
-        await wait_for(pilot, lambda: not screen.paging, seconds=20)
+        await wait_for(pilot, lambda: not screen.paging)
         assert screen.overview is not None
         got = {name: share.cost for name, share in screen.overview.by_model()}
     db = service.store._connection()
@@ -194,12 +194,17 @@ async def test_stopping_keeps_what_was_paged_in(service: RunningService) -> None
     async with spec_overview(service, transport) as (_app, pilot, screen):
         await wait_for(pilot, lambda: screen.pages >= 3)
         await pilot.press("s")
-        await pilot.pause(0.3)
+        await wait_for(
+            pilot,
+            lambda: (
+                not screen.paging and "stopped: partial" in str(screen.query_one("#header").content)
+            ),
+            what="the header says the paging stopped",
+        )
         assert screen.overview is not None
         kept = screen.overview.totals().traces
-        assert 60 <= kept < 200 * 20 and not screen.paging
-        assert "stopped: partial" in str(screen.query_one("#header").content)
-        await pilot.pause(0.3)
+        assert 60 <= kept < 200 * 20
+        await settled(pilot)  # a page still on its way would have been added by now
         assert screen.overview.totals().traces == kept  # no page after the stop
 
 
@@ -217,8 +222,6 @@ async def test_leaving_stops_paging_at_once(service: RunningService) -> None:
         await wait_for(pilot, lambda: screen.pages >= 2)
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen.__class__.__name__ == "TracesScreen")
-        await pilot.pause(0.2)
+        await settled(pilot)  # had the paging gone on, it would have asked for all 200 pages
         count = len(asked)
-        await pilot.pause(0.5)
-        assert len(asked) == count  # no page asked for after leaving
-        assert count < 20
+        assert count < 20  # no page asked for after leaving

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
-from tests.support.app import wait_for
+from tests.support.app import settled, showing, wait_for
 from tui.api import ApiClient
 from tui.ui.app import StartAt, TraceTuiApp
 from tui.ui.screens.trace_detail import TraceDetailScreen
@@ -72,14 +72,9 @@ async def far_app(start: StartAt) -> AsyncIterator[tuple[TraceTuiApp, Any, FarSe
             yield app, pilot, server
 
 
-async def settled(pilot: Any) -> None:
-    """Long enough for any request still on its way to have been answered."""
-    await pilot.pause(3 * LATENCY)
-
-
 async def test_a_trace_list_asks_for_its_first_page_once_and_no_more_until_moved() -> None:
     async with far_app(StartAt(project_id="p")) as (app, pilot, server):
-        await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen) and app.screen.traces)
+        await wait_for(pilot, lambda: showing(app, TracesScreen) and app.screen.traces)
         await settled(pilot)
         assert server.requests["/traces?cursor="] == 1
         assert server.count("/traces") == 1  # the second page waits for the cursor to move
@@ -87,7 +82,7 @@ async def test_a_trace_list_asks_for_its_first_page_once_and_no_more_until_moved
 
 async def test_holding_page_down_asks_for_each_page_once_ahead_of_the_cursor() -> None:
     async with far_app(StartAt(project_id="p")) as (app, pilot, server):
-        await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen) and app.screen.traces)
+        await wait_for(pilot, lambda: showing(app, TracesScreen) and app.screen.traces)
         screen = app.screen
         assert isinstance(screen, TracesScreen)
         # Faster than pages come: every press is a chance to ask for the same page again.
@@ -102,7 +97,7 @@ async def test_holding_page_down_asks_for_each_page_once_ahead_of_the_cursor() -
 
 async def test_the_next_page_is_asked_for_before_the_cursor_reaches_the_end() -> None:
     async with far_app(StartAt(project_id="p")) as (app, pilot, server):
-        await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen) and app.screen.traces)
+        await wait_for(pilot, lambda: showing(app, TracesScreen) and app.screen.traces)
         screen = app.screen
         assert isinstance(screen, TracesScreen)
         await pilot.press("down")  # the first move down, far from the end of 500 rows
@@ -114,7 +109,7 @@ async def test_the_next_page_is_asked_for_before_the_cursor_reaches_the_end() ->
 
 async def test_opening_a_trace_is_one_request() -> None:
     async with far_app(StartAt(project_id="p")) as (app, pilot, server):
-        await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen) and app.screen.traces)
+        await wait_for(pilot, lambda: showing(app, TracesScreen) and app.screen.traces)
         await settled(pilot)
         before = server.count("/traces")
         await pilot.press("enter")

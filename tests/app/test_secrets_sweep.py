@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.app import loaded_traces, tree_shown, wait_for
+from tests.support.app import loaded_traces, settled, showing, tree_shown, type_into, wait_for
 from tests.support.faults import (
     Fault,
     FaultyTransport,
@@ -139,12 +139,12 @@ async def walk_every_screen(
     await pilot.press("down")
     sweep.shot("trace")
     await pilot.press("escape", "a")
-    await wait_for(pilot, lambda: isinstance(app.screen, AlertsScreen))
+    await wait_for(pilot, lambda: showing(app, AlertsScreen))
     sweep.shot("alerts")
     # Every echoing fault on a refresh of the alerts, and on the alert form's create.
     await refresh_under_every_fault(app, pilot, net, sweep, WORKSPACE_KEY)
     await pilot.press("n")
-    await wait_for(pilot, lambda: isinstance(app.screen, AlertForm))
+    await wait_for(pilot, lambda: showing(app, AlertForm))
     form = app.screen
     for field, value in (("name", "x"), ("metric", "latency_ms_5m"), ("threshold", "1")):
         form.query_one(f"#field-{field}").value = value  # type: ignore[attr-defined]
@@ -159,27 +159,31 @@ async def walk_every_screen(
     sweep.shot("projects")
     # A 401 on a project asks for its key: typed, hidden, used, never shown.
     app.open_traces(project, "sweep")
-    await settle(pilot, app, lambda: isinstance(app.screen, TracesScreen))
+    await settle(pilot, app, lambda: showing(app, TracesScreen))
     net.fault = echoing(401, WORKSPACE_KEY)
     await pilot.press("a")
-    await wait_for(pilot, lambda: isinstance(app.screen, KeyPrompt))
+    await wait_for(pilot, lambda: showing(app, KeyPrompt))
     sweep.shot("key-prompt")
     net.fault = None
-    await pilot.press(*TYPED_KEY)
+    await type_into(pilot, "KeyPrompt #key", *TYPED_KEY)
     sweep.shot("key-typed")
     await pilot.press("enter")
-    await wait_for(pilot, lambda: isinstance(app.screen, AlertsScreen) and not app.problem_text())
+    await wait_for(pilot, lambda: showing(app, AlertsScreen) and not app.problem_text())
     sweep.shot("alerts-with-the-typed-key")
     await refresh_under_every_fault(app, pilot, net, sweep, TYPED_KEY)
-    for keys, where in (("ctrl+o", "api-log"), ("escape", "back"), ("?", "help")):
+    for keys, where, shown in (
+        ("ctrl+o", "api-log", "ApiLogScreen"),
+        ("escape", "back", "AlertsScreen"),
+        ("?", "help", "HelpScreen"),
+    ):
         await pilot.press(keys)
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda name=shown: screen_named(app, name), what=shown)
         sweep.shot(where)
     await pilot.press("escape", "ctrl+p")
-    await pilot.pause(0.2)
+    await wait_for(pilot, lambda: screen_named(app, "CommandPalette"), what="the palette")
     sweep.shot("palette")
-    await pilot.press(*"sweep")
-    await pilot.pause(0.2)
+    await type_into(pilot, "CommandInput", *"sweep")
+    await settled(pilot)  # the palette's search is a worker: its results are listed
     sweep.shot("palette-search")
     await pilot.press("escape")
 
@@ -198,11 +202,15 @@ async def refresh_under_every_fault(
         app.clear_notifications()
     net.fault = None
     await pilot.press("r")
-    await settle(pilot, app, lambda: isinstance(app.screen, AlertsScreen))
+    await settle(pilot, app, lambda: showing(app, AlertsScreen))
+
+
+def screen_named(app: TraceTuiApp, name: str) -> bool:
+    """Whether the screen in view is of the class `name` and mounted."""
+    return type(app.screen).__name__ == name and app.screen.is_mounted
 
 
 async def settle(pilot: Any, app: TraceTuiApp, condition: Callable[[], bool]) -> None:
-    await pilot.pause(0.05)
+    """`condition` holds and every request is answered, its outcome drawn."""
     await wait_for(pilot, condition)
-    await app.workers.wait_for_complete()
-    await pilot.pause(0.05)
+    await settled(pilot)

@@ -8,7 +8,7 @@ import uuid
 import httpx
 import pytest
 
-from tests.support.app import running_app, wait_for
+from tests.support.app import running_app, showing, wait_for
 from tests.support.service import RunningService
 from tui.ui.app import StartAt
 from tui.ui.screens.traces import TracesScreen
@@ -22,11 +22,13 @@ async def test_the_projects_table_lays_out_again_when_the_window_grows(
         await wait_for(pilot, lambda: bool(app.projects))
         table = app.screen.query_one(Table)
         narrow = [str(cell) for cell in table.get_row_at(0)]
+        assert any(cell.endswith("…") for cell in narrow)
         await pilot.resize_terminal(160, 48)
-        await pilot.pause(0.3)
-        wide = [str(cell) for cell in table.get_row_at(0)]
-    assert any(cell.endswith("…") for cell in narrow)
-    assert not any(cell.endswith("…") for cell in wide)
+        await wait_for(
+            pilot,
+            lambda: not any(str(cell).endswith("…") for cell in table.get_row_at(0)),
+            what="the first row laid out again whole",
+        )
 
 
 async def test_home_end_g_and_G_move_the_same_way_in_every_table(
@@ -73,7 +75,7 @@ async def test_the_alerts_table_fits_without_sideways_scrolling(
         app,
         pilot,
     ):
-        await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen))
+        await wait_for(pilot, lambda: showing(app, TracesScreen))
         await pilot.press("a")
         await wait_for(
             pilot, lambda: app.screen.query(Table) and app.screen.query_one(Table).row_count > 0

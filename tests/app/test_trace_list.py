@@ -12,8 +12,17 @@ from typing import Any
 import httpx
 import pytest
 from pydantic import SecretStr
+from textual.widgets import OptionList
 
-from tests.support.app import Transport, loaded_traces, rendered_text, running_app, wait_for
+from tests.support.app import (
+    DEADLINE_SECONDS,
+    Transport,
+    loaded_traces,
+    rendered_text,
+    running_app,
+    showing,
+    wait_for,
+)
 from tests.support.builders import add_bulk_traces
 from tests.support.service import RunningService
 from tui.api import ApiClient
@@ -23,6 +32,7 @@ from tui.server.store import now_ms
 from tui.ui.app import StartAt, TraceTuiApp
 from tui.ui.screens import traces as traces_module
 from tui.ui.screens.projects import ProjectsScreen
+from tui.ui.screens.time_range import TimeRangeScreen
 from tui.ui.screens.traces import TracesScreen
 from tui.ui.widgets.trace_table import TraceTable
 
@@ -33,17 +43,15 @@ async def test_paging_past_500_traces(service: RunningService) -> None:
         service.store.insert_project(db, "many", None, 30, project_id=project)
     add_bulk_traces(service.store, project, 1_234, now_ms(), span=3_600_000)
     async with running_app(service, StartAt(project_id=project)) as (app, pilot):
-        await wait_for(
-            pilot, lambda: isinstance(app.screen, TracesScreen) and len(app.screen.traces) == 500
-        )
+        await wait_for(pilot, lambda: showing(app, TracesScreen) and len(app.screen.traces) == 500)
         screen = app.screen
         assert isinstance(screen, TracesScreen)
-        for _ in range(40):
+        # Each `end` asks for the next page once the cursor is on the last loaded row.
+        deadline = time.monotonic() + DEADLINE_SECONDS
+        while not (screen.ended and not screen.fetching):
+            assert time.monotonic() < deadline, f"{len(screen.traces)} traces paged in"
             await pilot.press("end")
             await pilot.pause(0.05)
-            if screen.ended and not screen.fetching:
-                break
-        await wait_for(pilot, lambda: screen.ended)
         ids = [t.id for t in screen.traces]
         assert len(ids) == len(set(ids)) == 1_234
         header = str(screen.query_one("#header").render())
@@ -73,7 +81,7 @@ async def test_esc_clears_the_filter_before_it_leaves(service: RunningService) -
         await pilot.press("escape")
         assert app.screen is screen and screen.filter_text == ""
         await pilot.press("escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, ProjectsScreen))
+        await wait_for(pilot, lambda: showing(app, ProjectsScreen))
 
 
 def paged_traces(pages: int = 3, per_page: int = 200, gate: asyncio.Event | None = None) -> Any:
@@ -118,9 +126,14 @@ async def test_sorting_by_cost_ranks_the_whole_range_from_the_top(service: Runni
             await pilot.press("j", "j", "j")
             await pilot.press("s", "s")  # duration, then cost
             await wait_for(pilot, lambda: screen.ended and not screen.fetching)
-            await pilot.pause(0.1)
-            header = rendered_text(screen.query_one("#header"))
-            header += rendered_text(screen.query_one("#position"))
+
+            def header_text() -> str:
+                return rendered_text(screen.query_one("#header")) + rendered_text(
+                    screen.query_one("#position")
+                )
+
+            await wait_for(pilot, lambda: "all loaded" in header_text(), what="the header")
+            header = header_text()
             assert table.cursor == 0 and table.selected is not None
             assert table.selected.name == "the costly one"
     assert len(screen.traces) == 600 and "costliest first" in header and "row 1 of 600" in header
@@ -140,7 +153,11 @@ async def test_esc_stops_a_ranking_and_the_header_says_it_is_partial(
             await wait_for(pilot, lambda: screen.fetching)
             loading = rendered_text(screen.query_one("#header"))
             await pilot.press("escape")
-            await pilot.pause(0.1)
+            await wait_for(
+                pilot,
+                lambda: "ranked among" in rendered_text(screen.query_one("#header")),
+                what="the header says the ranking stopped",
+            )
             stopped = rendered_text(screen.query_one("#header"))
             assert isinstance(app.screen, TracesScreen) and not screen.fetching
     assert "more coming (esc stops)" in " ".join(loading.split())
@@ -167,9 +184,7 @@ async def test_live_mode_adds_new_traces_on_top_without_moving_the_cursor(
         service.store.insert_project(db, "live", None, 30, project_id=project)
     add_bulk_traces(service.store, project, 20, now_ms() - 1000, span=600_000)
     async with running_app(service, StartAt(project_id=project)) as (app, pilot):
-        await wait_for(
-            pilot, lambda: isinstance(app.screen, TracesScreen) and len(app.screen.traces) > 3
-        )
+        await wait_for(pilot, lambda: showing(app, TracesScreen) and len(app.screen.traces) > 3)
         screen = app.screen
         assert isinstance(screen, TracesScreen)
         table = screen.query_one(TraceTable)
@@ -182,7 +197,7 @@ async def test_live_mode_adds_new_traces_on_top_without_moving_the_cursor(
                 db,
                 [TraceRow(new_id, project, "just now", now_ms(), 5, 0, 0, 0, 0.0, "ok", 0, "{}")],
             )
-        await wait_for(pilot, lambda: screen.traces[0].id == new_id, seconds=5)
+        await wait_for(pilot, lambda: screen.traces[0].id == new_id)
         assert table.selected is selected and table.cursor == 3
         await pilot.press("L")
         assert screen.live_timer is None
@@ -201,12 +216,22 @@ def test_custom_ranges() -> None:
     assert "from" in parse_custom("2026-11-21T10:00Z", "2026-11-21T09:00Z")[1]
 
 
+def highlighted_preset(app: TraceTuiApp) -> str | None:
+    """The time range picker's highlighted choice, once it is open and has one."""
+    if not showing(app, TimeRangeScreen):
+        return None
+    options = app.screen.query_one(OptionList)
+    if options.highlighted is None:
+        return None
+    return options.get_option_at_index(options.highlighted).id
+
+
 async def test_time_range_picker(service: RunningService) -> None:
     async with running_app(service, StartAt(project_id="proj_support")) as (app, pilot):
         screen = await loaded_traces(app, pilot)
         day = len(screen.traces)
         await pilot.press("t")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: highlighted_preset(app) == "24h", what="the picker open")
         await pilot.press("down", "enter")  # from the current "last 24h" to "last 7d"
         await wait_for(pilot, lambda: screen.range.preset == "7d" and len(screen.traces) > day)
         await pilot.press("t", "2")  # digits pick directly: 2 is the last hour

@@ -9,7 +9,7 @@ import uuid
 import httpx
 import pytest
 
-from tests.support.app import rendered_text, running_app, wait_for
+from tests.support.app import rendered_text, running_app, showing, wait_for
 from tests.support.helpers import json_response, mock_client
 from tests.support.service import RunningService
 from tui.api import ApiClient, ApiError, BadResponse, InvalidBaseUrl
@@ -61,11 +61,9 @@ async def test_an_alert_with_a_malformed_webhook_is_listed(service: RunningServi
                 webhook_url=url,
             )
     async with running_app(service, StartAt(project_id=project)) as (app, pilot):
-        await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen))
+        await wait_for(pilot, lambda: showing(app, TracesScreen))
         await pilot.press("a")
-        await wait_for(
-            pilot, lambda: isinstance(app.screen, AlertsScreen) and bool(app.screen.alerts)
-        )
+        await wait_for(pilot, lambda: showing(app, AlertsScreen) and bool(app.screen.alerts))
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, AlertsScreen) and len(screen.alerts) == len(MALFORMED)
@@ -77,11 +75,11 @@ async def test_the_alert_form_says_a_malformed_webhook_is_not_a_url(
     service: RunningService,
 ) -> None:
     async with running_app(service, StartAt(project_id="proj_rag")) as (app, pilot):
-        await wait_for(pilot, lambda: isinstance(app.screen, TracesScreen))
+        await wait_for(pilot, lambda: showing(app, TracesScreen))
         await pilot.press("a")
-        await wait_for(pilot, lambda: isinstance(app.screen, AlertsScreen))
+        await wait_for(pilot, lambda: showing(app, AlertsScreen))
         await pilot.press("n")
-        await wait_for(pilot, lambda: isinstance(app.screen, AlertForm))
+        await wait_for(pilot, lambda: showing(app, AlertForm))
         form = app.screen
         assert isinstance(form, AlertForm)
         await pilot.press(*"x", "tab", *"latency_ms_5m", "tab", "tab", *"1", "tab", *"http://[oops")

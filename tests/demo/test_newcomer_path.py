@@ -73,7 +73,7 @@ def test_the_demo_feed_sends_both_apps_through_otlp(service: RunningService) -> 
         service.base_url.removesuffix("/v1"), service.keys.projects, interval_s=0.02, seed=5
     )
     feed.start()
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while feed.sent < 6 and time.monotonic() < deadline:
         time.sleep(0.02)
     feed.stop()

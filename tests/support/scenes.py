@@ -149,15 +149,17 @@ def make_app(service: LocalService, keys: DemoKeys, scene: Scene) -> TraceTuiApp
     return app
 
 
-async def settle(pilot: Any, seconds: float = 20.0) -> None:
-    """Wait until no worker is running for a few ticks in a row (data loaded, screens drawn)."""
+async def settle(pilot: Any, seconds: float = 60.0) -> None:
+    """Wait until no worker is running for a few looks in a row (data loaded, screens drawn);
+    fail if that takes more than `seconds` of wall-clock time (a snapshot of a screen still
+    loading would fail later, less clearly)."""
+    deadline = time.monotonic() + seconds
     quiet = 0
-    for _ in range(int(seconds / 0.05)):
+    while quiet < 4:
         await pilot.pause(0.05)
-        busy = any(not w.is_finished for w in pilot.app.workers)
+        busy = [w.name for w in pilot.app.workers if not w.is_finished]
+        assert not busy or time.monotonic() < deadline, f"still busy after {seconds:g} s: {busy}"
         quiet = 0 if busy else quiet + 1
-        if quiet >= 4:
-            return
 
 
 def run_before(scene: Scene) -> Callable[[Any], Awaitable[None]]:

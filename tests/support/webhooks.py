@@ -76,7 +76,7 @@ class Receiver:
     def types(self) -> list[str]:
         return [event["type"] for event in self.verified()]
 
-    def wait_for(self, count: int, seconds: float = 10.0) -> list[Received]:
+    def wait_for(self, count: int, seconds: float = 30.0) -> list[Received]:
         deadline = time.monotonic() + seconds
         while len(self.received) < count:
             assert time.monotonic() < deadline, f"got {len(self.received)} of {count} webhooks"
@@ -254,7 +254,7 @@ def events(client: httpx.Client, project_id: str, alert_id: str) -> list[dict[st
             return out
 
 
-def wait_until(condition: Callable[[], bool], seconds: float = 10.0) -> None:
+def wait_until(condition: Callable[[], bool], seconds: float = 30.0) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
         assert time.monotonic() < deadline, "condition not met in time"

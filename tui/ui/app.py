@@ -165,7 +165,11 @@ class TraceTuiApp(Navigation):
 
     def _open_start(self) -> None:
         from tui.ui.screens.projects import ProjectsScreen
+        from tui.ui.screens.too_small import TooSmallScreen
 
+        # A too-small notice shown before start-up goes back on top of what start-up opens.
+        if isinstance(self.screen, TooSmallScreen):
+            self.pop_screen()
         # Start-up's objects live as long as the app: out of the collector's full walks, else
         # the first one (some 50 ms) lands on the first trace list's first frame (tui/core/gcpause.py).
         hold_start_up()
@@ -177,6 +181,7 @@ class TraceTuiApp(Navigation):
         if self.keymap:
             # Checked once the first screen is up: it imports every screen to know their ids.
             self.call_after_refresh(self._check_keymap)
+        self.check_size()
 
     def on_unmount(self) -> None:
         let_go_of_start_up()  # tests run many apps in one process
