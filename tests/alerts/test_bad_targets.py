@@ -9,7 +9,6 @@ own 422 is tested in test_targets_at_creation.py."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from tests.support.webhooks import (
     add_traces,
     api,
     create_alert,
+    deliver_due,
     events,
     new_store,
     receiving,
@@ -84,8 +84,7 @@ def test_loopback_and_private_targets_get_nothing_without_the_flag(tmp_path: Pat
         wait_until(lambda: all(attempts_of(client, a) for a in alerts.values()))
         wait_until(lambda: len(attempts_of(client, alerts["literal"])) == 2)
         clock.advance(3_600_000)  # refusals are final: no retry, ever
-        running.alerts.wake()
-        time.sleep(0.3)
+        deliver_due(running)
         recorded = {kind: attempts_of(client, a) for kind, a in alerts.items()}
     assert receiver.received == []
     for kind, attempts in recorded.items():
@@ -180,7 +179,8 @@ def test_a_redirect_is_recorded_and_not_followed(tmp_path: Path) -> None:
         alert = create_alert(client, P, receiver)
         running.alerts.evaluate()
         wait_until(lambda: len(attempts_of(client, alert["id"])) == 1)
-        time.sleep(0.3)  # a followed redirect would have arrived by now
+        # Recorded means the attempt is over: a redirect followed would have been requested
+        # within it, before its answer was recorded.
         attempt = attempts_of(client, alert["id"])[0]
     assert [r.path for r in receiver.received] == ["/hooks/alerts"]  # not /elsewhere/
     assert attempt["status_code"] == 307 and attempt["error"] == "redirect not followed"

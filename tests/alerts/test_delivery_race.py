@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from tui.server.alerts.delivery import DeliveryWorker
@@ -26,14 +27,15 @@ class RacingOutbox:
         self.reads = 0
         self.recorded: list[int] = []
         self.may_record = threading.Event()
-        self.second_read = threading.Event()
+        self.in_flight: Callable[[], int] = lambda: 1  # the worker's, once it exists
 
     def due_deliveries(self, now: int, limit: int) -> list[DeliveryRow]:
         self.reads += 1
         rows = [self.row] if self.row.status == "pending" else []
         if self.reads == 2:
+            # The attempt records itself and leaves the in-flight set while this read runs.
             self.may_record.set()
-            time.sleep(0.3)  # the attempt records and leaves the in-flight set meanwhile
+            until(lambda: bool(self.recorded) and self.in_flight() == 0)
         return rows
 
     def record_attempt(
@@ -51,20 +53,31 @@ class RacingOutbox:
         return SECRET
 
 
+def until(condition: Callable[[], bool], seconds: float = 30.0) -> None:
+    """Wait in this thread until `condition` holds; fail after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.005)
+
+
+async def until_async(condition: Callable[[], bool], seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await asyncio.sleep(0.005)
+
+
 async def test_an_attempt_finishing_during_a_read_is_not_started_again() -> None:
     outbox = RacingOutbox()
     worker = DeliveryWorker(outbox, clock=lambda: 1, allow_private=False)  # type: ignore[arg-type]
+    outbox.in_flight = worker.in_flight
     await worker.start()
     try:
-        for _ in range(100):  # the first read has started the attempt (refused: loopback)
-            if worker.in_flight():
-                break
-            await asyncio.sleep(0.01)
+        # The first read has started the attempt (refused: loopback), which waits to record.
+        await until_async(lambda: worker.in_flight() > 0)
         worker.wake()  # the second read, while the attempt waits to record itself
-        for _ in range(200):
-            await asyncio.sleep(0.01)
-            if outbox.reads >= 3 and not worker.in_flight():
-                break
+        await until_async(lambda: outbox.reads >= 3 and not worker.in_flight())
     finally:
         await worker.stop()
     assert outbox.recorded == [1]  # refused is final: one attempt, never a second

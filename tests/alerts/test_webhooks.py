@@ -5,7 +5,6 @@ the secret shown once, deliveries that survive a restart."""
 from __future__ import annotations
 
 import socket
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from tests.support.webhooks import (
     add_traces,
     api,
     create_alert,
+    deliver_due,
     events,
     new_store,
     receiving,
@@ -139,8 +139,7 @@ def test_a_503_is_retried_soon_with_the_same_webhook_id(tmp_path: Path) -> None:
         assert pending.next_attempt_at is not None
         # The first retry is due within about 10 s of the failure.
         assert 0 < pending.next_attempt_at - clock.now <= 10 * SECOND
-        running.alerts.wake()  # not due yet on the service's clock: nothing is sent
-        time.sleep(0.3)
+        deliver_due(running)  # not due yet on the service's clock: nothing is sent
         assert len(receiver.received) == 1
         clock.advance(10 * SECOND)
         running.alerts.wake()
@@ -184,8 +183,7 @@ def test_retries_back_off_and_stop_after_five_attempts_in_about_ten_minutes(
             clock.now = row.next_attempt_at
             running.alerts.wake()
         clock.advance(3_600_000)  # an hour on: nothing more
-        running.alerts.wake()
-        time.sleep(0.3)
+        deliver_due(running)
         attempts = deliveries(client, alert["id"])
     assert len(attempts) == 5 and [a["attempt"] for a in attempts] == [1, 2, 3, 4, 5]
     assert len(receiver.received) == 5

@@ -259,3 +259,15 @@ def wait_until(condition: Callable[[], bool], seconds: float = 30.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "condition not met in time"
         time.sleep(0.01)
+
+
+def deliver_due(running: LocalService) -> None:
+    """Have the delivery worker read the outbox now and wait until that read, and every
+    attempt it started, has ended: afterwards, whatever was due has been sent, and what was
+    not sent was not due."""
+    worker = running.alerts.delivery
+    begun = worker.reads_begun
+    running.alerts.wake()
+    wait_until(lambda: worker.reads_begun > begun)
+    read = worker.reads_begun  # begun after the wake was asked for: it saw every change before
+    wait_until(lambda: worker.reads_ended >= read and worker.in_flight() == 0)

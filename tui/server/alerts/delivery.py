@@ -135,6 +135,10 @@ class DeliveryWorker:
         self._attempts: dict[str, asyncio.Task[None]] = {}  # by delivery id
         self._busy_receivers: Counter[str] = Counter()
         self._client: httpx.AsyncClient | None = None
+        # Reads of the outbox begun and ended: "after this wake, nothing was due" is a read
+        # begun after it that has ended with nothing in flight (tests wait on it, not a pause).
+        self.reads_begun = 0
+        self.reads_ended = 0
 
     # -- life ------------------------------------------------------------------------------------
 
@@ -183,10 +187,12 @@ class DeliveryWorker:
     async def _run(self) -> None:
         while not self._stopping.is_set():
             self._wake.clear()
+            self.reads_begun += 1
             try:
                 await self._start_due()
             except Exception as error:
                 log.warning("webhook outbox unreadable (%s)", type(error).__name__)
+            self.reads_ended += 1
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), POLL_S)
 
