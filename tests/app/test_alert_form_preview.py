@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from tests.app.test_alerts_screen import project_with_traces, spec_server
+from tests.support.alert_screens import project_with_traces, spec_server
 from tests.support.app import running_app, showing, wait_for
 from tests.support.service import RunningService
 from tui.ui.app import StartAt

@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.alert_screens import project_with_traces, spec_server
 from tests.support.app import running_app, showing, wait_for
 from tests.support.service import RunningService, start_service
 from tui.core.alert_rules import amount, breach_text, state_label
@@ -32,58 +33,8 @@ def table_text(screen: AlertsScreen, chart_width: int = 24) -> str:
     )
 
 
-def project_with_traces(service: RunningService, traces: list[tuple[float, float]]) -> str:
-    """A new project of the shared service holding traces (minutes ago, duration in ms)."""
-    project_id = f"proj_{uuid.uuid4().hex[:8]}"
-    now = now_ms()
-    rows = [
-        TraceRow(
-            uuid.uuid4().hex,
-            project_id,
-            "t",
-            now - int(minutes * 60_000),
-            ms,
-            1,
-            1,
-            1,
-            0.0,
-            "ok",
-            0,
-            "{}",
-        )
-        for minutes, ms in traces
-    ]
-    with service.store.transaction() as db:
-        service.store.insert_project(db, project_id, None, 30, project_id=project_id)
-        service.store.insert_traces(db, rows)
-    return project_id
-
-
 def new_project_with_slow_traces(service: RunningService) -> str:
     return project_with_traces(service, [(1, 500), (2, 800), (3, 1200), (4, 3000)])
-
-
-def spec_server(
-    alerts: list[dict[str, object]],
-    traces: list[dict[str, object]],
-    asked: list[httpx.QueryParams] | None = None,
-) -> httpx.MockTransport:
-    """A server with only the spec's shapes: one project, proj_x; its alerts without state;
-    its traces on one page; no alert history (404). `asked` collects the trace list queries."""
-
-    def answer(request: httpx.Request) -> httpx.Response:
-        path = request.url.path
-        if path.endswith("/events"):
-            return httpx.Response(404, json={"error": "not found"})
-        if path.endswith("/alerts"):
-            return httpx.Response(200, json={"data": alerts})
-        if path.endswith("/projects"):
-            return httpx.Response(200, json={"data": [{"id": "proj_x", "name": "x"}]})
-        if asked is not None:
-            asked.append(request.url.params)
-        return httpx.Response(200, json={"data": traces, "next_cursor": None})
-
-    return httpx.MockTransport(answer)
 
 
 async def open_alerts(app, pilot, project_id: str) -> AlertsScreen:  # type: ignore[no-untyped-def]

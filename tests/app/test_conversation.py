@@ -5,10 +5,6 @@ attributes, span search in message text, and the trace list's input preview."""
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
 
 import httpx
 import pytest
@@ -22,76 +18,25 @@ from tests.support.app import (
     wait_for,
 )
 from tests.support.builders import add_bulk_traces
+from tests.support.chat_app import chat_trace, document, flat, on_screen, select
 from tests.support.chat_traces import (
     ANSWER,
-    CHAT_TRACE_ATTRIBUTES,
     FOLLOW_UP,
     QUESTION,
     SYSTEM_PROMPT,
     SpanSpec,
-    add_trace,
-    chat_spans,
     genai,
     text,
 )
 from tests.support.otlp import new_span_id, new_trace_id, partial, post, request, root_client, span
 from tests.support.service import RunningService
 from tui.server.store import now_ms
-from tui.ui.app import StartAt, TraceTuiApp
+from tui.ui.app import StartAt
 from tui.ui.screens.help import HelpScreen
-from tui.ui.screens.trace_detail import TraceDetailScreen
 from tui.ui.widgets.document import DocumentView
 from tui.ui.widgets.span_detail import SpanDetail
 from tui.ui.widgets.span_tree import SpanTreeView
 from tui.ui.widgets.trace_table import TraceTable
-
-
-def new_chat_trace(service: RunningService, long_lines: int = 0, **kwargs: Any) -> str:
-    trace_id = f"chat-{uuid.uuid4().hex[:10]}"
-    add_trace(
-        service.store,
-        trace_id,
-        kwargs.pop("spans", None) or chat_spans(long_lines),
-        project_id=kwargs.pop("project_id", "proj_chat"),
-        name="support_turn",
-        started_ms=now_ms() - 60_000,
-        attributes=kwargs.pop("attributes", CHAT_TRACE_ATTRIBUTES),
-    )
-    return trace_id
-
-
-@asynccontextmanager
-async def chat_trace(
-    service: RunningService, size: tuple[int, int] = (80, 24), **kwargs: Any
-) -> AsyncIterator[tuple[TraceTuiApp, Any, TraceDetailScreen]]:
-    """The app on a new chat trace, its tree shown."""
-    trace_id = new_chat_trace(service, **kwargs)
-    async with running_app(service, StartAt(trace_id=trace_id), size=size) as (app, pilot):
-        await wait_for(pilot, lambda: tree_shown(app))
-        assert isinstance(app.screen, TraceDetailScreen)
-        yield app, pilot, app.screen
-
-
-def flat(text: str) -> str:
-    """Text with its wrapping undone (rows joined by spaces)."""
-    return " ".join(text.split())
-
-
-def document(app: TraceTuiApp) -> DocumentView:
-    return app.screen.query_one(DocumentView)
-
-
-def on_screen(app: TraceTuiApp) -> list[str]:
-    """The detail pane's rows as drawn now (only what is visible)."""
-    view = document(app)
-    return [view.render_line(y).text for y in range(view.size.height)]
-
-
-async def select(pilot: Any, app: TraceTuiApp, name: str) -> None:
-    view = app.screen.query_one(SpanTreeView)
-    names = [view.trace_tree.spans[i].name for i in view.view.rows]
-    view.move_to(names.index(name))
-    await pilot.pause()
 
 
 async def test_an_llm_span_shows_its_conversation_first_at_120x40(service: RunningService) -> None:

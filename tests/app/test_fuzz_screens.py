@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from tests.support.app import DEADLINE_SECONDS
 from tests.support.helpers import mock_client
-from tests.support.hostile import HOSTILE
+from tests.support.hostile import HOSTILE, RAW
 from tui.ui.app import StartAt, TraceTuiApp
 from tui.ui.screens.api_log import ApiLogScreen
 from tui.ui.screens.trace_detail import TraceDetailScreen
@@ -26,20 +26,6 @@ from tui.ui.screens.traces import TracesScreen
 EXAMPLES = 20  # about 2 s each on the 2-core machine, most of it Pilot starting and pressing keys
 
 # Characters that must never reach the screen as they are (they are shown as ␛, <U+202E>...).
-RAW = [
-    "\x1b",
-    "\x00",
-    "\x07",
-    "\x08",
-    "\x85",
-    "\x9b",
-    "\u202e",
-    "\u2066",
-    "\u200b",
-    "\ufeff",
-    "\ud800",
-]
-
 text = (
     st.sampled_from(
         [HOSTILE, "[@click=app.quit]q[/]", "\x1b]52;c;eA==\x07", "\u202eevil", "half \ud800", ""]

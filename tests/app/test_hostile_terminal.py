@@ -5,25 +5,12 @@ is visited with the keyboard, and every byte the terminal receives is checked.""
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 from tests.support.hostile import add_hostile_project, forbidden_in
 from tests.support.service import RunningService, start_service
-from tests.support.terminal import Terminal
-
-
-def app_environment(service: RunningService) -> dict[str, str]:
-    return {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": tempfile.mkdtemp(prefix="tracetui-hostile-home-"),
-        "XDG_CONFIG_HOME": tempfile.mkdtemp(prefix="tracetui-hostile-config-"),
-        "TRACETUI_BASE_URL": service.base_url,
-        "TRACETUI_API_KEY": service.keys.workspace,
-    }
+from tests.support.terminal import Terminal, app_environment, wait_until_shown
 
 
 def test_no_hostile_byte_reaches_the_terminal_on_any_screen(tmp_path: Path) -> None:
@@ -85,12 +72,3 @@ def click_across_the_hostile_row(term: Terminal) -> None:
         term.send(f"\x1b[<0;{x};{y}M\x1b[<0;{x};{y}m")
         term.drain(quiet=0.05)
     term.drain(quiet=0.5)
-
-
-def wait_until_shown(term: Terminal, shown: str, seconds: float = 15.0) -> None:
-    deadline = time.monotonic() + seconds
-    while shown not in term.screen():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{shown!r} not on the screen:\n{term.screen()}")
-        term.drain(quiet=0.2, limit=1.0)
-    term.drain(quiet=0.3)  # let the frame finish before the next key

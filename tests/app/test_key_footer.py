@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from tests.app.test_conversation import chat_trace, document, select
 from tests.support.app import loaded_traces, running_app, settled, showing, wait_for
+from tests.support.chat_app import chat_trace, document, select
 from tests.support.service import RunningService
 from tui.ui.app import StartAt
 from tui.ui.screens.projects import ProjectsScreen

@@ -8,9 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.app.test_hostile_terminal import app_environment
 from tests.support.service import start_service
-from tests.support.terminal import Terminal
+from tests.support.terminal import Terminal, app_environment
 
 
 def test_the_app_leaves_when_its_terminal_hangs_up(tmp_path: Path) -> None:

@@ -17,13 +17,11 @@ from typing import Any
 
 import pytest
 
-from tests.app.test_fuzz_screens import RAW
-from tests.app.test_hostile_terminal import app_environment, wait_until_shown
 from tests.support.app import detail_lines, running_app, tree_shown, wait_for
 from tests.support.chat_traces import SpanSpec, add_trace, genai, text
-from tests.support.hostile import HOSTILE, MEGABYTE, forbidden_in
+from tests.support.hostile import HOSTILE, MEGABYTE, RAW, forbidden_in
 from tests.support.service import RunningService, start_service
-from tests.support.terminal import Terminal
+from tests.support.terminal import Terminal, app_environment, wait_until_shown
 from tui.server.store import now_ms
 from tui.ui.app import StartAt
 from tui.ui.widgets.document import DocumentView

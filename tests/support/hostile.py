@@ -80,3 +80,20 @@ def add_hostile_project(service: RunningService) -> dict[str, Any]:
                 webhook_url="https://hooks.example.com/" + name,
             )
     return {"project_id": project_id, "trace_id": b.trace_id}
+
+
+# Single characters a terminal or a renderer may take for control: escape, NUL, bell, C1,
+# bidirectional overrides, zero-width, a lone surrogate.
+RAW = [
+    "\x1b",
+    "\x00",
+    "\x07",
+    "\x08",
+    "\x85",
+    "\x9b",
+    "\u202e",
+    "\u2066",
+    "\u200b",
+    "\ufeff",
+    "\ud800",
+]

@@ -16,12 +16,17 @@ import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import termios
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyte
+
+if TYPE_CHECKING:
+    from tests.support.service import RunningService
 
 
 class Terminal:
@@ -118,3 +123,24 @@ class Terminal:
 
 
 PYTHON = sys.executable
+
+
+def app_environment(service: RunningService) -> dict[str, str]:
+    """A bare environment for the app against `service`: fresh home and config folders, no
+    setting of the developer's."""
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": tempfile.mkdtemp(prefix="tracetui-hostile-home-"),
+        "XDG_CONFIG_HOME": tempfile.mkdtemp(prefix="tracetui-hostile-config-"),
+        "TRACETUI_BASE_URL": service.base_url,
+        "TRACETUI_API_KEY": service.keys.workspace,
+    }
+
+
+def wait_until_shown(term: Terminal, shown: str, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while shown not in term.screen():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{shown!r} not on the screen:\n{term.screen()}")
+        term.drain(quiet=0.2, limit=1.0)
+    term.drain(quiet=0.3)  # let the frame finish before the next key
