@@ -148,3 +148,26 @@ def test_keys_are_stored_hashed(service: RunningService) -> None:
     assert {
         hash_key(k) for k in [service.keys.workspace, *service.keys.projects.values()]
     } <= stored
+
+
+def test_a_request_looks_its_key_up_once(tmp_path: Path) -> None:
+    """The rate limiter's check of the key is the one the route uses: a request costs one
+    look-up of its key, not two (on PostgreSQL each is a round trip)."""
+    store = Store(tmp_path / "once.sqlite3")
+    keys = populate(store, seed=7, scale=0.01, big_traces=False)
+    asked: list[str] = []
+    look_up = store.key_scope
+
+    def counting(key: str) -> object:
+        asked.append(key)
+        return look_up(key)
+
+    store.key_scope = counting  # type: ignore[method-assign]
+    with local_service(store) as service:
+        headers = {"Authorization": f"Bearer {keys.workspace}"}
+        with httpx.Client(base_url=service.base_url + "/", headers=headers) as client:
+            assert client.get("projects").status_code == 200
+            assert client.post("projects", json={"name": "once"}).status_code == 201
+            project = next(iter(keys.projects))
+            assert client.get("traces", params={"project_id": project}).status_code == 200
+    assert asked == [keys.workspace] * 3

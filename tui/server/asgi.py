@@ -24,7 +24,7 @@ from tui.server.ingest.writer import IngestWriter
 from tui.server.ratelimit import RateLimiter, RateLimitMiddleware
 from tui.server.routes import ROUTERS
 from tui.server.routes.otlp import Ingest
-from tui.server.rows import now_ms
+from tui.server.rows import KeyScope, now_ms
 
 
 @asynccontextmanager
@@ -47,10 +47,11 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         writer.stop()
 
 
-def key_identity(store: TraceStore, key: str) -> str | None:
-    """The identity the rate limiter counts a known key by (its hash), None if unknown."""
+def key_identity(store: TraceStore, key: str) -> tuple[str, KeyScope] | None:
+    """The identity the rate limiter counts a known key by (its hash) and the key's scope,
+    which the routes reuse (deps.scope_of); None if unknown."""
     scope = store.key_scope(key)
-    return None if scope is None else scope.key_hash
+    return None if scope is None else (scope.key_hash, scope)
 
 
 def create_app(

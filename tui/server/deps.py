@@ -6,12 +6,14 @@ it as the TraceStore protocol. Dependencies that touch the store are plain `def`
 them in its thread pool, so a slow disk never holds up the event loop.
 """
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, Path, Query, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
@@ -19,6 +21,7 @@ from tui.server.alerts.service import Alerts
 from tui.server.auth import MALFORMED, MISSING, UNKNOWN, Malformed, bearer_token
 from tui.server.backend import TraceStore
 from tui.server.errors import ServiceError
+from tui.server.ratelimit import VERIFIED
 from tui.server.rows import (
     AlertRow,
     AlertSecretRow,
@@ -73,8 +76,9 @@ def is_kept(trace: TraceRow, project: ProjectRow | None, now: int) -> bool:
     return trace.started_at + trace.duration_ms >= retention_start(project, now)
 
 
-def scope_of(store: StoreDep, authorization: Annotated[str | None, Header()] = None) -> KeyScope:
-    """What the `Authorization: Bearer <key>` header's key may reach; 401 without a known key."""
+def key_scope_of(store: TraceStore, authorization: str | None) -> KeyScope:
+    """What the `Authorization: Bearer <key>` header's key may reach; 401 without a known key.
+    Blocks (the store): call from a thread."""
     try:
         token = bearer_token(authorization)
     except Malformed:
@@ -85,6 +89,20 @@ def scope_of(store: StoreDep, authorization: Annotated[str | None, Header()] = N
     if scope is None:
         raise ServiceError(401, "unauthorized", UNKNOWN)
     return scope
+
+
+async def scope_of(
+    request: Request, store: StoreDep, authorization: Annotated[str | None, Header()] = None
+) -> KeyScope:
+    """The caller's key scope: the one the rate limiter's middleware verified for this very
+    request (no second look-up), else looked up here (in a thread); 401 without a known key."""
+    verified = request.scope.get("state", {}).get(VERIFIED)
+    if verified is not None:
+        token, scope = verified
+        with contextlib.suppress(Malformed):
+            if isinstance(scope, KeyScope) and bearer_token(authorization) == token:
+                return scope
+    return await run_in_threadpool(key_scope_of, store, authorization)
 
 
 Auth = Annotated[KeyScope, Depends(scope_of)]

@@ -43,8 +43,11 @@ Message = dict[str, Any]
 Receive = Callable[[], Any]
 Send = Callable[[Message], Any]
 ASGIApp = Callable[[Scope, Receive, Send], Any]
-# A key -> its identity if the store knows it (the key's hash), else None.
-Identify = Callable[[str], "str | None"]
+# A key -> None if the store does not know it, else its identity (the key's hash) and what the
+# check found (its scope), which the routes take from the request's state instead of asking
+# the store again.
+Identify = Callable[[str], "tuple[str, object] | None"]
+VERIFIED = "verified_key"  # in the request's state: (the token, what identify found for it)
 
 MAX_BUCKETS = 10_000  # windows kept; the least recently used goes first past this
 MAX_API_BODY_BYTES = 1024 * 1024  # a JSON API body (projects, alerts); OTLP has its own limit
@@ -158,8 +161,12 @@ class RateLimitMiddleware:
             return None, MISSING
         if self.identify is None:
             return None, None
-        identity = await run_in_threadpool(self.identify, token)
-        return identity, (None if identity is not None else UNKNOWN)
+        found = await run_in_threadpool(self.identify, token)
+        if found is None:
+            return None, UNKNOWN
+        identity, verified = found
+        scope.setdefault("state", {})[VERIFIED] = (token, verified)
+        return identity, None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

@@ -121,7 +121,7 @@ async def ingest(request: Request, answer: str) -> Response:
     media = media_type(request.headers.get("content-type"))
     compression = encoding(request.headers.get("content-encoding"))
     store: TraceStore = request.app.state.store
-    scope = await run_in_threadpool(scope_of, store, request.headers.get("authorization"))
+    scope = await scope_of(request, store, request.headers.get("authorization"))
     state: Ingest = request.app.state.ingest
     if state.in_flight >= state.max_in_flight:
         raise Overloaded("too many ingest requests at once")
