@@ -160,3 +160,24 @@ def test_the_layer_rules_would_notice_a_breach(tmp_path: Path) -> None:
     breach.write_text("from tui.ui import app\nimport tui.server.store\n")
     found = imports_of(breach)
     assert "tui.ui.app" in found and "tui.server.store" in found
+
+
+def test_the_postgres_store_imports_only_the_server_and_psycopg() -> None:
+    """tui/server/postgres uses the server's own modules, the standard library and psycopg
+    (an optional dependency): so nothing outside tui/server may import it, or `tracetui`
+    without the postgres extra would fail to start."""
+    folder = PACKAGE / "server" / "postgres"
+    assert (folder / "store.py").exists(), "was the PostgreSQL store moved?"
+    for path in folder.rglob("*.py"):
+        for name in imports_of(path):
+            top = name.split(".")[0]
+            if top == "tui":
+                assert name.startswith("tui.server."), f"{path.name} imports {name}"
+            else:
+                assert top in sys.stdlib_module_names or top in {"psycopg", "psycopg_pool"}, (
+                    f"{path.name} imports {name}"
+                )
+    for path in PACKAGE.rglob("*.py"):
+        if PACKAGE / "server" in path.parents:
+            continue
+        assert not any(m.startswith("tui.server.postgres") for m in imports_of(path)), path

@@ -1,21 +1,21 @@
 """Retention: traces older than their project's retention_days are not served from the moment
-they pass it, and the periodic sweep deletes them; driven by the service's clock."""
+they pass it, and the periodic sweep deletes them; driven by the service's clock. On both stores
+(`store` is parametrised over SQLite and PostgreSQL: tests/service/conftest.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import Any
 
 from tests.support.otlp import new_span_id, new_trace_id, post, request, root_client, span
 from tui.server.background import expire_old_traces
 from tui.server.run import LocalService
-from tui.server.store import Store, now_ms
+from tui.server.store import now_ms
 
 DAY = 86_400_000
 
 
-def test_old_traces_are_hidden_at_once_and_swept_later(tmp_path: Path) -> None:
+def test_old_traces_are_hidden_at_once_and_swept_later(store: Any) -> None:
     clock = [now_ms()]
-    store = Store(tmp_path / "retention.sqlite3")
     with store.transaction() as db:
         store.insert_project(db, "short", None, 7, project_id="proj_short")
         store.insert_project(db, "long", None, 30, project_id="proj_long")
@@ -64,8 +64,7 @@ def test_old_traces_are_hidden_at_once_and_swept_later(tmp_path: Path) -> None:
         assert store.count("traces") == 1 and store.count("spans") == 1
 
 
-def test_a_sweep_deletes_in_bounded_batches(tmp_path: Path) -> None:
-    store = Store(tmp_path / "batches.sqlite3")
+def test_a_sweep_deletes_in_bounded_batches(store: Any) -> None:
     with store.transaction() as db:
         store.insert_project(db, "p", None, 1, project_id="proj_p")
     store.add_key("ws", None, "ws")
@@ -82,9 +81,8 @@ def test_a_sweep_deletes_in_bounded_batches(tmp_path: Path) -> None:
     assert store.count("traces") == 0 and store.count("spans") == 0
 
 
-def test_a_trace_is_kept_while_its_newest_span_is_and_then_deleted_whole(tmp_path: Path) -> None:
+def test_a_trace_is_kept_while_its_newest_span_is_and_then_deleted_whole(store: Any) -> None:
     now = now_ms()
-    store = Store(tmp_path / "newest.sqlite3")
     with store.transaction() as db:
         store.insert_project(db, "p", None, 30, project_id="proj_p")
     store.add_key("ws", None, "ws")

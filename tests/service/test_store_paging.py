@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from tests.support.builders import add_bulk_traces
 from tui.server.store import WAL_AUTOCHECKPOINT_PAGES, Store, TracePosition
@@ -46,14 +47,14 @@ def test_a_late_page_costs_what_the_first_costs(tmp_path: Path) -> None:
     assert late < 2 * first, (first, late)
 
 
-def test_spliced_span_json_equals_the_plain_encoding(tmp_path: Path) -> None:
+def test_spliced_span_json_equals_the_plain_encoding(store: Any) -> None:
+    # `store`: either backend (tests/service/conftest.py).
     import json
     import random
 
     from tui.demo.data import TraceBuilder
     from tui.server.schemas import span_json, spans_json_text
 
-    store = Store(tmp_path / "spans.sqlite3")
     b = TraceBuilder(random.Random(1), "t1")
     attributes = [{}, {"a": [1, {"b": '漢字 \\u2028 "q"'}]}, {"x": None, "y": 1.5}]
     for i, attrs in enumerate(attributes):

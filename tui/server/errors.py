@@ -115,7 +115,7 @@ UNAVAILABLE_RETRY_AFTER_S = 5
 def refused_write(error: StoreBusy) -> tuple[str, str, int]:
     """The code, message and Retry-After (seconds) of a write the store refused for now."""
     if isinstance(error, StoreUnavailable):
-        message = "The service cannot write to its database right now (disk full?); retry shortly."
+        message = "The service cannot reach or write to its database right now; retry shortly."
         return "unavailable", message, UNAVAILABLE_RETRY_AFTER_S
     return "busy", "The service is busy writing; retry shortly.", BUSY_RETRY_AFTER_S
 

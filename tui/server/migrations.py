@@ -346,5 +346,5 @@ def refuse_newer(version: int, latest: int, path: str) -> None:
         raise SchemaTooNew(
             f"The database {path} has schema version {version}, but this tracetui knows "
             f"versions up to {latest} only: it was written by a newer tracetui. Upgrade "
-            "tracetui, or use another database file."
+            "tracetui, or use another database."
         )

@@ -1,0 +1,149 @@
+"""The PostgreSQL store's API keys (stored hashed, shown by an id from the hash) and the answers
+remembered per Idempotency-Key: `store_keys.KeyTables` of the SQLite store, on PostgreSQL. A
+part of `store.PostgresStore` (which mixes it in)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+
+from tui.server.postgres import locks
+from tui.server.postgres.pool import Connections
+from tui.server.postgres.sql import INSERT
+from tui.server.rows import (
+    AlertRow,
+    AlertSecretRow,
+    ApiKeyRow,
+    DeliveryRow,
+    IdempotencyRow,
+    KeyInfo,
+    KeyScope,
+    Once,
+    ProjectRow,
+    Remembered,
+    now_ms,
+)
+from tui.server.store_keys import KEY_ID_LENGTH, hash_key, key_info
+from tui.server.store_sql import columns
+
+
+class KeyTables:
+    """Keys and Idempotency-Keys over the store's `Connections`."""
+
+    _db: Connections
+
+    # -- keys ----------------------------------------------------------------------------------
+
+    def add_key(self, api_key: str, project_id: str | None, label: str) -> KeyInfo:
+        row = ApiKeyRow(hash_key(api_key), project_id, label, now_ms())
+        with self._db.transaction() as db:
+            db.execute(
+                INSERT[ApiKeyRow] + " ON CONFLICT (key_hash) DO UPDATE SET "
+                "project_id = excluded.project_id, label = excluded.label, "
+                "created_at = excluded.created_at",
+                row,
+            )
+        return key_info(row)
+
+    def list_keys(self) -> list[KeyInfo]:
+        """Every key, oldest first, as `keys list` shows it (no key, no whole hash)."""
+        with self._db.connection() as db:
+            rows = db.execute(
+                f"SELECT {columns(ApiKeyRow)} FROM api_keys ORDER BY created_at, key_hash"
+            ).fetchall()
+        return [key_info(ApiKeyRow._make(row)) for row in rows]
+
+    def find_keys(self, ref: str) -> list[KeyInfo]:
+        """The keys `ref` names: a key id (or a prefix of one, 6 hex digits at least), else a
+        label. More than one means `ref` is ambiguous."""
+        keys = self.list_keys()
+        ref_lower = ref.strip().lower()
+        if len(ref_lower) >= 6 and all(c in "0123456789abcdef" for c in ref_lower):
+            by_id = [k for k in keys if k.key_id.startswith(ref_lower)]
+            if by_id:
+                return by_id
+        return [k for k in keys if k.label == ref]
+
+    def revoke_key(self, key_id: str) -> bool:
+        """Delete the key whose id is `key_id` (whole); True if there was one."""
+        if len(key_id) != KEY_ID_LENGTH:
+            return False
+        with self._db.transaction() as db:
+            cursor = db.execute(
+                "DELETE FROM api_keys WHERE substr(key_hash, 1, %s) = %s", (KEY_ID_LENGTH, key_id)
+            )
+        return cursor.rowcount > 0
+
+    def has_workspace_key(self) -> bool:
+        with self._db.connection() as db:
+            row = db.execute("SELECT 1 FROM api_keys WHERE project_id IS NULL LIMIT 1").fetchone()
+        return row is not None
+
+    def key_scope(self, api_key: str) -> KeyScope | None:
+        key_hash = hash_key(api_key)
+        with self._db.connection() as db:
+            row = db.execute(
+                "SELECT project_id FROM api_keys WHERE key_hash = %s", (key_hash,)
+            ).fetchone()
+        return None if row is None else KeyScope(key_hash, row[0])
+
+    # -- idempotency ---------------------------------------------------------------------------
+
+    def create_once(
+        self,
+        row: ProjectRow | AlertRow | DeliveryRow,
+        once: Once | None,
+        status: int,
+        body: object,
+        also: Sequence[AlertSecretRow] = (),
+    ) -> Remembered | None:
+        """See TraceStore.create_once: the look-up, the insert and the remembering are one
+        transaction, under the lock of the Idempotency-Key, so two racing requests with one key
+        (at two replicas too) never both insert: the second waits and finds the first's."""
+        with self._db.transaction() as db:
+            if once is not None:
+                locks.lock_name(db, locks.IDEMPOTENCY, once.key_hash, once.idempotency_key)
+                seen = self.remembered_response(db, once.key_hash, once.idempotency_key)
+                if seen is not None:
+                    return seen
+            db.execute(INSERT[type(row)], row)
+            for extra in also:
+                db.execute(INSERT[type(extra)], extra)
+            if once is not None:
+                self.remember_response(db, *once, status, body)
+        return None
+
+    def remembered_response(
+        self, db: psycopg.Connection[Any], key_hash: str, idempotency_key: str
+    ) -> Remembered | None:
+        """The answer stored for this key's Idempotency-Key, if any."""
+        row = db.execute(
+            "SELECT request_hash, status, body FROM idempotency "
+            "WHERE key_hash = %s AND idempotency_key = %s",
+            (key_hash, idempotency_key),
+        ).fetchone()
+        if row is None:
+            return None
+        return Remembered(row[0], row[1], json.loads(row[2]))
+
+    def remember_response(
+        self,
+        db: psycopg.Connection[Any],
+        key_hash: str,
+        idempotency_key: str,
+        request_hash: str,
+        status: int,
+        body: object,
+    ) -> None:
+        row = IdempotencyRow(
+            key_hash, idempotency_key, request_hash, status, json.dumps(body), now_ms()
+        )
+        db.execute(INSERT[IdempotencyRow], row)
+
+    def forget_responses(self, created_before: int) -> int:
+        with self._db.transaction() as db:
+            cursor = db.execute("DELETE FROM idempotency WHERE created_at < %s", (created_before,))
+        return cursor.rowcount

@@ -1,0 +1,236 @@
+"""Schema migrations of the PostgreSQL store, recorded in a version table.
+
+MIGRATIONS is ordered: migration N brings a database from version N-1 to N. Each runs in one
+transaction that also records its version in `tracetui_schema`, under a transaction-level
+advisory lock: several replicas starting at once on one database queue on the lock, and each
+re-reads the version once it holds it, so the schema is migrated once. A database already at
+the latest version is only read (no lock). A database at a version newer than this code knows
+is refused (SchemaTooNew): its tables may mean something this code would corrupt. Never edit a
+released migration; append a new one.
+
+Version 1 is the SQLite store's schema at its version 5 (trace ids scoped by project), with
+PostgreSQL's types: times are epoch milliseconds in BIGINT, costs DOUBLE PRECISION, and the
+JSON of attributes TEXT (see SCHEMA_V1). The numbering is this store's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+
+from tui.server.migrations import SchemaTooNew, refuse_newer
+
+VERSION_TABLE = "tracetui_schema"
+# The advisory lock migrations run under: (namespace, what), the two-int form, which never
+# meets the single-bigint keys that ingest takes per trace (see `locks`).
+MIGRATION_LOCK = (0x7472_6163, 1)
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    summary: str
+    sql: str  # statements separated by ";" at line ends; no transaction control
+
+    def statements(self) -> list[str]:
+        """The statements of `sql` one at a time (each is sent with the extended protocol,
+        which takes one statement)."""
+        found = [part.strip() for part in self.sql.split(";\n")]
+        return [statement.rstrip(";") for statement in found if statement]
+
+
+# Why these types:
+# - Ids are TEXT COLLATE "C": ordered and compared byte by byte, as SQLite's BINARY does,
+#   whatever the database's locale, so the list's order and its cursors (id < ?) agree with
+#   the SQLite store's and its B-tree indexes need no locale rules.
+# - attributes TEXT, not JSONB: the service returns the stored JSON text as it is (answers
+#   splice it in), so TEXT costs nothing on write or read, where JSONB parses every ~1 KB
+#   span's JSON on ingest and prints it again on every read, and reorders its keys; JSONB also
+#   refuses the escape \u0000, which OTLP attributes may carry. The one query that looks
+#   inside (an alert's prompt attributes) casts a few spans' text to json.
+# - No FOREIGN KEY constraints: the SQLite store declares them but does not enforce them
+#   (foreign_keys is off there), and both stores must accept the same rows; every writer
+#   checks the project it writes to.
+# - Indexes: those of the SQLite schema. traces_by_project_listed for the list and its
+#   cursor; traces_by_project_started covers the alerts' windows (INCLUDE: the measures ride
+#   in the leaf pages, an index-only scan) and retention's seek on started_at; spans by their
+#   key (project_id, trace_id, id) and by (project_id, trace_id, started_at, id) for a trace's
+#   spans in order.
+SCHEMA_V1 = """
+CREATE TABLE projects (
+    id TEXT COLLATE "C" PRIMARY KEY,
+    name TEXT NOT NULL,
+    description TEXT,
+    retention_days INTEGER NOT NULL,
+    created_at BIGINT NOT NULL
+);
+CREATE TABLE api_keys (
+    key_hash TEXT COLLATE "C" PRIMARY KEY,
+    project_id TEXT COLLATE "C",
+    label TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+);
+CREATE TABLE traces (
+    id TEXT COLLATE "C" NOT NULL,
+    project_id TEXT COLLATE "C" NOT NULL,
+    name TEXT NOT NULL,
+    started_at BIGINT NOT NULL,
+    duration_ms BIGINT NOT NULL,
+    span_count BIGINT NOT NULL,
+    input_tokens BIGINT NOT NULL,
+    output_tokens BIGINT NOT NULL,
+    total_cost_usd DOUBLE PRECISION NOT NULL,
+    status TEXT NOT NULL,
+    error_count BIGINT NOT NULL,
+    attributes TEXT NOT NULL,
+    listed_at BIGINT NOT NULL,
+    input_preview TEXT,
+    PRIMARY KEY (id, project_id)
+);
+CREATE INDEX traces_by_project_listed ON traces (project_id, listed_at, id);
+CREATE INDEX traces_by_project_started ON traces (project_id, started_at)
+    INCLUDE (duration_ms, error_count, total_cost_usd);
+CREATE TABLE spans (
+    project_id TEXT COLLATE "C" NOT NULL,
+    trace_id TEXT COLLATE "C" NOT NULL,
+    id TEXT COLLATE "C" NOT NULL,
+    parent_id TEXT COLLATE "C",
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    model TEXT,
+    started_at BIGINT NOT NULL,
+    duration_ms BIGINT NOT NULL,
+    input_tokens BIGINT NOT NULL,
+    output_tokens BIGINT NOT NULL,
+    cost_usd DOUBLE PRECISION NOT NULL,
+    status TEXT NOT NULL,
+    error_message TEXT,
+    attributes TEXT NOT NULL,
+    cost_source TEXT,
+    cache_read_tokens BIGINT NOT NULL DEFAULT 0,
+    cache_write_tokens BIGINT NOT NULL DEFAULT 0,
+    reasoning_tokens BIGINT NOT NULL DEFAULT 0,
+    PRIMARY KEY (project_id, trace_id, id)
+);
+CREATE INDEX spans_by_trace_time ON spans (project_id, trace_id, started_at, id);
+CREATE TABLE alerts (
+    id TEXT COLLATE "C" PRIMARY KEY,
+    project_id TEXT COLLATE "C" NOT NULL,
+    name TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    condition TEXT NOT NULL,
+    threshold DOUBLE PRECISION NOT NULL,
+    webhook_url TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+);
+CREATE INDEX alerts_by_project ON alerts (project_id, created_at);
+CREATE TABLE idempotency (
+    key_hash TEXT COLLATE "C" NOT NULL,
+    idempotency_key TEXT NOT NULL,
+    request_hash TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (key_hash, idempotency_key)
+);
+CREATE INDEX idempotency_by_age ON idempotency (created_at);
+CREATE TABLE alert_secrets (
+    alert_id TEXT COLLATE "C" PRIMARY KEY,
+    secret TEXT NOT NULL
+);
+CREATE TABLE alert_states (
+    alert_id TEXT COLLATE "C" PRIMARY KEY,
+    state TEXT NOT NULL,
+    last_value DOUBLE PRECISION,
+    last_evaluated_at BIGINT,
+    firing_since BIGINT
+);
+CREATE TABLE alert_events (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id TEXT COLLATE "C" NOT NULL UNIQUE,
+    alert_id TEXT COLLATE "C" NOT NULL,
+    kind TEXT NOT NULL,
+    at BIGINT NOT NULL,
+    from_state TEXT,
+    to_state TEXT,
+    value DOUBLE PRECISION,
+    window_start BIGINT,
+    window_end BIGINT,
+    event_type TEXT,
+    webhook_id TEXT,
+    attempt INTEGER,
+    status_code INTEGER,
+    error TEXT,
+    duration_ms BIGINT,
+    ok BOOLEAN
+);
+CREATE INDEX alert_events_by_alert ON alert_events (alert_id, seq);
+CREATE TABLE webhook_deliveries (
+    id TEXT COLLATE "C" PRIMARY KEY,
+    alert_id TEXT COLLATE "C" NOT NULL,
+    event_type TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    attempts INTEGER NOT NULL,
+    next_attempt_at BIGINT,
+    status TEXT NOT NULL
+);
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at)
+    WHERE status = 'pending'
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "projects, keys, traces and spans by project, alerts, idempotency", SCHEMA_V1),
+)
+LATEST = MIGRATIONS[-1].version
+
+
+def schema_version(connection: psycopg.Connection[Any]) -> int:
+    """The database's version: 0 when it has no version table (a new database)."""
+    row = connection.execute("SELECT to_regclass(%s) IS NOT NULL", (VERSION_TABLE,)).fetchone()
+    if row is None or not row[0]:
+        return 0
+    found = connection.execute(f"SELECT coalesce(max(version), 0) FROM {VERSION_TABLE}")
+    version = found.fetchone()
+    return int(version[0]) if version is not None else 0
+
+
+def migrate(
+    connection: psycopg.Connection[Any],
+    location: str,
+    migrations: Sequence[Migration] = MIGRATIONS,
+) -> int:
+    """Bring the database on `connection` (in autocommit mode) up to the last of `migrations`,
+    each in a transaction of its own under the migration lock. Returns the version the
+    database was at. Raises SchemaTooNew, naming `location` (a URL without its password), for
+    a database from a newer tracetui."""
+    latest = migrations[-1].version
+    found = schema_version(connection)
+    refuse_newer(found, latest, location)
+    if found == latest:
+        return found
+    for migration in migrations:
+        if migration.version <= found:
+            continue
+        with connection.transaction():
+            connection.execute("SELECT pg_advisory_xact_lock(%s, %s)", MIGRATION_LOCK)
+            connection.execute(
+                f"CREATE TABLE IF NOT EXISTS {VERSION_TABLE} (version INTEGER PRIMARY KEY, "
+                "summary TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+            )
+            version = schema_version(connection)  # another replica may have got here first
+            refuse_newer(version, latest, location)
+            if version < migration.version:
+                for statement in migration.statements():
+                    connection.execute(statement.encode())
+                connection.execute(
+                    f"INSERT INTO {VERSION_TABLE} (version, summary) VALUES (%s, %s)",
+                    (migration.version, migration.summary),
+                )
+    return found
+
+
+__all__ = ["LATEST", "MIGRATIONS", "Migration", "SchemaTooNew", "migrate", "schema_version"]

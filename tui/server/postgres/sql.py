@@ -1,0 +1,133 @@
+"""Statements of the PostgreSQL store, made from the row classes' fields (as the SQLite store's
+`store_sql`), so no statement names a column the rows do not have. Placeholders are psycopg's
+`%s`; every value is bound, never spliced.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from tui.server.rows import AlertState, SpanInTrace, SpanRow, TraceRow, TraceSummary
+from tui.server.store_sql import LEADING, TABLES, columns
+
+
+def insert_sql(row_class: type[NamedTuple]) -> str:
+    """`INSERT INTO table (a, b, ...) VALUES (%s, %s, ...)`, after the LEADING columns."""
+    names = (*LEADING.get(row_class, ()), *row_class._fields)
+    marks = ", ".join(["%s"] * len(names))
+    return f"INSERT INTO {TABLES[row_class]} ({', '.join(names)}) VALUES ({marks})"
+
+
+def copy_sql(row_class: type[NamedTuple], table: str | None = None) -> str:
+    """`COPY table (a, b, ...) FROM STDIN (FORMAT BINARY)` with the row class's columns."""
+    names = (*LEADING.get(row_class, ()), *row_class._fields)
+    return f"COPY {table or TABLES[row_class]} ({', '.join(names)}) FROM STDIN (FORMAT BINARY)"
+
+
+INSERT = {row_class: insert_sql(row_class) for row_class in TABLES}
+
+# The PostgreSQL types of the columns binary COPY writes (it sends no type names: they must be
+# set, in the columns' order).
+SPAN_TYPES = [
+    "text",  # project_id
+    "text",  # trace_id
+    "text",  # id
+    "text",  # parent_id
+    "text",  # name
+    "text",  # kind
+    "text",  # model
+    "int8",  # started_at
+    "int8",  # duration_ms
+    "int8",  # input_tokens
+    "int8",  # output_tokens
+    "float8",  # cost_usd
+    "text",  # status
+    "text",  # error_message
+    "text",  # attributes
+    "text",  # cost_source
+    "int8",  # cache_read_tokens
+    "int8",  # cache_write_tokens
+    "int8",  # reasoning_tokens
+]
+TRACE_TYPES = [
+    "text",  # id
+    "text",  # project_id
+    "text",  # name
+    "int8",  # started_at
+    "int8",  # duration_ms
+    "int8",  # span_count
+    "int8",  # input_tokens
+    "int8",  # output_tokens
+    "float8",  # total_cost_usd
+    "text",  # status
+    "int8",  # error_count
+    "text",  # attributes
+    "int8",  # listed_at
+    "text",  # input_preview
+]
+assert len(SPAN_TYPES) == len(SpanRow._fields) + 1 and len(TRACE_TYPES) == len(TraceRow._fields)
+
+# Ingest writes a batch's spans by binary COPY into this session's temporary table, then moves
+# them with one INSERT ... SELECT ... ON CONFLICT (COPY itself cannot resolve conflicts).
+INGEST_TABLE = "ingest_spans"
+CREATE_INGEST_TABLE = (
+    f"CREATE TEMPORARY TABLE IF NOT EXISTS {INGEST_TABLE} "
+    "(LIKE spans INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"
+)
+SPAN_COLUMNS = ", ".join(("project_id", *SpanRow._fields))
+# A re-sent span replaces itself (exporters retry): every column but the key is updated. The
+# temporary table is emptied by the same statement, ready for the transaction's next group (and
+# truncated at commit: temporary tables are never vacuumed).
+MOVE_SPANS = (
+    f"WITH moved AS (DELETE FROM {INGEST_TABLE} RETURNING {SPAN_COLUMNS}) "
+    f"INSERT INTO spans ({SPAN_COLUMNS}) SELECT {SPAN_COLUMNS} FROM moved "
+    "ON CONFLICT (project_id, trace_id, id) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in SpanRow._fields[2:])
+)
+
+SELECT_SPANS = (
+    f"SELECT {columns(SpanInTrace)} FROM spans WHERE project_id = %s AND trace_id = %s "
+    "ORDER BY started_at, id"
+)
+SELECT_TRACES = (
+    f"SELECT {columns(TraceSummary)} FROM traces WHERE project_id = %s AND listed_at >= %s "
+    "AND listed_at <= %s"
+)
+# As the SQLite store's: a trace is kept while its newest span is (its spans' latest end).
+NEWEST_SPAN_END = "started_at + duration_ms"
+
+# The trace rows of project %(project)s's traces whose ids are in %(ids)s, computed from all
+# their stored spans, by the rules of the SQLite store's UPSERT_TRACES (and of
+# ingest.summaries): named after the earliest root, else the earliest span; listed_at and the
+# attributes set when the trace is first stored, never changed.
+UPSERT_TRACES = """
+INSERT INTO traces (id, project_id, name, started_at, duration_ms, span_count, input_tokens,
+    output_tokens, total_cost_usd, status, error_count, attributes, listed_at)
+SELECT s.trace_id, %(project)s,
+    coalesce(
+        (SELECT r.name FROM spans r
+         WHERE r.project_id = %(project)s AND r.trace_id = s.trace_id AND r.parent_id IS NULL
+         ORDER BY r.started_at, r.id LIMIT 1),
+        (SELECT r.name FROM spans r WHERE r.project_id = %(project)s AND r.trace_id = s.trace_id
+         ORDER BY r.started_at, r.id LIMIT 1)),
+    min(s.started_at), max(s.started_at + s.duration_ms) - min(s.started_at), count(*),
+    sum(s.input_tokens)::bigint, sum(s.output_tokens)::bigint,
+    round(sum(s.cost_usd)::numeric, 9)::float8,
+    CASE WHEN count(*) FILTER (WHERE s.status = 'error') > 0 THEN 'error' ELSE 'ok' END,
+    count(*) FILTER (WHERE s.status = 'error'),
+    %(attributes)s, min(s.started_at)
+FROM spans s WHERE s.project_id = %(project)s AND s.trace_id = ANY(%(ids)s)
+GROUP BY s.trace_id
+ON CONFLICT (id, project_id) DO UPDATE SET name = excluded.name,
+    started_at = excluded.started_at, duration_ms = excluded.duration_ms,
+    span_count = excluded.span_count, input_tokens = excluded.input_tokens,
+    output_tokens = excluded.output_tokens, total_cost_usd = excluded.total_cost_usd,
+    status = excluded.status, error_count = excluded.error_count
+"""
+
+UPSERT_ALERT_STATE = (
+    f"INSERT INTO alert_states ({columns(AlertState)}) "
+    f"VALUES ({', '.join(['%s'] * len(AlertState._fields))}) "
+    "ON CONFLICT (alert_id) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in AlertState._fields[1:])
+)
