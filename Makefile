@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt
 
-.PHONY: demo test lint bench screenshots serve docs clean
+.PHONY: demo test soak lint bench screenshots serve docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ serve: $(VENV)/.installed
 
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -n auto
+
+# The long reliability runs (many rounds of kill -9 during ingest); figures in docs/testing.md.
+soak: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q -m soak tests/reliability
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .

@@ -1,5 +1,6 @@
-"""Processes as Linux's /proc tells them: children, liveness, CPU time and peak memory. Used by
-the tests and benchmarks of the service's ingest worker processes."""
+"""Processes as Linux's /proc tells them: children, process groups, liveness and state, where
+they wait in the kernel, CPU time and peak memory. Used by the tests and benchmarks of the
+service's ingest worker processes."""
 
 from __future__ import annotations
 
@@ -71,3 +72,44 @@ def ignores(pid: int, signum: int) -> bool:
         return False
     found = re.search(r"SigIgn:\s+([0-9a-f]+)", status)
     return found is not None and bool(int(found[1], 16) >> (signum - 1) & 1)
+
+
+def state(pid: int) -> str | None:
+    """The process's state letter (R running, S sleeping, T stopped, Z zombie...), None if
+    it is gone."""
+    try:
+        return _stat_fields(pid)[0]
+    except OSError:
+        return None
+
+
+def in_group(pgid: int) -> set[int]:
+    """The live processes (zombies aside) of process group `pgid`: a service started in a
+    session of its own, its workers and multiprocessing's resource tracker."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = _stat_fields(int(entry.name))
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                found.add(int(entry.name))
+    return found
+
+
+def wait_channel(pid: int) -> str:
+    """Where in the kernel the process's main thread is blocked, as `ps -o wchan` shows it
+    (a pipe's read, a futex), or "" if it is gone or running."""
+    try:
+        channel = Path(f"/proc/{pid}/task/{pid}/wchan").read_text().strip()
+    except OSError:
+        return ""
+    return "" if channel == "0" else channel
+
+
+def reading_a_pipe(pid: int) -> bool:
+    """Whether the process's main thread is blocked reading a pipe. An idle ingest worker
+    waiting for a body does so holding the lock of the pool's call queue; the other idle ones
+    wait for that lock (a futex)."""
+    return "pipe" in wait_channel(pid)

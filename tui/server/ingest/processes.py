@@ -13,14 +13,24 @@ returns, as with the writer thread.
 
 The pool starts in the background when the service starts (a worker imports protobuf, the store
 and the price table: about a second on a small machine): until it is ready, and with
-`processes=0`, a body is decoded in a thread and written by the writer thread, as before, so
-the service answers at once and needs no pool to be right. A worker that dies (killed, out of
-memory) breaks the pool, whose other workers are ended too: every request the pool held is
+`processes=0`, a body is decoded in a thread and written by the writer thread, so the service
+answers at once and needs no pool to be right.
+
+A worker that dies (killed, out of memory) breaks the pool: every request the pool held is
 answered 503 with Retry-After (SQLite rolled back whatever was not committed, and a batch sent
 again replaces itself, never counts twice: not retried here, in case the body is what killed
-the worker), and a new pool is started, the writer thread serving meanwhile; a body that
-comes once the pool is known broken goes to the writer thread at once. Workers ignore Ctrl-C and SIGTERM sent to the whole process group (a
-terminal, systemd): the service ends them when it stops, after the bodies they hold.
+the worker). A thread watching the workers notices at once, even with no body coming; it kills
+the pool's other workers and starts a new pool, the writer thread serving meanwhile; a body
+that comes once the pool is known broken goes to the writer thread at once. (The pool's own
+teardown sends the other workers SIGTERM, which they ignore, and waits for them to take their
+leave from its queue: for ever, when the dead worker held the queue's lock.)
+
+Workers ignore Ctrl-C and SIGTERM sent to the whole process group (a terminal, systemd): the
+service ends them when it stops. stop() lets them finish what they hold for a grace period,
+then kills (SIGKILL) those still running, stopped or stuck, and their requests answer 503 with
+Retry-After: a stop is bounded whatever the workers do (LocalService.stop bounds the wait for
+the requests in hand, see tui/server/run.py). A service that is killed never stops its pool:
+each worker watches it and exits with it.
 """
 
 from __future__ import annotations
@@ -34,10 +44,11 @@ import multiprocessing.connection
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, InvalidStateError, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from tui.server.backend import StoreBusy, TraceStore
@@ -64,11 +75,9 @@ class Outcome(NamedTuple):
 
 
 def outcome_of(decoded: Decoded, refused: int) -> Outcome:
-    """The answer to a body: what the decoder refused plus what the store refused."""
-    reason = decoded.first_reason
-    if refused and reason is None:
-        reason = "a trace id is already used by another project"
-    return Outcome(decoded.rejected + refused, reason)
+    """The answer to a body: what the decoder refused plus what the store refused (a trace id
+    is its project's, so no other project's trace is ever in the way)."""
+    return Outcome(decoded.rejected + refused, decoded.first_reason)
 
 
 def decode(media: str, body: bytes, prices: PriceBook, now_ms: int) -> Decoded:
@@ -170,6 +179,24 @@ def worker_ready() -> bool:
 
 # -- in the service -------------------------------------------------------------------------------
 
+# How long stop() lets the workers finish the bodies they hold and exit before it kills them.
+# By then the HTTP server has waited for its requests (LocalService.stop bounds that wait), so
+# what is left is a worker that does not end by itself: stopped, or stuck.
+STOP_GRACE_S = 2.0
+# How long stop() waits for a killed worker to be gone, and for a pool's manager thread to
+# notice and end (the interpreter joins that thread as it exits).
+REAP_S = 2.0
+
+
+@dataclass
+class Started:
+    """A pool's worker processes and manager thread, as started: a pool forgets them once shut
+    down, and the workers ignore SIGTERM, so only IngestProcesses can end them for sure."""
+
+    workers: list[multiprocessing.process.BaseProcess]
+    manager: threading.Thread | None
+    shut_down: bool = False
+
 
 class IngestProcesses:
     """`processes` worker processes, each writing through a store `open_store` opens; 0 (or no
@@ -181,8 +208,9 @@ class IngestProcesses:
         self.processes = processes if open_store else 0
         self.open_store = open_store
         self._pool: ProcessPoolExecutor | None = None  # set once its workers are up
+        self._pools: dict[ProcessPoolExecutor, Started] = {}  # every pool not yet ended
         self._lock = threading.Lock()
-        self._stopped = False
+        self._stopped = threading.Event()
         self.bodies = 0  # bodies ingested by worker processes (tests and logs read it)
 
     @property
@@ -201,39 +229,107 @@ class IngestProcesses:
             ).start()
 
     def _start_pool(self, open_store: Callable[[], TraceStore]) -> None:
-        pool = ProcessPoolExecutor(
-            self.processes,
-            mp_context=multiprocessing.get_context("spawn"),  # fork copies no threads safely
-            initializer=functools.partial(start_worker, open_store),
-        )
+        with self._lock:  # a stop() from now on sees this pool and ends it
+            if self._stopped.is_set():
+                return
+            pool = ProcessPoolExecutor(
+                self.processes,
+                mp_context=multiprocessing.get_context("spawn"),  # fork copies no threads safely
+                initializer=functools.partial(start_worker, open_store),
+            )
+            # One job each: a spawning pool starts a process for each job it cannot give to an
+            # idle one, so all of them start here (a quick worker may still take two jobs).
+            ups = [pool.submit(worker_ready) for _ in range(self.processes)]
+            manager: threading.Thread | None
+            manager = pool._executor_manager_thread  # type: ignore[assignment]
+            self._pools[pool] = Started(list(pool._processes.values()), manager)
         try:
-            # Wait until workers are up (one job each, though a quick worker may take two).
-            for up in [pool.submit(worker_ready) for _ in range(self.processes)]:
+            for up in ups:  # wait until the workers are up
                 up.result()
         except Exception as error:  # no processes here: ingest stays in the service's threads
-            log.warning("ingest: worker processes did not start (%s)", type(error).__name__)
-            pool.shutdown(wait=False, cancel_futures=True)
+            if not self._stopped.is_set():
+                log.warning("ingest: worker processes did not start (%s)", type(error).__name__)
+            self._end([pool], grace_s=0)
             return
         with self._lock:
-            if self._stopped:
-                pool.shutdown(wait=False, cancel_futures=True)
-                return
+            if self._stopped.is_set():
+                return  # stop() ends it
             self._pool = pool
+        threading.Thread(
+            target=self._watch, args=(pool,), name="tracetui-ingest-watch", daemon=True
+        ).start()
 
-    def stop(self) -> None:
-        """Let the workers finish what they hold, then end them."""
+    def _watch(self, pool: ProcessPoolExecutor) -> None:
+        """Replace `pool` as soon as one of its workers dies, even while no body is coming:
+        its other workers are ended at once, not left waiting for a pool that is broken."""
         with self._lock:
-            self._stopped = True
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=True)
+            started = self._pools.get(pool)
+        if started is not None:
+            multiprocessing.connection.wait([p.sentinel for p in started.workers])
+        self._replace(pool)  # a no-op for a pool already replaced or stopped
+
+    def stop(self, grace_s: float = STOP_GRACE_S) -> None:
+        """Let the workers finish what they hold for up to `grace_s` seconds, then kill those
+        still running: the requests whose bodies they held are answered 503 (WorkerLost).
+        Returns once they are gone. Safe to call more than once, from any thread."""
+        with self._lock:
+            self._stopped.set()
+            ready, self._pool = self._pool, None
+            others = [pool for pool in self._pools if pool is not ready]
+        self._end(others, grace_s=0)  # starting, or broken: they hold no body worth waiting for
+        self._end([ready] if ready else [], grace_s)
+
+    def _end(self, pools: list[ProcessPoolExecutor], grace_s: float) -> None:
+        """Let `pools` finish the bodies they hold for up to `grace_s` seconds, kill the workers
+        still running, and wait (boundedly) for them to be gone and for each pool's manager
+        thread. Another thread may be ending the same pools: each caller returns once they are
+        gone, or after its own bounded waits."""
+        with self._lock:
+            ending = {pool: self._pools[pool] for pool in pools if pool in self._pools}
+            first = [pool for pool, started in ending.items() if not started.shut_down]
+            for pool in first:
+                ending[pool].shut_down = True
+                # Any worker the pool started since (it forgets them all once shut down).
+                known = ending[pool].workers
+                known += [p for p in (pool._processes or {}).values() if p not in known]
+        if grace_s > 0:
+            for pool in first:
+                pool.shutdown(wait=False)  # queued bodies go on; each worker exits once idle
+        workers = [p for started in ending.values() for p in started.workers]
+        for worker in _running(workers, grace_s):
+            # SIGKILL: workers ignore SIGTERM, and a stopped one every other signal. The pool
+            # sees them die and fails the jobs they held (BrokenProcessPool: 503).
+            with contextlib.suppress(OSError, ValueError):
+                worker.kill()
+        if _running(workers, REAP_S):
+            log.warning("ingest: a worker process did not end when killed")
+        deadline = time.monotonic() + REAP_S
+        for started in ending.values():
+            # The interpreter joins a pool's manager thread as it exits: it must have ended.
+            if started.manager is not None and started.manager.ident is not None:
+                started.manager.join(max(0.0, deadline - time.monotonic()))
+        for pool, started in ending.items():
+            if grace_s <= 0 and pool in first:
+                # Only now: asked to shut down while its workers die, a pool may take the
+                # shutdown for the cause and never mark itself broken.
+                pool.shutdown(wait=False)
+            # A body submitted while the pool was failing its jobs may have missed the failure
+            # (the pool marks itself broken unlocked): its request must not wait for ever.
+            # Only once the manager thread, which sets the jobs' outcomes, has ended.
+            if started.manager is None or not started.manager.is_alive():
+                for item in list(pool._pending_work_items.values()):
+                    with contextlib.suppress(InvalidStateError):
+                        item.future.set_exception(BrokenProcessPool("the pool was ended"))
+        with self._lock:
+            for pool in ending:
+                self._pools.pop(pool, None)
 
     async def ingest(
         self, media: str, body: bytes, now_ms: int, project_id: str | None
     ) -> Outcome | None:
         """Ingest `body` in a worker: its outcome, or None when no worker is ready (the caller
         ingests it in the service). Raises Unreadable for a body that is not OTLP, WorkerLost
-        if the worker died holding it."""
+        if the worker died holding it (or was killed by stop())."""
         pool = self._pool
         if pool is None:
             return None
@@ -249,18 +345,44 @@ class IngestProcesses:
             raise WorkerLost("an ingest worker process stopped") from None
         except Exception:
             raise
-        except BaseException:  # a signal's exception in the worker, sent back as the result
+        except BaseException:  # a signal's exception in the worker, or the job cancelled
             raise WorkerLost("an ingest worker process was interrupted") from None
         self.bodies += 1
         return outcome
 
     def _replace(self, broken: ProcessPoolExecutor) -> None:
-        """Let go of a broken pool (once, whichever request saw it first) and start another."""
+        """Let go of a broken pool (once, whichever of the watcher and the requests saw it
+        first), and end it and start another in the background (this may be the event loop)."""
         with self._lock:
             if self._pool is not broken:
                 return
             self._pool = None
         log.warning("ingest: a worker process stopped; starting another pool")
-        broken.shutdown(wait=False, cancel_futures=True)
-        if not self._stopped:
-            self.start()
+        threading.Thread(
+            target=self._end_and_restart, args=(broken,), name="tracetui-ingest-pool", daemon=True
+        ).start()
+
+    def _end_and_restart(self, broken: ProcessPoolExecutor) -> None:
+        # The pool's own teardown signals its other workers with SIGTERM, which they ignore,
+        # and then waits for them for ever: they are killed instead (what they hold is lost
+        # with the pool anyway, its requests answered 503).
+        self._end([broken], grace_s=0)
+        if self.open_store is not None:
+            self._start_pool(self.open_store)  # unless stopped meanwhile
+
+
+def _running(
+    workers: list[multiprocessing.process.BaseProcess], timeout_s: float
+) -> list[multiprocessing.process.BaseProcess]:
+    """Those of `workers` still running after waiting up to `timeout_s` seconds for them all to
+    exit. Reads their sentinels, never waitpid: the pool's manager thread reaps them."""
+    deadline = time.monotonic() + timeout_s
+    running = list(workers)
+    while running:
+        ended = multiprocessing.connection.wait(
+            [p.sentinel for p in running], max(0.0, deadline - time.monotonic())
+        )
+        running = [p for p in running if p.sentinel not in ended]
+        if time.monotonic() >= deadline:
+            break
+    return running
