@@ -1,6 +1,7 @@
 # Two commands set everything up on a fresh machine with python3 and make:
 #   make demo   the app on the local service with demo data
 #   make test   the whole test suite
+#   make serve-pg   the service with demo data on a PostgreSQL of its own (stopped with it)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -25,6 +26,10 @@ demo: $(VENV)/.installed
 
 serve: $(VENV)/.installed
 	$(BIN)/tracetui serve --demo
+
+# PostgreSQL from the test extra's wheel (no docker, no system package), for this run only.
+serve-pg: $(VENV)/.installed-test
+	$(BIN)/python -m tests.support.serve_postgres
 
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -n auto

@@ -8,7 +8,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from tui.server.config import (
     DEFAULT_DB,
@@ -20,9 +20,12 @@ from tui.server.config import (
 
 if TYPE_CHECKING:
     from tui.api.client import ApiClient
+    from tui.demo.data import DemoKeys
+    from tui.server.open_store import ServiceStore
     from tui.ui.app import StartAt
 
 DB_OPTION = next(option for option in OPTIONS if option.name == "db")
+SERVE_DEMO_SEED = 7  # the demo data `serve --demo` fills a database with (open_demo_store's)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -115,10 +118,27 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.demo:  # the demo's data is no part of the service: it is filled in here
         from functools import partial
 
-        from tui.demo.data import open_demo_store
-
-        opened = partial(open_demo_store, config.db)
+        opened = partial(open_demo_database, config.db)
     return serve(config, opened)
+
+
+def open_demo_database(db: str | None) -> tuple[ServiceStore, DemoKeys]:
+    """`serve --demo`'s database: a SQLite file as `open_demo_store` makes it, or the database
+    of a PostgreSQL URL, filled with the same demo data when it has no project yet."""
+    from tui.demo.data import open_demo_store
+    from tui.server.database_url import is_postgres
+
+    if db is None or not is_postgres(db):
+        return open_demo_store(db)
+    from tui.demo.data import demo_keys, populate
+    from tui.server.open_store import open_store
+    from tui.server.store import Store
+
+    store = open_store(db)
+    if store.list_projects():
+        return store, demo_keys(SERVE_DEMO_SEED)
+    # The PostgreSQL store has the SQLite store's bulk writes, with the same signatures.
+    return store, populate(cast(Store, store), seed=SERVE_DEMO_SEED)
 
 
 def run_app(profile: str | None, base_url: str | None, mouse: bool, start: StartAt) -> int:

@@ -32,6 +32,12 @@ from tui.server.run import LocalService
 from tui.server.store import Store, new_api_key, now_ms
 
 
+@pytest.fixture(scope="module")
+def service(backend_service: RunningService) -> RunningService:
+    """Every test here that uses the service runs on SQLite, then on PostgreSQL."""
+    return backend_service
+
+
 def new_project(service: RunningService, name: str | None = None) -> tuple[str, str]:
     """A fresh project and a key for it: tests that write never share a project."""
     project_id = f"proj_{uuid.uuid4().hex[:10]}"

@@ -1,29 +1,42 @@
-"""`tracetui keys create|list|revoke` against a database a running service reads."""
+"""`tracetui keys create|list|revoke` against a database a running service reads: a SQLite file
+or a PostgreSQL URL (`fresh_database` gives each test one of each, in turn)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from tests.support.otlp import new_span_id, new_trace_id, post, request, root_client, span
+from tests.support.postgres import PostgresServer
+from tests.support.serve import run_tracetui
 from tui.cli import main
+from tui.server.open_store import open_store
 from tui.server.run import LocalService
-from tui.server.store import Store, hash_key
+from tui.server.store import hash_key
+
+
+@contextmanager
+def opened(database: str) -> Iterator[Any]:
+    store: Any = open_store(database)
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    path = tmp_path / "keys.sqlite3"
-    store = Store(path)
-    with store.transaction() as conn:
+def db(fresh_database: str) -> str:
+    with opened(fresh_database) as store, store.transaction() as conn:
         store.insert_project(conn, "shop", None, 30, project_id="proj_shop")
         store.insert_project(conn, "docs", None, 30, project_id="proj_docs")
-    store.close()
-    return path
+    return fresh_database
 
 
 def keys(*args: str) -> subprocess.CompletedProcess[str]:
@@ -35,15 +48,18 @@ def keys(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_create_prints_the_key_alone_and_it_works_for_its_project_only(db: Path) -> None:
+def test_create_prints_the_key_alone_and_it_works_for_its_project_only(db: str) -> None:
     made = keys("create", "--project", "proj_shop", "--label", "ci", "--db", str(db))
     assert made.returncode == 0, made.stderr
     key = made.stdout.strip()
     assert made.stdout == key + "\n" and key.startswith("tt_pk_")  # nothing else on stdout
     assert "shown this once" in made.stderr and key not in made.stderr
-    store = Store(db)
-    assert store.key_scope(key) is not None
-    with LocalService(store) as service, root_client(service.base_url, key) as client:
+    with (
+        opened(db) as store,
+        LocalService(store) as service,
+        root_client(service.base_url, key) as client,
+    ):
+        assert store.key_scope(key) is not None
         projects = client.get("/v1/projects").json()["data"]
         assert [p["id"] for p in projects] == ["proj_shop"]
         trace = new_trace_id()
@@ -53,7 +69,7 @@ def test_create_prints_the_key_alone_and_it_works_for_its_project_only(db: Path)
 
 
 def test_list_shows_ids_projects_times_labels_never_keys(
-    db: Path, capsys: pytest.CaptureFixture[str]
+    db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["keys", "create", "--project", "proj_docs", "--db", str(db)]) == 0
     docs_key = capsys.readouterr().out.strip()
@@ -70,10 +86,9 @@ def test_list_shows_ids_projects_times_labels_never_keys(
 
 
 def test_revoke_by_id_prefix_or_label_takes_effect_at_once(
-    db: Path, capsys: pytest.CaptureFixture[str]
+    db: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    store = Store(db)
-    with LocalService(store) as service:
+    with opened(db) as store, LocalService(store) as service:
         made = []
         for label in ("a", "b", "twin", "twin"):
             assert (
@@ -99,7 +114,7 @@ def test_revoke_by_id_prefix_or_label_takes_effect_at_once(
         assert status(made[2]) == 200 and status(made[3]) == 200
 
 
-def test_mistakes_are_explained_not_tracebacks(tmp_path: Path, db: Path) -> None:
+def test_mistakes_are_explained_not_tracebacks(tmp_path: Path, db: str) -> None:
     missing = keys("list", "--db", str(tmp_path / "nope.sqlite3"))
     assert missing.returncode == 2 and "no database" in missing.stderr
     assert not (tmp_path / "nope.sqlite3").exists()  # not created by looking
@@ -107,3 +122,18 @@ def test_mistakes_are_explained_not_tracebacks(tmp_path: Path, db: Path) -> None
     assert unknown.returncode == 2 and "proj_shop" in unknown.stderr and unknown.stdout == ""
     both = keys("create", "--db", str(db))
     assert both.returncode == 2 and "Traceback" not in both.stderr
+
+
+def test_an_unreachable_postgresql_is_one_line_without_its_password(
+    postgres_server: PostgresServer,
+) -> None:
+    wrong = postgres_server.tcp_url("postgres").replace(
+        postgres_server.password, "Wr0ng-Secret-Pass"
+    )
+    for url in (wrong, postgres_server.tcp_url("no_such_database")):
+        refused = run_tracetui("keys", "list", "--db", url)
+        assert refused.returncode == 2 and refused.stdout == ""
+        assert refused.stderr.startswith("tracetui: ") and refused.stderr.count("\n") == 1
+        assert "Traceback" not in refused.stderr
+        for secret in (postgres_server.password, "Wr0ng-Secret-Pass"):
+            assert secret not in refused.stderr

@@ -17,14 +17,9 @@ from tests.support.postgres import (
     APP_USER,
     OWNER_FILE,
     PostgresServer,
-    postgres_database_fixture,
-    postgres_server_fixture,
     sweep_stale,
 )
 from tests.support.service import wait_for
-
-postgres_server = postgres_server_fixture()
-postgres_db = postgres_database_fixture()
 
 
 def _owner_uid(pid: int) -> int:

@@ -10,6 +10,13 @@ import pytest
 
 from tests.support.service import RunningService
 
+
+@pytest.fixture(scope="module")
+def service(backend_service: RunningService) -> RunningService:
+    """Every test here that uses the service runs on SQLite, then on PostgreSQL."""
+    return backend_service
+
+
 GOOD_ALERT = {
     "name": "Slow",
     "metric": "latency_ms_5m",

@@ -1,18 +1,18 @@
 """Trace ids are scoped by project: the same id sent to two projects is two traces, neither can
-write into the other's, and another project's trace answers exactly as a missing one."""
+write into the other's, and another project's trace answers exactly as a missing one. On
+SQLite and on PostgreSQL (`fresh_database`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import httpx
 
 from tests.support.otlp import new_span_id, new_trace_id, partial, post, request, root_client, span
+from tui.server.open_store import ServiceStore, open_store
 from tui.server.run import LocalService
-from tui.server.store import Store
 
 A, B = "proj_a", "proj_b"
 KEYS = {"ws": None, "pk-a": A, "pk-b": B, "pk-b2": B}
@@ -20,15 +20,18 @@ EVER = {"from": "2000-01-01T00:00:00Z"}
 
 
 @contextmanager
-def two_projects(tmp_path: Path) -> Iterator[tuple[LocalService, Store]]:
-    store = Store(tmp_path / "scoped.sqlite3")
-    with store.transaction() as db:
-        store.insert_project(db, "a", None, 30, project_id=A)
-        store.insert_project(db, "b", None, 30, project_id=B)
-    for key, project in KEYS.items():
-        store.add_key(key, project, key)
-    with LocalService(store, tasks=[]) as service:
-        yield service, store
+def two_projects(database: str) -> Iterator[tuple[LocalService, ServiceStore]]:
+    store: Any = open_store(database)
+    try:
+        with store.transaction() as db:
+            store.insert_project(db, "a", None, 30, project_id=A)
+            store.insert_project(db, "b", None, 30, project_id=B)
+        for key, project in KEYS.items():
+            store.add_key(key, project, key)
+        with LocalService(store, tasks=[]) as service:
+            yield service, store
+    finally:
+        store.close()
 
 
 def sent(client: httpx.Client, *spans: Any) -> None:
@@ -42,10 +45,10 @@ def get(client: httpx.Client, path: str, **params: str) -> httpx.Response:
     return client.get(f"/v1/{path}", params=params)
 
 
-def test_the_same_trace_id_sent_to_two_projects_is_two_traces(tmp_path: Path) -> None:
+def test_the_same_trace_id_sent_to_two_projects_is_two_traces(fresh_database: str) -> None:
     trace, root, child = new_trace_id(), new_span_id(), new_span_id()
     with (
-        two_projects(tmp_path) as (service, store),
+        two_projects(fresh_database) as (service, store),
         root_client(service.base_url, "pk-a") as a,
         root_client(service.base_url, "pk-b") as b,
         root_client(service.base_url, "ws") as ws,
@@ -97,11 +100,11 @@ def test_the_same_trace_id_sent_to_two_projects_is_two_traces(tmp_path: Path) ->
 
 
 def test_the_workspace_key_reads_an_id_that_one_project_has_without_naming_it(
-    tmp_path: Path,
+    fresh_database: str,
 ) -> None:
     trace = new_trace_id()
     with (
-        two_projects(tmp_path) as (service, _),
+        two_projects(fresh_database) as (service, _),
         root_client(service.base_url, "pk-b") as b,
         root_client(service.base_url, "ws") as ws,
     ):
@@ -118,10 +121,10 @@ def comparable(response: httpx.Response) -> tuple[int, bytes, dict[str, str]]:
     return response.status_code, response.content, headers
 
 
-def test_another_projects_trace_answers_exactly_as_a_missing_one(tmp_path: Path) -> None:
+def test_another_projects_trace_answers_exactly_as_a_missing_one(fresh_database: str) -> None:
     trace, missing = new_trace_id().hex(), new_trace_id().hex()
     with (
-        two_projects(tmp_path) as (service, _),
+        two_projects(fresh_database) as (service, _),
         root_client(service.base_url, "pk-a") as a,
         root_client(service.base_url, "pk-b") as b,
         root_client(service.base_url, "pk-b2") as b2,

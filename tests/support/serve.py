@@ -167,17 +167,19 @@ class Served:
 
 @contextmanager
 def serving(
-    db: Path,
+    db: Path | str | None,
     *flags: str,
     env: Mapping[str, str] | None = None,
     new_session: bool = False,
 ) -> Iterator[Served]:
     """`tracetui serve --db DB --port 0 FLAGS` with `env` over this environment (less its
-    TRACETUI_ settings), once it has printed how to reach it. `new_session`: in a process group
-    of its own, as a shell starts it, so a signal can reach the service and its workers at once.
-    Killed and reaped on the way out if still running."""
+    TRACETUI_ settings), once it has printed how to reach it. DB is a SQLite file's path or a
+    PostgreSQL URL; None leaves --db out (to give the database by TRACETUI_DB in `env`).
+    `new_session`: in a process group of its own, as a shell starts it, so a signal can reach
+    the service and its workers at once. Killed and reaped on the way out if still running."""
+    database = [] if db is None else ["--db", str(db)]
     process = subprocess.Popen(
-        tracetui_command("serve", "--db", str(db), "--port", "0", *flags),
+        tracetui_command("serve", *database, "--port", "0", *flags),
         env=tracetui_env(env),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,

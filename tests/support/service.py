@@ -1,4 +1,5 @@
-"""The local service on a free loopback port over a small demo database, and waiting on a condition."""
+"""The local service on a free loopback port over a small demo database (a SQLite file, or a
+PostgreSQL database given by its URL), and waiting on a condition."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from tui.demo.data import DemoKeys, populate
 from tui.server.alerts.targets import Resolver, system_resolver
 from tui.server.background import PeriodicTask
 from tui.server.config import IN_PROCESS
+from tui.server.open_store import open_store
 from tui.server.rows import now_ms
 from tui.server.run import LocalService
 from tui.server.store import Store
@@ -37,9 +39,12 @@ class RunningService:
 
 
 def start_service(
-    path: Path, rate_limit: int = 100_000, scale: float = 0.1, ingest_processes: int = 0
+    database: Path | str, rate_limit: int = 100_000, scale: float = 0.1, ingest_processes: int = 0
 ) -> RunningService:
-    store = Store(path)
+    """The service, started, over a new demo database at `database`: a SQLite file's path or
+    an empty PostgreSQL database's URL (`store` is then a PostgresStore, with the same
+    methods)."""
+    store: Any = open_store(str(database))
     keys = populate(store, seed=7, scale=scale, big_traces=False)
     config = replace(IN_PROCESS, rate_limit=rate_limit, ingest_processes=ingest_processes)
     service = LocalService(store, config)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 DEFAULT_DB = "tracetui.sqlite3"  # the database file without --db (serve and keys)
@@ -30,7 +30,8 @@ class InvalidOption(ValueError):
 class ServerConfig:
     """Every option of the service; see OPTIONS for what each means."""
 
-    db: str | None = None
+    # Out of the repr: a PostgreSQL URL may hold a password, and a repr ends up in logs.
+    db: str | None = field(default=None, repr=False)
     host: str = LOOPBACK
     port: int = 8000
     rate_limit: int = 1000
@@ -50,7 +51,8 @@ class ServerConfig:
 
     @property
     def database(self) -> str:
-        """The database file to open: `db`, or ./tracetui.sqlite3."""
+        """The database to open: `db` (a SQLite file's path or a PostgreSQL URL), or
+        ./tracetui.sqlite3."""
         return self.db or DEFAULT_DB
 
     @property
@@ -188,8 +190,10 @@ OPTIONS: tuple[Option, ...] = (
         "--db",
         "TRACETUI_DB",
         text,
-        "SQLite database file",
-        "FILE",
+        "a SQLite database file, or a PostgreSQL URL: postgresql://USER[:PASSWORD]@HOST[:PORT]/DB "
+        "or postgresql://USER@/DB?host=/socket/dir (set a password through TRACETUI_DB or "
+        "PGPASSWORD, not on the command line; it is never printed)",
+        "FILE_OR_URL",
         unset=f"./{DEFAULT_DB} (with --demo: a fresh temporary file)",
     ),
     Option(

@@ -5,6 +5,9 @@ everything else goes to stderr. Only a key's SHA-256 is stored; a key is known a
 its id, the first 12 hex digits of that hash, which `list` shows and `revoke` takes (a prefix
 of 6 or more digits will do), or by its label. A running service sees the change at once: it
 looks keys up on every request.
+
+The database is the one serve uses: a SQLite file's path or a PostgreSQL URL (a URL's password
+is never shown: errors name the database by `location`).
 """
 
 from __future__ import annotations
@@ -15,35 +18,44 @@ import time
 from pathlib import Path
 from typing import TextIO
 
+from tui.server.backend import StoreUnreachable
+from tui.server.database_url import is_postgres
 from tui.server.migrations import SchemaTooNew
+from tui.server.open_store import ServiceStore, open_store
 from tui.server.rows import KeyInfo
-from tui.server.store import Store, new_api_key
+from tui.server.store_keys import new_api_key
+
+KEYS_POOL_SIZE = 2
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     # Looked up per call, not bound at import: whoever replaced sys.stdout since gets the key.
     out = out or sys.stdout
     err = err or sys.stderr
-    if not Path(args.db).is_file():
+    if not is_postgres(args.db) and not Path(args.db).is_file():
         print(
             f"tracetui: no database at {args.db}; `tracetui serve` creates one, or pass --db PATH.",
             file=err,
         )
         return 2
     try:
-        store = Store(args.db)
-    except SchemaTooNew as error:
+        # A one-off command: two connections are plenty.
+        store = open_store(args.db, pool_size=KEYS_POOL_SIZE)
+    except (SchemaTooNew, StoreUnreachable) as error:
         print(f"tracetui: {error}", file=err)
         return 2
-    if args.keys_command == "create":
-        return create(store, args.project, args.label, out, err)
-    if args.keys_command == "list":
-        return show(store, out)
-    return revoke(store, args.ref, err)
+    try:
+        if args.keys_command == "create":
+            return create(store, args.project, args.label, out, err)
+        if args.keys_command == "list":
+            return show(store, out)
+        return revoke(store, args.ref, err)
+    finally:
+        store.close()
 
 
 def create(
-    store: Store, project_id: str | None, label: str | None, out: TextIO, err: TextIO
+    store: ServiceStore, project_id: str | None, label: str | None, out: TextIO, err: TextIO
 ) -> int:
     if project_id is not None and store.get_project(project_id) is None:
         known = ", ".join(p.id for p in store.list_projects()) or "none yet"
@@ -60,7 +72,7 @@ def create(
     return 0
 
 
-def show(store: Store, out: TextIO) -> int:
+def show(store: ServiceStore, out: TextIO) -> int:
     print(f"{'ID':<13} {'PROJECT':<18} {'CREATED':<21} LABEL", file=out)
     for key in store.list_keys():
         created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(key.created_at / 1000))
@@ -72,7 +84,7 @@ def show(store: Store, out: TextIO) -> int:
     return 0
 
 
-def revoke(store: Store, ref: str, err: TextIO) -> int:
+def revoke(store: ServiceStore, ref: str, err: TextIO) -> int:
     found = store.find_keys(ref)
     if not found:
         print(f"tracetui: no key has the id or label {printable(ref)!r}.", file=err)

@@ -17,10 +17,16 @@ import uvicorn
 from tui.server.alerts.service import Alerts
 from tui.server.alerts.targets import Resolver, system_resolver
 from tui.server.asgi import create_app
+from tui.server.backend import StoreUnreachable, TraceStore
 from tui.server.background import PeriodicTask
 from tui.server.config import IN_PROCESS, LOOPBACK, ServerConfig
+from tui.server.database_url import redacted
+from tui.server.http_limits import bounded_http_protocol
+from tui.server.ingest.processes import IngestProcesses
 from tui.server.migrations import SchemaTooNew
-from tui.server.store import Store, new_api_key, now_ms
+from tui.server.open_store import ServiceStore, open_store
+from tui.server.rows import now_ms
+from tui.server.store_keys import new_api_key
 
 
 class StoreKeys(Protocol):
@@ -33,8 +39,8 @@ class StoreKeys(Protocol):
     def projects(self) -> Mapping[str, str]: ...
 
 
-# Opens a database that comes with its keys (`serve --demo`), instead of the --db file.
-OpenedStore = Callable[[], tuple[Store, StoreKeys]]
+# Opens a database that comes with its keys (`serve --demo`), instead of the --db one.
+OpenedStore = Callable[[], tuple[ServiceStore, StoreKeys]]
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -49,6 +55,15 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+# Stopping: how long the requests in hand may take to finish before the ingest workers are
+# killed, then how long the answers to those left take, then how long uvicorn gets once told to
+# give up on the requests still open. Their sum keeps a stop under 10 s, the time docker stop
+# gives a service before it kills it (systemd gives 90 s).
+REQUESTS_GRACE_S = 4.0
+ANSWERS_S = 3.0
+FORCED_S = 1.5
+
+
 @dataclass
 class LocalService:
     """The service in a daemon thread, as `config` says (by default IN_PROCESS: a free loopback
@@ -59,7 +74,7 @@ class LocalService:
     retention, ingest and alerts read the time from; `resolve` looks up webhook host names.
     """
 
-    store: Store
+    store: TraceStore
     config: ServerConfig = IN_PROCESS
     tasks: Sequence[PeriodicTask] | None = None
     clock: Callable[[], int] = now_ms
@@ -78,6 +93,7 @@ class LocalService:
             log_level="info" if access_log else "warning",
             access_log=access_log,
             lifespan="on",  # startup fails loudly; shutdown stops the background tasks
+            http=bounded_http_protocol(self.config),  # head size and time, idle, connections
         )
         self._server = uvicorn.Server(config)
         # Set when uvicorn's thread has finished. Waiting on an Event, not on Thread.join: a
@@ -132,10 +148,26 @@ class LocalService:
         return True
 
     def stop(self) -> None:
+        """Stop serving in under 10 seconds, whatever the ingest workers do. The requests in
+        hand get REQUESTS_GRACE_S seconds to finish; then the ingest workers are killed
+        (a stopped or stuck worker would hold its request for ever; the requests whose bodies
+        they held answer 503 with Retry-After, which exporters retry) and, if a request still
+        holds on after that, uvicorn is told to give up on it."""
         self._server.should_exit = True
-        if self._thread.ident is not None:  # started: wait for uvicorn to let the socket go
-            self._done.wait(timeout=10)
+        started = self._thread.ident is not None  # then wait for uvicorn to let the socket go
+        if started and not self._done.wait(REQUESTS_GRACE_S):
+            self._ingest_processes.stop(grace_s=0)
+            if not self._done.wait(ANSWERS_S):
+                self._server.force_exit = True  # its lifespan's shutdown is skipped
+                self._done.wait(FORCED_S)
+        # Whatever the lifespan did not end: no worker outlives the service's stop.
+        self._ingest_processes.stop(grace_s=0)
         self._socket.close()
+
+    @property
+    def _ingest_processes(self) -> IngestProcesses:
+        processes: IngestProcesses = self.app.state.ingest.processes
+        return processes
 
     def __enter__(self) -> LocalService:
         return self.start()
@@ -149,8 +181,10 @@ class LocalService:
         self.stop()
 
 
-def print_otlp_lines(service: LocalService, key: str | None, db: str) -> None:
-    """The two lines to paste into an instrumented app's environment, and the app's own."""
+def print_otlp_lines(service: LocalService, key: str | None, db: str | None) -> None:
+    """The two lines to paste into an instrumented app's environment, and the app's own. `db`
+    is the database as the hint to make a key names it, None for a URL with a password (never
+    printed, not even hidden: the hint points at TRACETUI_DB instead)."""
     host = service.host
     if host in ("0.0.0.0", "::", ""):  # noqa: S104 - every interface: loopback reaches it
         host = LOOPBACK
@@ -160,7 +194,10 @@ def print_otlp_lines(service: LocalService, key: str | None, db: str) -> None:
     print(f"    export OTEL_EXPORTER_OTLP_ENDPOINT={root}")
     print(f'    export OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer {shown}"')
     if key is None:
-        print(f"  with a key from: tracetui keys create --workspace --db {db}")
+        if db is None:
+            print("  with a key from: tracetui keys create --workspace  (its URL in TRACETUI_DB)")
+        else:
+            print(f"  with a key from: tracetui keys create --workspace --db {db}")
     print(
         f"  and browse them: TRACETUI_BASE_URL={root}/v1 TRACETUI_API_KEY={shown} tracetui",
         flush=True,
@@ -169,7 +206,8 @@ def print_otlp_lines(service: LocalService, key: str | None, db: str) -> None:
 
 def stop_on_sigterm() -> None:
     """SIGTERM (kill, docker stop, systemd) stops the service as Ctrl-C does: what the ingest
-    writer holds is written and the decoder processes end, instead of dying where it stands."""
+    writer holds is written and the ingest worker processes end, instead of dying where it
+    stands."""
 
     def interrupt(signum: int, frame: object) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not cut the stop short
@@ -183,8 +221,9 @@ def serve(config: ServerConfig, opened: OpenedStore | None = None) -> int:
     what `opened` opens)."""
     config = replace(config, ingest_processes=config.workers)  # what is printed is what runs
     try:
-        store, keys = opened() if opened else (Store(config.database), None)
-    except SchemaTooNew as error:
+        store, keys = opened() if opened else (open_store(config.database), None)
+    except (SchemaTooNew, StoreUnreachable) as error:
+        # One line, naming the database without its password (StoreUnreachable's message).
         print(f"tracetui: {error}", file=sys.stderr)
         return 2
     new_key = None
@@ -194,7 +233,7 @@ def serve(config: ServerConfig, opened: OpenedStore | None = None) -> int:
         store.add_key(new_key, None, "workspace key")
         print(f"  new workspace key (shown once, store it now): {new_key}")
     service = LocalService(store, config)
-    print(f"tracetui local service on {service.base_url}  (database: {store.path})", flush=True)
+    print(f"tracetui local service on {service.base_url}  (database: {store.location})", flush=True)
     if keys is not None:
         print(f"  workspace key: {keys.workspace}")
         for project_id, key in keys.projects.items():
@@ -203,7 +242,10 @@ def serve(config: ServerConfig, opened: OpenedStore | None = None) -> int:
             f'  try: curl -H "Authorization: Bearer {keys.workspace}" {service.base_url}/projects',
             flush=True,
         )
-    print_otlp_lines(service, keys.workspace if keys else new_key, store.path)
+    secret = redacted(config.database) != config.database  # a URL with a password
+    print_otlp_lines(
+        service, keys.workspace if keys else new_key, None if secret else store.location
+    )
     if config.host not in (LOOPBACK, "localhost", "::1"):
         print(f"  warning: listening on {config.host}, reachable from other machines", flush=True)
     if config.alert_interval_s:
@@ -223,5 +265,10 @@ def serve(config: ServerConfig, opened: OpenedStore | None = None) -> int:
     except KeyboardInterrupt:
         pass
     finally:
+        # The stop is bounded (LocalService.stop): a second Ctrl-C or SIGTERM must not cut it
+        # short, which would leave the interpreter's exit waiting on workers that were not ended.
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_IGN)
         service.stop()
+        store.close()  # a PostgreSQL pool's connections end cleanly, not cut at the exit
     return 0

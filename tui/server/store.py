@@ -154,6 +154,11 @@ class Store(AlertTables, KeyTables):
                     INSERT[AlertSecretRow], [(alert_id, new_secret()) for alert_id in missing]
                 )
 
+    @property
+    def location(self) -> str:
+        """Where the data is, as serve prints it: the file's path."""
+        return self.path
+
     # -- connections -------------------------------------------------------------------------
 
     def _connection(self) -> sqlite3.Connection:

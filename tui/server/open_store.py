@@ -1,0 +1,62 @@
+"""Opening the store a `--db` value names: a PostgreSQL URL opens the PostgreSQL store, anything
+else (a file's path) the SQLite one. `tracetui serve` and `tracetui keys` open their database
+here and nowhere else.
+
+The PostgreSQL store is imported only when a URL asks for it: psycopg is an optional
+dependency (`pip install 'tracetui[postgres]'`), and SQLite users never load it.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from tui.server.backend import StoreUnreachable, TraceStore
+from tui.server.database_url import is_postgres, redacted
+from tui.server.rows import KeyInfo
+
+POSTGRES_EXTRA = "pip install 'tracetui[postgres]'"
+
+
+class ServiceStore(TraceStore, Protocol):
+    """What serve and the keys command use of a store, on either backend: the routes'
+    TraceStore, the keys kept in it, where it is (safe to print) and closing it."""
+
+    @property
+    def location(self) -> str:
+        """The file's path, or the URL without its password."""
+        ...
+
+    def has_workspace_key(self) -> bool: ...
+
+    def add_key(self, api_key: str, project_id: str | None, label: str) -> KeyInfo: ...
+
+    def list_keys(self) -> list[KeyInfo]: ...
+
+    def find_keys(self, ref: str) -> list[KeyInfo]: ...
+
+    def revoke_key(self, key_id: str) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+def open_store(database: str, *, pool_size: int | None = None) -> ServiceStore:
+    """The store at `database`: a PostgreSQL URL (postgresql://...; at most `pool_size`
+    connections, the store's default if None) or a SQLite file's path.
+
+    Raises StoreUnreachable (one line, no password) when a PostgreSQL database cannot be
+    reached or psycopg is not installed, SchemaTooNew when the database is newer than this
+    tracetui."""
+    if not is_postgres(database):
+        from tui.server.store import Store
+
+        return Store(database)
+    try:
+        from tui.server.postgres.store import PostgresStore
+    except ImportError:
+        raise StoreUnreachable(
+            f"Cannot open the database {redacted(database)}: PostgreSQL support is not "
+            f"installed ({POSTGRES_EXTRA})"
+        ) from None
+    if pool_size is None:
+        return PostgresStore(database)
+    return PostgresStore(database, pool_size=pool_size)
