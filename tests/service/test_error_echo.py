@@ -134,3 +134,38 @@ def test_no_answer_repeats_a_value_sent(
         r.getMessage() for r in caplog.records if not r.name.startswith(("httpx", "httpcore"))
     ]
     assert not [line for line in logged if key in line or quote(key, safe="") in line]
+
+
+class Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+def test_the_access_log_leaves_out_the_query_string(tmp_path: Any) -> None:
+    """A key pasted into a URL's query reaches no log line: the access log names the path."""
+    from tests.support.service import local_service
+    from tui.demo.data import populate
+    from tui.server.store import Store
+
+    store = Store(tmp_path / "log.sqlite3")
+    keys = populate(store, seed=7, scale=0.01, big_traces=False)
+    lines = Lines()
+    access = logging.getLogger("uvicorn.access")
+    running = local_service(store, access_log=True)  # uvicorn sets up its loggers here
+    access.addHandler(lines)
+    try:
+        with running as service:
+            headers = {"Authorization": f"Bearer {keys.workspace}"}
+            with httpx.Client(base_url=service.base_url + "/", headers=headers) as client:
+                project = next(iter(keys.projects))
+                answer = client.get("traces", params={"project_id": project, "cursor": KEYS[0]})
+                assert answer.status_code == 400
+    finally:
+        access.removeHandler(lines)
+    logged = [line for line in lines.lines if "/v1/traces" in line]
+    assert logged, lines.lines
+    assert not any(KEYS[0] in line or "cursor=" in line for line in lines.lines), logged

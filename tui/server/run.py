@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import signal
 import socket
 import sys
@@ -64,6 +65,20 @@ ANSWERS_S = 3.0
 FORCED_S = 1.5
 
 
+class QueryHidden(logging.Filter):
+    """An access log line without the request's query string: a key pasted into a URL
+    (`?cursor=...`, `?api_key=...`) stays out of the log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and len(record.args) == 5:
+            client, method, path, version, status = record.args
+            record.args = (client, method, str(path).split("?", 1)[0], version, status)
+        return True
+
+
+QUERY_HIDDEN = QueryHidden()  # one instance: adding it again is a no-op
+
+
 @dataclass
 class LocalService:
     """The service in a daemon thread, as `config` says (by default IN_PROCESS: a free loopback
@@ -95,6 +110,8 @@ class LocalService:
             lifespan="on",  # startup fails loudly; shutdown stops the background tasks
             http=bounded_http_protocol(self.config),  # head size and time, idle, connections
         )
+        if access_log:
+            logging.getLogger("uvicorn.access").addFilter(QUERY_HIDDEN)
         self._server = uvicorn.Server(config)
         # Set when uvicorn's thread has finished. Waiting on an Event, not on Thread.join: a
         # Ctrl-C that lands inside join() can leave the thread marked stopped while it still
@@ -216,23 +233,15 @@ def stop_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, interrupt)
 
 
-def serve(config: ServerConfig, opened: OpenedStore | None = None) -> int:
-    """`tracetui serve`: run in the foreground until interrupted, over `config.database` (or
-    what `opened` opens)."""
-    config = replace(config, ingest_processes=config.workers)  # what is printed is what runs
-    try:
-        store, keys = opened() if opened else (open_store(config.database), None)
-    except (SchemaTooNew, StoreUnreachable) as error:
-        # One line, naming the database without its password (StoreUnreachable's message).
-        print(f"tracetui: {error}", file=sys.stderr)
-        return 2
-    new_key = None
-    if keys is None and not store.has_workspace_key():
-        # A new database needs one key to be usable at all; it is shown this once only.
-        new_key = new_api_key("ws")
-        store.add_key(new_key, None, "workspace key")
-        print(f"  new workspace key (shown once, store it now): {new_key}")
-    service = LocalService(store, config)
+def print_banner(
+    service: LocalService,
+    store: ServiceStore,
+    config: ServerConfig,
+    keys: StoreKeys | None,
+    new_key: str | None,
+) -> None:
+    """What serve prints as it starts: where it is, its keys (the demo's), how to send traces
+    to it and browse them, and how it runs."""
     print(f"tracetui local service on {service.base_url}  (database: {store.location})", flush=True)
     if keys is not None:
         print(f"  workspace key: {keys.workspace}")
@@ -258,8 +267,30 @@ def serve(config: ServerConfig, opened: OpenedStore | None = None) -> int:
         print(f"  OTLP bodies ingested by {workers} worker process{plural}", flush=True)
     else:
         print("  OTLP bodies ingested in the service's threads (--ingest-processes 0)", flush=True)
+
+
+def serve(config: ServerConfig, opened: OpenedStore | None = None) -> int:
+    """`tracetui serve`: run in the foreground until interrupted, over `config.database` (or
+    what `opened` opens)."""
+    config = replace(config, ingest_processes=config.workers)  # what is printed is what runs
+    try:
+        store, keys = opened() if opened else (open_store(config.database), None)
+    except (SchemaTooNew, StoreUnreachable) as error:
+        # One line, naming the database without its password (StoreUnreachable's message).
+        print(f"tracetui: {error}", file=sys.stderr)
+        return 2
+    new_key = None
+    if keys is None and not store.has_workspace_key():
+        # A new database needs one key to be usable at all; it is shown this once only.
+        new_key = new_api_key("ws")
+        store.add_key(new_key, None, "workspace key")
+        print(f"  new workspace key (shown once, store it now): {new_key}")
+    service = LocalService(store, config)
+    # Ctrl-C and SIGTERM are caught from before the first line printed: a user who stops the
+    # service as soon as it says where it is gets the same clean stop as later.
     stop_on_sigterm()
     try:
+        print_banner(service, store, config, keys, new_key)
         service.start()
         service.wait()
     except KeyboardInterrupt:

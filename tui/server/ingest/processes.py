@@ -51,7 +51,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from tui.server.backend import StoreBusy, TraceStore
+from tui.server.backend import StoreBusy, StoreUnavailable, StoreUnreachable, TraceStore
 from tui.server.ingest import otlp_json, otlp_proto
 from tui.server.ingest.body import PROTOBUF
 from tui.server.ingest.costs import PRICES, PriceBook
@@ -115,7 +115,8 @@ def groups_of(decoded: Decoded, project_id: str | None) -> list[SpanGroup]:
 # while ingesting at full speed was 15-19.5 ms (idle: 5-6.5); at 10, 11.7-12.6 ms, with the
 # same ingest speed (the workers get every cycle the service leaves).
 WORKER_NICENESS = 10
-_store: TraceStore | None = None  # the worker's own, on the service's (opened by start_worker)
+_store: TraceStore | None = None  # the worker's own, on the service's (see worker_store)
+_open_store: Callable[[], TraceStore] | None = None  # how to open it (set by start_worker)
 
 
 def start_worker(open_store: Callable[[], TraceStore]) -> None:
@@ -123,14 +124,31 @@ def start_worker(open_store: Callable[[], TraceStore]) -> None:
     loads the price table before the first body. Workers run at a lower priority than the
     service: a flood of spans must not slow the reads of someone triaging (nor the service's
     start: the workers load beside it); an idle machine gives them every spare cycle anyway."""
-    global _store
+    global _open_store
     for ignored in (signal.SIGINT, signal.SIGTERM):
         signal.signal(ignored, signal.SIG_IGN)
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICENESS)
     threading.Thread(target=_exit_with_parent, name="tracetui-parent", daemon=True).start()
-    _store = open_store()
+    _open_store = open_store
+    # A database that cannot be reached now (a PostgreSQL restarting) is opened by the first
+    # body instead: a worker that failed here would break its pool and print a traceback.
+    with contextlib.suppress(StoreBusy):
+        worker_store()
     PRICES.warm()
+
+
+def worker_store() -> TraceStore:
+    """This worker's store, opened now if its database could not be reached before; raises
+    StoreUnavailable (503, retried by the sender) while it still cannot."""
+    global _store
+    if _store is None:
+        assert _open_store is not None, "start_worker says how to open the store"
+        try:
+            _store = _open_store()
+        except StoreUnreachable:
+            raise StoreUnavailable("the database cannot be reached for now") from None
+    return _store
 
 
 def _exit_with_parent() -> None:
@@ -162,19 +180,19 @@ def ingest_in_worker(media: str, body: bytes, now_ms: int, project_id: str | Non
 
 
 def _ingest(media: str, body: bytes, now_ms: int, project_id: str | None) -> Outcome:
-    assert _store is not None, "start_worker opens the store"
+    store = worker_store()
     decoded = decode(media, body, PRICES, now_ms)
     groups = groups_of(decoded, project_id)
     # Workers write in turns under SQLite's write lock (busy_timeout waits). A lock of the
     # pool's own, handed over without SQLite's sleeps, was slower (measured while a worker's
     # commit still ran checkpoints: now the service's background task does, Store.opener).
-    refused = _store.ingest([groups])[0] if groups else 0
+    refused = store.ingest([groups])[0] if groups else 0
     return outcome_of(decoded, refused)
 
 
 def worker_ready() -> bool:
     """A job that returns once a worker is up (start_worker has run in it)."""
-    return _store is not None
+    return _open_store is not None
 
 
 # -- in the service -------------------------------------------------------------------------------
