@@ -29,7 +29,7 @@ class RacingOutbox:
         self.may_record = threading.Event()
         self.in_flight: Callable[[], int] = lambda: 1  # the worker's, once it exists
 
-    def due_deliveries(self, now: int, limit: int) -> list[DeliveryRow]:
+    def due_deliveries(self, now: int, limit: int, holder: str | None = None) -> list[DeliveryRow]:
         self.reads += 1
         rows = [self.row] if self.row.status == "pending" else []
         if self.reads == 2:
@@ -37,6 +37,15 @@ class RacingOutbox:
             self.may_record.set()
             until(lambda: bool(self.recorded) and self.in_flight() == 0)
         return rows
+
+    def claim_deliveries(
+        self, delivery_ids: list[str], holder: str, now: int, until: int
+    ) -> list[DeliveryRow]:
+        """One replica: the rows asked for that are still pending are its own."""
+        return [self.row] if self.row.id in delivery_ids and self.row.status == "pending" else []
+
+    def release_claims(self, holder: str) -> int:
+        return 0
 
     def record_attempt(
         self, delivery_id: str, event: Any, next_at: int | None, status: str

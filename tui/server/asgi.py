@@ -15,13 +15,13 @@ from fastapi import FastAPI
 from tui.server.alerts.service import Alerts
 from tui.server.alerts.targets import Resolver, system_resolver
 from tui.server.backend import TraceStore
-from tui.server.background import Background, PeriodicTask, default_tasks
+from tui.server.background import Background, PeriodicTask, default_tasks, new_replica_id
 from tui.server.config import ServerConfig
 from tui.server.errors import install_error_handlers
 from tui.server.ingest.costs import warm_in_background
 from tui.server.ingest.processes import IngestProcesses
 from tui.server.ingest.writer import IngestWriter
-from tui.server.ratelimit import RateLimiter, RateLimitMiddleware
+from tui.server.ratelimit import Limiter, RateLimiter, RateLimitMiddleware, SharedRateLimiter
 from tui.server.routes import ROUTERS
 from tui.server.routes.otlp import Ingest
 from tui.server.rows import KeyScope, now_ms
@@ -54,6 +54,15 @@ def key_identity(store: TraceStore, key: str) -> tuple[str, KeyScope] | None:
     return None if scope is None else (scope.key_hash, scope)
 
 
+def limiter_of(store: TraceStore, name: str, limit: int, window_s: float) -> Limiter:
+    """A rate limiter counting in `store` when other replicas share it, else in memory."""
+    if store.is_shared():
+        return SharedRateLimiter(
+            name, store.count_requests, store.forget_request_counts, limit, window_s
+        )
+    return RateLimiter(limit, window_s)
+
+
 def create_app(
     store: TraceStore,
     config: ServerConfig,
@@ -77,6 +86,7 @@ def create_app(
     )
     app.state.store = store  # read by deps.store_of
     app.state.clock = clock  # read by deps.clock_of
+    replica = new_replica_id()  # this service among those sharing its store
     alerts = Alerts(
         store,
         clock,
@@ -84,17 +94,20 @@ def create_app(
         allow_private=config.allow_private_webhooks,
         resolve=resolve,
         timeout_s=config.webhook_timeout_s,
+        replica=replica,
     )
     app.state.alerts = alerts  # read by deps.alerts_of
     app.state.background = Background(
-        default_tasks(store, clock, alerts) if tasks is None else tasks,
+        default_tasks(store, clock, alerts, replica) if tasks is None else tasks,
         workers=[alerts],
     )
     # Worker processes open the store themselves, if it can be opened from another process.
     processes = IngestProcesses(config.workers, store.opener())
     app.state.ingest = Ingest(IngestWriter(store), processes)
-    app.state.limiter = RateLimiter(config.rate_limit, config.window_s)
-    app.state.ingest_limiter = RateLimiter(config.ingest_rate_limit, config.window_s)
+    app.state.limiter = limiter_of(store, "api", config.rate_limit, config.window_s)
+    app.state.ingest_limiter = limiter_of(
+        store, "ingest", config.ingest_rate_limit, config.window_s
+    )
     app.add_middleware(
         RateLimitMiddleware,
         limiter=app.state.limiter,

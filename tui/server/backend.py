@@ -115,7 +115,24 @@ class AlertStore(Protocol):
         """Drop old alert events and finished webhooks; returns how many rows went."""
         ...
 
-    def due_deliveries(self, now: int, limit: int) -> list[DeliveryRow]: ...
+    def due_deliveries(self, now: int, limit: int, holder: str | None = None) -> list[DeliveryRow]:
+        """Pending webhooks due at `now`, the longest waiting first; with `holder`, not those
+        another holder's claim (claim_deliveries) still covers."""
+        ...
+
+    def claim_deliveries(
+        self, delivery_ids: Sequence[str], holder: str, now: int, until: int
+    ) -> list[DeliveryRow]:
+        """Claim for `holder` until `until` (epoch ms) those of `delivery_ids` that are still
+        pending, due at `now` and unclaimed (or whose claim has expired, or is `holder`'s), in
+        one statement; returns the rows claimed, as they are now. Two replicas never both
+        claim one delivery, so never attempt it in parallel (PostgreSQL: FOR UPDATE SKIP
+        LOCKED)."""
+        ...
+
+    def release_claims(self, holder: str) -> int:
+        """Drop `holder`'s claims on pending webhooks (a replica stopping); how many went."""
+        ...
 
     def next_delivery_at(self) -> int | None: ...
 
@@ -123,10 +140,44 @@ class AlertStore(Protocol):
 
     def record_attempt(
         self, delivery_id: str, attempt: AlertEventRow, next_attempt_at: int | None, status: str
-    ) -> None: ...
+    ) -> None:
+        """One attempt made: its event, and the delivery's new state with its claim dropped
+        (a retry may be taken by any replica)."""
+        ...
 
 
-class TraceStore(AlertStore, Protocol):
+class ReplicaStore(Protocol):
+    """What several services sharing one store (replicas on one PostgreSQL database) need to
+    share the work: leases, so that one replica at a time runs a periodic task, and request
+    counts, so that a key's rate limit holds across replicas."""
+
+    def is_shared(self) -> bool:
+        """Whether other services may use this store at the same time (PostgreSQL), so request
+        counts must be kept in it; False for a store only this process serves (SQLite)."""
+        ...
+
+    def take_lease(self, name: str, holder: str, ttl_ms: int) -> bool:
+        """Take or renew the lease `name` for `holder`, for `ttl_ms` from now (the store's
+        clock), in one conditional upsert: True if `holder` holds it now, False if another
+        holder's lease has not expired."""
+        ...
+
+    def release_lease(self, name: str, holder: str) -> None:
+        """Give up `holder`'s lease `name` (no-op if another holds it)."""
+        ...
+
+    def count_requests(self, bucket: str, window_start: int, hits: int = 1) -> int:
+        """Add `hits` requests to `bucket`'s window starting at `window_start` (epoch ms);
+        returns the window's total across every replica."""
+        ...
+
+    def forget_request_counts(self, before: int | None = None) -> int:
+        """Drop the request counts of windows that started before `before` (every window if
+        None); returns how many went."""
+        ...
+
+
+class TraceStore(AlertStore, ReplicaStore, Protocol):
     """The service's storage, as the routes see it. Every method may block: call from a thread."""
 
     def key_scope(self, api_key: str) -> KeyScope | None:

@@ -6,6 +6,19 @@ sweep, and alert evaluation (every `--alert-interval` seconds). Workers: the web
 worker (alerts/delivery.py), a task of the event loop that sends over the network and waits on
 nothing else.
 
+Replicas on one database (PostgreSQL) share the rounds that must run once, not once per
+replica: alert evaluation, the retention sweep and the clean-ups are `leased`. A leased task
+runs its round only while this replica holds the task's lease (a row with an expiry,
+ReplicaStore.take_lease), taken before the round and renewed after it, LEASE_TTLS periods
+long. The others look every 1/LEASE_POLLS of a period, so when the holder dies (kill -9,
+mid-round) its lease expires and another replica takes the task over: the next round runs
+at most about half a period plus a poll later than it was due (a round cut short by the kill
+is not stored: record_round is one transaction). A round runs at most once a period on the
+holder. A stop gives up the replica's leases, so another takes them at its next poll. With
+SQLite one process holds every lease, through the same code. Two rounds that overlap anyway (a
+round longer than the lease) are still safe: record_round stores a change only from the state
+the round started from.
+
 A task is a blocking round run every `period_s` seconds in a worker thread, so no round, however
 slow its SQLite work, ever holds up the event loop that answers requests. A round that raises is
 logged by exception type only (a message could carry a key or a prompt) and the task carries on
@@ -22,8 +35,11 @@ import asyncio
 import contextlib
 import logging
 import os
+import secrets
+import socket
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -37,6 +53,10 @@ log = logging.getLogger("tracetui.server")
 IDEMPOTENCY_TTL_MS = 24 * 3_600_000  # how long an Idempotency-Key's first answer is replayed
 CHECKPOINT_PERIOD_S = 0.5  # how often the write-ahead log is copied into the database
 RETENTION_PERIOD_S = 600.0  # how often expired traces are swept (reads hide them meanwhile)
+REQUEST_COUNTS_PERIOD_S = 60.0  # how often windows of shared request counts are dropped
+LEASE_TTLS = 1.5  # a lease lasts this many periods of its task past its last renewal
+LEASE_POLLS = 10  # how often a period a replica that does not hold a lease looks at it
+RELEASE_S = 2.0  # a stop waits this long for its leases to be given up (they expire anyway)
 ALERT_HISTORY_MS = 90 * 86_400_000  # state changes and attempts listed by .../events
 FINISHED_WEBHOOKS_MS = 7 * 86_400_000  # delivered or given-up webhooks (and their bodies)
 
@@ -58,20 +78,92 @@ class Worker(Protocol):
     async def stop(self) -> None: ...
 
 
+def new_replica_id() -> str:
+    """This service's name among the replicas sharing its store: host, process and a random
+    part (a process id is reused after a restart)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
 def default_tasks(
-    store: TraceStore, clock: Callable[[], int] = now_ms, alerts: Alerts | None = None
+    store: TraceStore,
+    clock: Callable[[], int] = now_ms,
+    alerts: Alerts | None = None,
+    replica: str | None = None,
 ) -> list[PeriodicTask]:
-    """Every periodic task the service runs; register new ones here."""
+    """Every periodic task the service runs; register new ones here. Those that must run once
+    across replicas hold a lease under `replica` (default: the alerts' replica, else a new
+    id)."""
+    if replica is None:
+        replica = alerts.replica if alerts is not None else new_replica_id()
     tasks = [
         checkpoint_log(store),
-        forget_old_responses(store, clock),
-        expire_old_traces(store, clock),
+        leased(forget_old_responses(store, clock), store, replica),
+        leased(expire_old_traces(store, clock), store, replica),
     ]
     if alerts is not None:
-        tasks.append(forget_alert_history(store, clock))
+        tasks.append(leased(forget_alert_history(store, clock), store, replica))
         if alerts.interval_s:
-            tasks.append(evaluate_alerts(alerts, alerts.interval_s))
+            tasks.append(leased(evaluate_alerts(alerts, alerts.interval_s), store, replica))
+    if store.is_shared():  # the only store the rate limiters count in
+        tasks.append(forget_request_counts(store))
     return tasks
+
+
+class LeasedRound:
+    """A task's round run only while `holder` holds the task's lease (see the module's
+    docstring), at most once every `period_s`. Called every period_s / LEASE_POLLS."""
+
+    def __init__(
+        self,
+        store: TraceStore,
+        holder: str,
+        task: PeriodicTask,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.store = store
+        self.holder = holder
+        self.task = task
+        self.ttl_ms = max(1, int(task.period_s * LEASE_TTLS * 1000))
+        self.monotonic = monotonic
+        self.last_round: float | None = None  # when this replica's last round started
+        self.rounds = 0  # rounds run here (tests count them)
+
+    def __call__(self) -> None:
+        now = self.monotonic()
+        if self.last_round is not None and now - self.last_round < self.task.period_s:
+            return  # this replica ran the round this period (and holds the lease meanwhile)
+        if not self.store.take_lease(self.task.name, self.holder, self.ttl_ms):
+            return  # another replica holds it
+        self.last_round = now
+        self.rounds += 1
+        try:
+            self.task.round()
+        finally:
+            # Renewed after the round too: a round longer than half a period keeps its lease.
+            with contextlib.suppress(Exception):
+                self.store.take_lease(self.task.name, self.holder, self.ttl_ms)
+
+    def release(self) -> None:
+        """Give the lease up (the service stops): another replica takes it at its next poll."""
+        self.store.release_lease(self.task.name, self.holder)
+
+
+def leased(task: PeriodicTask, store: TraceStore, holder: str) -> PeriodicTask:
+    """`task` run once a period across every replica sharing `store` (see LeasedRound)."""
+    return PeriodicTask(task.name, task.period_s / LEASE_POLLS, LeasedRound(store, holder, task))
+
+
+def forget_request_counts(
+    store: TraceStore, period_s: float = REQUEST_COUNTS_PERIOD_S, keep_ms: int = 3_600_000
+) -> PeriodicTask:
+    """Drop the shared request counts of windows over an hour old (ratelimit.SharedRateLimiter
+    writes a row per key and window): the table holds only the windows in use. Any replica
+    may: deleting what another already deleted is nothing."""
+
+    def forget() -> None:
+        store.forget_request_counts(int(time.time() * 1000) - keep_ms)
+
+    return PeriodicTask("forget-request-counts", period_s, forget)
 
 
 def forget_alert_history(
@@ -178,17 +270,35 @@ class Background:
             await worker.stop()
         self._stopping.set()
         tasks = list(self._running.values())
-        if not tasks:
+        if tasks:
+            _, stuck = await asyncio.wait(tasks, timeout=self.stop_timeout_s)
+            for task in stuck:
+                log.warning(
+                    "background task %s still in a round after %g s; abandoned",
+                    task.get_name(),
+                    self.stop_timeout_s,
+                )
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        await self._release_leases()
+
+    async def _release_leases(self) -> None:
+        """Give up the leases of leased tasks that ran here, within RELEASE_S in all."""
+        held = [
+            task.round
+            for task in self.tasks
+            if isinstance(task.round, LeasedRound) and task.round.rounds
+        ]
+        if not held:
             return
-        _, stuck = await asyncio.wait(tasks, timeout=self.stop_timeout_s)
-        for task in stuck:
-            log.warning(
-                "background task %s still in a round after %g s; abandoned",
-                task.get_name(),
-                self.stop_timeout_s,
-            )
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+
+        def release_all() -> None:
+            for leased_round in held:
+                with contextlib.suppress(Exception):
+                    leased_round.release()
+
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(in_daemon_thread(release_all, "release-leases"), RELEASE_S)
 
     async def _loop(self, task: PeriodicTask) -> None:
         while not self._stopping.is_set():

@@ -297,12 +297,35 @@ CREATE INDEX traces_by_project_started
 CREATE INDEX spans_by_trace_time ON spans(project_id, trace_id, started_at, id);
 """
 
+# Replicas sharing the work (the same tables as the PostgreSQL store's, which needs them; here
+# one process holds every lease and claim, through the same code):
+# - leases: one row per periodic task (alert rounds, retention...), held by `holder` until
+#   `expires_at` (epoch ms), taken or renewed by one conditional upsert;
+# - rate_counts: requests per rate-limit bucket and window;
+# - a webhook's claim: the replica attempting it (claimed_by) until claimed_until (epoch ms).
+SCHEMA_V6 = """
+CREATE TABLE leases (
+    name TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    expires_at INTEGER NOT NULL
+);
+CREATE TABLE rate_counts (
+    bucket TEXT NOT NULL,
+    window_start INTEGER NOT NULL,
+    hits INTEGER NOT NULL,
+    PRIMARY KEY (bucket, window_start)
+);
+ALTER TABLE webhook_deliveries ADD COLUMN claimed_by TEXT;
+ALTER TABLE webhook_deliveries ADD COLUMN claimed_until INTEGER;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "projects, keys, traces, spans, alerts, idempotency", SCHEMA_V1),
     Migration(2, "OTLP ingest: spans in a rowid table with extension fields; listed_at", SCHEMA_V2),
     Migration(3, "traces: input_preview for the list", SCHEMA_V3),
     Migration(4, "alerts: window index, secrets, states, events, webhook deliveries", SCHEMA_V4),
     Migration(5, "trace ids scoped by project: traces and spans keyed with the project", SCHEMA_V5),
+    Migration(6, "replicas: leases, shared request counts, webhook claims", SCHEMA_V6),
 )
 LATEST = MIGRATIONS[-1].version
 

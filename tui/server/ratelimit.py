@@ -15,6 +15,16 @@ X-RateLimit-Reset (unix seconds). Past the limit the answer is 429 with Retry-Af
 OTLP ingest (POST /v1/traces) counts against a budget of its own, larger and separate from the
 API's: a busy application sends a batch every few seconds per process, and that must not eat
 the budget a developer's app browses with. Its 429 is in the request's encoding (OTLP).
+Replicas on one database share the count (SharedRateLimiter, chosen when the store is shared):
+windows are fixed in time (they start at multiples of the window since the epoch, so every
+replica counts in the same one, their clocks agreeing as NTP keeps them) and each request adds one to its bucket's row in the store
+and reads back the total of every replica, one upsert (about 0.1 ms on PostgreSQL): the limit
+holds across replicas as it does in one process. Once a window is spent the replica refuses
+its bucket's requests without asking the store, until the window ends, so a flood of refused
+requests costs the database nothing. If the store cannot count (it is unreachable), the
+replica counts in memory meanwhile: the limit holds per replica, and the routes answer 503.
+A request whose key cannot be looked up (the database unreachable or busy) is answered 503
+with Retry-After, as the routes answer a refused write, and counted against its address.
 The middleware is also the service's last error boundary: an unexpected exception becomes a
 plain JSON 500 (with the headers), never a stack trace on the wire.
 """
@@ -28,12 +38,13 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from starlette.concurrency import run_in_threadpool
 
 from tui.server.auth import MALFORMED, MISSING, UNKNOWN, Malformed, bearer_token
-from tui.server.errors import error_json
+from tui.server.backend import StoreBusy
+from tui.server.errors import error_json, refused_write
 from tui.server.ingest.responses import answer_type, failure
 
 log = logging.getLogger("tracetui.server")
@@ -64,7 +75,10 @@ class Decision:
 
 
 class RateLimiter:
-    """Counts requests per bucket in fixed windows that start with a bucket's first request."""
+    """Counts requests per bucket in fixed windows that start with a bucket's first request,
+    in this process's memory."""
+
+    blocking = False
 
     def __init__(
         self,
@@ -109,6 +123,93 @@ class RateLimiter:
         )
 
 
+class Limiter(Protocol):
+    """What the middleware needs of a limiter. `blocking`: `hit` may wait on a store (it is
+    called in a worker thread, not on the event loop)."""
+
+    limit: int
+    window_s: float
+    blocking: bool
+
+    def hit(self, bucket: str) -> Decision: ...
+
+    def reset(self) -> None: ...
+
+
+# Adds hits to a bucket's window (its start in epoch ms) and returns the window's total.
+CountRequests = Callable[[str, int, int], int]
+ForgetCounts = Callable[[], object]
+
+
+class SharedRateLimiter:
+    """Counts requests per bucket in fixed windows, in a store that several replicas share
+    (see the module's docstring). `name` keeps this limiter's buckets apart from another's
+    (the API's and OTLP ingest's budgets)."""
+
+    blocking = True
+
+    def __init__(
+        self,
+        name: str,
+        count: CountRequests,
+        forget: ForgetCounts,
+        limit: int,
+        window_s: float = 60.0,
+        clock: Callable[[], float] = time.time,
+        max_buckets: int = MAX_BUCKETS,
+    ) -> None:
+        self.name = name
+        self.count = count
+        self.forget = forget
+        self.limit = limit
+        self.window_s = window_s
+        self.clock = clock
+        self.max_buckets = max_buckets
+        # Buckets whose current window is spent, by the window's start: refused without
+        # asking the store. Bounded as RateLimiter's table is.
+        self._spent: OrderedDict[str, float] = OrderedDict()
+        self._lock = threading.Lock()
+        self._local = RateLimiter(limit, window_s, clock, max_buckets)  # the store unreachable
+
+    def __len__(self) -> int:
+        return len(self._spent)
+
+    def reset(self) -> None:
+        """Forget every window, this replica's and the store's."""
+        with self._lock:
+            self._spent.clear()
+        self._local.reset()
+        self.forget()
+
+    def hit(self, bucket: str) -> Decision:
+        now = self.clock()
+        start = now - now % self.window_s
+        with self._lock:
+            spent = self._spent.get(bucket) == start
+        if spent:
+            count = self.limit + 1
+        else:
+            try:
+                count = self.count(f"{self.name}:{bucket}", int(start * 1000), 1)
+            except Exception as error:
+                log.warning("shared rate limit not counted (%s)", type(error).__name__)
+                return self._local.hit(bucket)
+            if count > self.limit:
+                with self._lock:
+                    self._spent[bucket] = start
+                    self._spent.move_to_end(bucket)
+                    if len(self._spent) > self.max_buckets:
+                        self._spent.popitem(last=False)
+        reset = start + self.window_s
+        return Decision(
+            allowed=count <= self.limit,
+            limit=self.limit,
+            remaining=max(0, self.limit - count),
+            reset_at=math.ceil(reset),
+            retry_after=max(1, math.ceil(reset - now)),
+        )
+
+
 def per_window(window_s: float) -> str:
     """The window as the 429 message says it: "per minute", or "per 5 s" when it is not one."""
     return "per minute" if window_s == 60 else f"per {window_s:g} s"
@@ -139,8 +240,8 @@ class RateLimitMiddleware:
     def __init__(
         self,
         app: ASGIApp,
-        limiter: RateLimiter,
-        ingest_limiter: RateLimiter | None = None,
+        limiter: Limiter,
+        ingest_limiter: Limiter | None = None,
         identify: Identify | None = None,
         max_api_body: int = MAX_API_BODY_BYTES,
     ) -> None:
@@ -176,14 +277,24 @@ class RateLimitMiddleware:
         limiter = (
             self.ingest_limiter if ingest and self.ingest_limiter is not None else self.limiter
         )
-        identity, refusal = await self.caller(scope)
+        try:
+            identity, refusal = await self.caller(scope)
+        except StoreBusy as error:
+            # The key could not be looked up (the database is unreachable or busy): 503 with
+            # Retry-After, which clients and OTLP exporters retry, counted against the address.
+            decision = await hit(limiter, client_bucket(scope))
+            code, message, retry_after = refused_write(error)
+            retry = [*rate_headers(decision), (b"retry-after", str(retry_after).encode())]
+            if ingest:
+                answer = answer_type(header(scope, b"content-type"))
+                body = failure(answer, 503, code, message)
+                await send_json(send, 503, body, retry, answer.encode())
+            else:
+                await send_json(send, 503, error_json(503, code, message), retry)
+            return
         bucket = f"key:{identity}" if identity is not None else client_bucket(scope)
-        decision = limiter.hit(bucket)
-        headers = [
-            (b"x-ratelimit-limit", str(decision.limit).encode()),
-            (b"x-ratelimit-remaining", str(decision.remaining).encode()),
-            (b"x-ratelimit-reset", str(decision.reset_at).encode()),
-        ]
+        decision = await hit(limiter, bucket)
+        headers = rate_headers(decision)
         if not decision.allowed:
             message = (
                 f"Rate limit of {decision.limit} {'ingest ' if ingest else ''}requests "
@@ -229,6 +340,21 @@ class RateLimitMiddleware:
             if not started:
                 body = error_json(500, "internal_error", "The service failed unexpectedly.")
                 await send_json(send, 500, body, headers)
+
+
+async def hit(limiter: Limiter, bucket: str) -> Decision:
+    """One request counted against `bucket`, in a worker thread if the limiter may block."""
+    if limiter.blocking:
+        return await run_in_threadpool(limiter.hit, bucket)
+    return limiter.hit(bucket)
+
+
+def rate_headers(decision: Decision) -> list[tuple[bytes, bytes]]:
+    return [
+        (b"x-ratelimit-limit", str(decision.limit).encode()),
+        (b"x-ratelimit-remaining", str(decision.remaining).encode()),
+        (b"x-ratelimit-reset", str(decision.reset_at).encode()),
+    ]
 
 
 async def read_limited(receive: Receive, length: str | None, limit: int) -> bytes | None:

@@ -8,6 +8,10 @@ a window of a million traces is one walk of that index, never of the table, and 
 only for the columns its alerts need. The p95 is read from the top 5% of durations (an ORDER BY
 ... LIMIT whose sorter keeps only those), not from every duration brought into Python; the
 top of that read is the window's slowest traces, which a firing latency alert names.
+
+Also the tables replicas share the work through (leases, request counts, webhook claims), with
+the PostgreSQL store's protocol: here one process holds every lease and claim, and its rate
+limiter counts in memory (`is_shared` is False), but the same code runs on both.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
@@ -58,6 +63,11 @@ WHERE s.rowid IN (
        OR j.key GLOB 'llm.input_messages.[0-9]*' OR j.key GLOB 'llm.prompts.[0-9]*')
 ORDER BY s.started_at, s.id
 """
+
+
+# A webhook another replica is not attempting: unclaimed, its claim expired, or the holder's
+# own. Parameters: now, holder.
+CLAIMABLE = "(claimed_until IS NULL OR claimed_until <= ? OR claimed_by = ?)"
 
 
 def event_row(values: Sequence[Any]) -> AlertEventRow:
@@ -311,15 +321,45 @@ class AlertTables:
 
     # -- the webhook outbox ----------------------------------------------------------------------
 
-    def due_deliveries(self, now: int, limit: int) -> list[DeliveryRow]:
-        """Pending webhooks whose next attempt is due at `now`, the longest waiting first."""
-        rows = self._connection().execute(
+    def due_deliveries(self, now: int, limit: int, holder: str | None = None) -> list[DeliveryRow]:
+        """Pending webhooks whose next attempt is due at `now`, the longest waiting first;
+        with `holder`, not those another holder's unexpired claim covers."""
+        sql = (
             f"SELECT {columns(DeliveryRow)} FROM webhook_deliveries "
             "WHERE status = 'pending' AND next_attempt_at <= ? "
-            "ORDER BY next_attempt_at, created_at LIMIT ?",
-            (now, limit),
+        )
+        args: list[Any] = [now]
+        if holder is not None:
+            sql += f"AND {CLAIMABLE} "
+            args += [now, holder]
+        rows = self._connection().execute(
+            sql + "ORDER BY next_attempt_at, created_at LIMIT ?", (*args, limit)
         )
         return list(map(DeliveryRow._make, rows))
+
+    def claim_deliveries(
+        self, delivery_ids: Sequence[str], holder: str, now: int, until: int
+    ) -> list[DeliveryRow]:
+        """See AlertStore.claim_deliveries: one conditional UPDATE ... RETURNING."""
+        if not delivery_ids:
+            return []
+        with self.transaction() as db:
+            rows = db.execute(
+                "UPDATE webhook_deliveries SET claimed_by = ?, claimed_until = ? "
+                "WHERE id IN (SELECT value FROM json_each(?)) AND status = 'pending' "
+                f"AND next_attempt_at <= ? AND {CLAIMABLE} RETURNING {columns(DeliveryRow)}",
+                (holder, until, json.dumps(list(delivery_ids)), now, now, holder),
+            ).fetchall()
+        return list(map(DeliveryRow._make, rows))
+
+    def release_claims(self, holder: str) -> int:
+        with self.transaction() as db:
+            released = db.execute(
+                "UPDATE webhook_deliveries SET claimed_by = NULL, claimed_until = NULL "
+                "WHERE claimed_by = ?",
+                (holder,),
+            )
+        return released.rowcount
 
     def next_delivery_at(self) -> int | None:
         """When the earliest pending webhook is due (None if none is pending)."""
@@ -349,7 +389,49 @@ class AlertTables:
         with self.transaction() as db:
             db.execute(self._insert_event_sql(), attempt)
             db.execute(
-                "UPDATE webhook_deliveries SET attempts = ?, next_attempt_at = ?, status = ? "
-                "WHERE id = ?",
+                "UPDATE webhook_deliveries SET attempts = ?, next_attempt_at = ?, status = ?, "
+                "claimed_by = NULL, claimed_until = NULL WHERE id = ?",
                 (attempt.attempt, next_attempt_at, status, delivery_id),
             )
+
+    # -- replicas: leases and request counts ------------------------------------------------------
+
+    def is_shared(self) -> bool:
+        """See ReplicaStore.is_shared: a SQLite file is served by one process."""
+        return False
+
+    def take_lease(self, name: str, holder: str, ttl_ms: int) -> bool:
+        """See ReplicaStore.take_lease: one conditional upsert, by this machine's clock."""
+        now = int(time.time() * 1000)
+        with self.transaction() as db:
+            taken = db.execute(
+                "INSERT INTO leases (name, holder, expires_at) VALUES (?, ?, ?) "
+                "ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, "
+                "expires_at = excluded.expires_at "
+                "WHERE leases.holder = excluded.holder OR leases.expires_at <= ? "
+                "RETURNING holder",
+                (name, holder, now + ttl_ms, now),
+            ).fetchone()
+        return taken is not None
+
+    def release_lease(self, name: str, holder: str) -> None:
+        with self.transaction() as db:
+            db.execute("DELETE FROM leases WHERE name = ? AND holder = ?", (name, holder))
+
+    def count_requests(self, bucket: str, window_start: int, hits: int = 1) -> int:
+        with self.transaction() as db:
+            row = db.execute(
+                "INSERT INTO rate_counts (bucket, window_start, hits) VALUES (?, ?, ?) "
+                "ON CONFLICT (bucket, window_start) DO UPDATE SET hits = hits + excluded.hits "
+                "RETURNING hits",
+                (bucket, window_start, hits),
+            ).fetchone()
+        return int(row[0])
+
+    def forget_request_counts(self, before: int | None = None) -> int:
+        with self.transaction() as db:
+            if before is None:
+                gone = db.execute("DELETE FROM rate_counts")
+            else:
+                gone = db.execute("DELETE FROM rate_counts WHERE window_start < ?", (before,))
+        return gone.rowcount

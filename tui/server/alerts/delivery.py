@@ -18,7 +18,15 @@ all within `timeout_s`. A 2xx delivers. Anything else (another status, a redirec
 a refused connection, a name that does not resolve) is retried with the same webhook-id after
 RETRY_DELAYS_S: the first retry within 10 s, then backing off, 5 attempts over about 10
 minutes. Each attempt is an event in the alert's history: time, status code or error,
-duration. Errors are described in fixed words: never the URL (a Slack or Discord webhook URL
+duration.
+
+Replicas on one database share the outbox: a due delivery is claimed (claim_deliveries: the
+replica's `holder` id and an expiry, CLAIM_MARGIN_S past the timeout) before its attempt
+starts, in the statement that checks it is still due and unclaimed, so two replicas never
+attempt one delivery in parallel. Recording the attempt drops the claim, so any replica may
+make the retry; a replica killed mid-attempt leaves a claim that expires, and another replica
+retries the delivery under the same webhook-id. A stop releases the replica's claims. With
+SQLite one process holds every claim: the same protocol, trivially its own. Errors are described in fixed words: never the URL (a Slack or Discord webhook URL
 is itself a secret), never the secret.
 """
 
@@ -42,6 +50,8 @@ from tui.server.backend import TraceStore
 from tui.server.config import ServerConfig
 from tui.server.rows import AlertEventRow, AlertRow, AlertSecretRow, DeliveryRow, new_event_id
 
+STANDALONE = "standalone"  # the holder of a worker that is told no replica id
+
 log = logging.getLogger("tracetui.server")
 
 RETRY_DELAYS_S = (5.0, 30.0, 120.0, 480.0)  # after attempts 1-4; the 5th is the last
@@ -52,7 +62,11 @@ CONCURRENCY = 16
 PER_HOST = 4
 DUE_READ = 1024  # due deliveries looked at per read: those of a full receiver are passed over
 POLL_S = 1.0  # how often the outbox is looked at when nothing wakes the worker
+# A claim lasts the attempt's timeout plus this: long enough for its outcome to be recorded
+# (which drops the claim), short enough that a dead replica's delivery is soon retried.
+CLAIM_MARGIN_S = 20.0
 USER_AGENT = "tracetui-webhooks/1"
+RELEASE_S = 2.0  # a stop waits this long for its claims to be released (they expire anyway)
 
 
 class Outcome(NamedTuple):
@@ -118,8 +132,10 @@ class DeliveryWorker:
         concurrency: int = CONCURRENCY,
         per_host: int = PER_HOST,
         wall: Callable[[], float] = time.time,
+        holder: str = STANDALONE,
     ) -> None:
         self.store = store
+        self.holder = holder  # this replica, as its claims name it
         self.clock = clock
         self.allow_private = allow_private
         self.resolve = resolve
@@ -168,6 +184,11 @@ class DeliveryWorker:
         if self._client is not None:
             await self._client.aclose()
         self._loop = None
+        # Another replica (or this one started again, under a new id) may take them now.
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(
+                asyncio.to_thread(self.store.release_claims, self.holder), RELEASE_S
+            )
 
     def running(self) -> bool:
         return self._main is not None and not self._main.done()
@@ -224,7 +245,8 @@ class DeliveryWorker:
         store blocks."""
         jobs: list[Job] = []
         alerts: dict[str, tuple[AlertRow | None, AlertSecretRow | None]] = {}
-        for delivery in self.store.due_deliveries(self.clock(), DUE_READ):
+        now = self.clock()
+        for delivery in self.store.due_deliveries(now, DUE_READ, self.holder):
             if delivery.id in in_flight:
                 continue
             if delivery.alert_id not in alerts:
@@ -240,7 +262,20 @@ class DeliveryWorker:
             jobs.append(Job(delivery, alert, secret, receiver))
             if len(jobs) >= free:
                 break
-        return jobs
+        # Only what this replica claims is attempted: another may have claimed some meanwhile.
+        # The claimed rows are the latest (their attempts so far), not those read above.
+        until = now + int((self.timeout_s + CLAIM_MARGIN_S) * 1000)
+        claimed = {
+            row.id: row
+            for row in self.store.claim_deliveries(
+                [job.delivery.id for job in jobs], self.holder, now, until
+            )
+        }
+        return [
+            job._replace(delivery=claimed[job.delivery.id])
+            for job in jobs
+            if job.delivery.id in claimed
+        ]
 
     async def _attempt(self, job: Job) -> None:
         delivery = job.delivery

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from tui.server.alerts.delivery import DeliveryWorker
+from tui.server.alerts.delivery import STANDALONE, DeliveryWorker
 from tui.server.alerts.evaluator import Evaluator, RoundResult
 from tui.server.alerts.targets import Resolver, system_resolver
 from tui.server.backend import TraceStore
@@ -18,7 +18,8 @@ from tui.server.backend import TraceStore
 
 class Alerts:
     """Evaluation every `interval_s` seconds (None: only when `evaluate` is called) and the
-    delivery of the webhooks it makes."""
+    delivery of the webhooks it makes. `replica` names this service among those sharing its
+    store: the webhooks it attempts are claimed under that name."""
 
     def __init__(
         self,
@@ -30,13 +31,15 @@ class Alerts:
         timeout_s: float,
         resolve: Resolver = system_resolver,
         wall: Callable[[], float] = time.time,
+        replica: str = STANDALONE,
     ) -> None:
         self.store = store
+        self.replica = replica
         self.interval_s = interval_s
         self.allow_private = allow_private
         self.resolve = resolve  # also what alert creation checks new webhook targets with
         self.delivery = DeliveryWorker(
-            store, clock, allow_private, resolve, timeout_s=timeout_s, wall=wall
+            store, clock, allow_private, resolve, timeout_s=timeout_s, wall=wall, holder=replica
         )
         self.evaluator = Evaluator(store, clock, on_webhooks=self.delivery.wake)
 

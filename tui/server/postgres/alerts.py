@@ -19,6 +19,7 @@ from typing import Any
 from tui.server.alerts.drift import FALLBACK_KEYS, PROMPT_KEYS
 from tui.server.alerts.metrics import lerp, p95_ranks
 from tui.server.postgres import locks
+from tui.server.postgres.leases import ReplicaTables
 from tui.server.postgres.pool import Connections
 from tui.server.postgres.sql import INSERT, UPSERT_ALERT_STATE
 from tui.server.rows import (
@@ -68,8 +69,25 @@ ORDER BY s.started_at, s.id
 """
 
 
-class AlertTables:
-    """Alert storage over the store's `Connections`."""
+# A webhook another replica is not attempting: unclaimed, its claim expired, or the holder's
+# own. Parameters: now, holder.
+CLAIMABLE = "(claimed_until IS NULL OR claimed_until <= %s OR claimed_by = %s)"
+# Claims due deliveries among the ids asked for: the rows are picked and locked by the
+# subquery, skipping those another replica's claim is writing at this moment (SKIP LOCKED:
+# no waiting), and claimed by the UPDATE, in one statement.
+CLAIM = f"""
+UPDATE webhook_deliveries SET claimed_by = %s, claimed_until = %s
+WHERE id IN (
+    SELECT id FROM webhook_deliveries
+    WHERE id = ANY(%s) AND status = 'pending' AND next_attempt_at <= %s AND {CLAIMABLE}
+    FOR UPDATE SKIP LOCKED)
+RETURNING {columns(DeliveryRow)}
+"""
+
+
+class AlertTables(ReplicaTables):
+    """Alert storage over the store's `Connections` (and the replicas' leases and request
+    counts, `leases.ReplicaTables`)."""
 
     _db: Connections
 
@@ -266,15 +284,40 @@ class AlertTables:
 
     # -- the webhook outbox ----------------------------------------------------------------------
 
-    def due_deliveries(self, now: int, limit: int) -> list[DeliveryRow]:
+    def due_deliveries(self, now: int, limit: int, holder: str | None = None) -> list[DeliveryRow]:
+        sql = (
+            f"SELECT {columns(DeliveryRow)} FROM webhook_deliveries "
+            "WHERE status = 'pending' AND next_attempt_at <= %s "
+        )
+        args: list[Any] = [now]
+        if holder is not None:
+            sql += f"AND {CLAIMABLE} "
+            args += [now, holder]
         with self._db.connection() as db:
             rows = db.execute(
-                f"SELECT {columns(DeliveryRow)} FROM webhook_deliveries "
-                "WHERE status = 'pending' AND next_attempt_at <= %s "
-                "ORDER BY next_attempt_at, created_at LIMIT %s",
-                (now, limit),
+                sql + "ORDER BY next_attempt_at, created_at LIMIT %s", (*args, limit)
             ).fetchall()
         return list(map(DeliveryRow._make, rows))
+
+    def claim_deliveries(
+        self, delivery_ids: Sequence[str], holder: str, now: int, until: int
+    ) -> list[DeliveryRow]:
+        """See AlertStore.claim_deliveries: one UPDATE over rows locked FOR UPDATE SKIP
+        LOCKED."""
+        if not delivery_ids:
+            return []
+        with self._db.transaction() as db:
+            rows = db.execute(CLAIM, (holder, until, list(delivery_ids), now, now, holder))
+            return list(map(DeliveryRow._make, rows.fetchall()))
+
+    def release_claims(self, holder: str) -> int:
+        with self._db.transaction() as db:
+            released = db.execute(
+                "UPDATE webhook_deliveries SET claimed_by = NULL, claimed_until = NULL "
+                "WHERE claimed_by = %s",
+                (holder,),
+            )
+        return released.rowcount
 
     def next_delivery_at(self) -> int | None:
         with self._db.connection() as db:
@@ -297,7 +340,7 @@ class AlertTables:
         with self._db.transaction() as db:
             db.execute(INSERT[AlertEventRow], attempt)
             db.execute(
-                "UPDATE webhook_deliveries SET attempts = %s, next_attempt_at = %s, status = %s "
-                "WHERE id = %s",
+                "UPDATE webhook_deliveries SET attempts = %s, next_attempt_at = %s, status = %s, "
+                "claimed_by = NULL, claimed_until = NULL WHERE id = %s",
                 (attempt.attempt, next_attempt_at, status, delivery_id),
             )

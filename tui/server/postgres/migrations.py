@@ -10,7 +10,8 @@ released migration; append a new one.
 
 Version 1 is the SQLite store's schema at its version 5 (trace ids scoped by project), with
 PostgreSQL's types: times are epoch milliseconds in BIGINT, costs DOUBLE PRECISION, and the
-JSON of attributes TEXT (see SCHEMA_V1). The numbering is this store's own.
+JSON of attributes TEXT (see SCHEMA_V1). The numbering is this store's own: version 2 is the
+SQLite store's 6 (leases, request counts, webhook claims).
 """
 
 from __future__ import annotations
@@ -182,8 +183,28 @@ CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at)
     WHERE status = 'pending'
 """
 
+# Replicas sharing the work: a lease per periodic task (held by `holder` until `expires_at`,
+# epoch ms by the database's clock), request counts per rate-limit bucket and window, and a
+# webhook's claim by the replica attempting it (claimed_by until claimed_until, epoch ms).
+SCHEMA_V2 = """
+CREATE TABLE leases (
+    name TEXT COLLATE "C" PRIMARY KEY,
+    holder TEXT NOT NULL,
+    expires_at BIGINT NOT NULL
+);
+CREATE TABLE rate_counts (
+    bucket TEXT COLLATE "C" NOT NULL,
+    window_start BIGINT NOT NULL,
+    hits BIGINT NOT NULL,
+    PRIMARY KEY (bucket, window_start)
+);
+ALTER TABLE webhook_deliveries ADD COLUMN claimed_by TEXT;
+ALTER TABLE webhook_deliveries ADD COLUMN claimed_until BIGINT
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "projects, keys, traces and spans by project, alerts, idempotency", SCHEMA_V1),
+    Migration(2, "replicas: leases, shared request counts, webhook claims", SCHEMA_V2),
 )
 LATEST = MIGRATIONS[-1].version
 
