@@ -13,10 +13,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.ingest.test_otlp import new_project
 from tests.support.otlp import (
     PROTOBUF,
     kv,
+    new_project,
     new_span_id,
     new_trace_id,
     partial,

@@ -7,8 +7,15 @@ import random
 
 import httpx
 
-from tests.ingest.test_otlp import new_project
-from tests.support.otlp import new_span_id, new_trace_id, post, request, root_client, span
+from tests.support.otlp import (
+    new_project,
+    new_span_id,
+    new_trace_id,
+    post,
+    request,
+    root_client,
+    span,
+)
 from tests.support.service import RunningService
 from tui.server.store import now_ms
 

@@ -18,6 +18,7 @@ from google.rpc.status_pb2 import Status
 
 from tests.support.otlp import (
     PROTOBUF,
+    new_project,
     new_span_id,
     new_trace_id,
     partial,
@@ -29,23 +30,13 @@ from tests.support.otlp import (
 )
 from tests.support.service import RunningService, local_service
 from tui.server.run import LocalService
-from tui.server.store import Store, new_api_key, now_ms
+from tui.server.store import Store, now_ms
 
 
 @pytest.fixture(scope="module")
 def service(backend_service: RunningService) -> RunningService:
     """Every test here that uses the service runs on SQLite, then on PostgreSQL."""
     return backend_service
-
-
-def new_project(service: RunningService, name: str | None = None) -> tuple[str, str]:
-    """A fresh project and a key for it: tests that write never share a project."""
-    project_id = f"proj_{uuid.uuid4().hex[:10]}"
-    with service.store.transaction() as db:
-        service.store.insert_project(db, name or project_id, None, 30, project_id=project_id)
-    key = new_api_key("pk")
-    service.store.add_key(key, project_id, "test")
-    return project_id, key
 
 
 @pytest.fixture

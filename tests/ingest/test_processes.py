@@ -14,8 +14,16 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.ingest.test_otlp import new_project
-from tests.support.otlp import new_span_id, new_trace_id, partial, post, request, root_client, span
+from tests.support.otlp import (
+    new_project,
+    new_span_id,
+    new_trace_id,
+    partial,
+    post,
+    request,
+    root_client,
+    span,
+)
 from tests.support.procfs import alive, children_of, ignores, workers_of
 from tests.support.serve import serving
 from tests.support.service import RunningService, local_service, wait_for

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any
+import uuid
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -15,6 +16,11 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
+
+from tui.server.store_keys import new_api_key
+
+if TYPE_CHECKING:
+    from tests.support.service import RunningService
 
 PROTOBUF = {"Content-Type": "application/x-protobuf"}
 JSON = {"Content-Type": "application/json"}
@@ -122,3 +128,13 @@ def root_client(base_url: str, key: str) -> httpx.Client:
         headers={"Authorization": f"Bearer {key}"},
         timeout=30,
     )
+
+
+def new_project(service: RunningService, name: str | None = None) -> tuple[str, str]:
+    """A fresh project and a key for it: tests that write never share a project."""
+    project_id = f"proj_{uuid.uuid4().hex[:10]}"
+    with service.store.transaction() as db:
+        service.store.insert_project(db, name or project_id, None, 30, project_id=project_id)
+    key = new_api_key("pk")
+    service.store.add_key(key, project_id, "test")
+    return project_id, key
