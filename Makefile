@@ -32,7 +32,7 @@ serve-pg: $(VENV)/.installed-test
 	$(BIN)/python -m tests.support.serve_postgres
 
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -n auto
+	$(BIN)/python -m pytest -q -n auto --dist loadgroup
 
 # The long reliability runs (many rounds of kill -9 during ingest); figures in docs/testing.md.
 soak: $(VENV)/.installed-test

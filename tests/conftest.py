@@ -11,6 +11,9 @@ as its `service`:
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +23,9 @@ import pytest
 
 from tests.support.postgres import postgres_database_fixture, postgres_server_fixture
 from tests.support.service import RunningService, start_service, wait_for
+
+# The Phoenix virtualenv's build, started by the controlling process (pytest_sessionstart).
+PHOENIX_BUILD = pytest.StashKey[subprocess.Popen[bytes]]()
 
 BACKENDS = ["sqlite", "postgres"]
 
@@ -98,3 +104,41 @@ def pooled_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running
 def api(service: RunningService) -> Iterator[httpx.Client]:
     with service.client() as client:
         yield client
+
+
+def _selects_phoenix_tests(config: pytest.Config) -> bool:
+    """Whether this run may collect tests/phoenix: no paths given (testpaths), or one that holds it."""
+    paths = [arg.split("::")[0].rstrip("/") for arg in config.args if not arg.startswith("-")]
+    return not paths or any(
+        "tests/phoenix".startswith(path) or path.startswith("tests/phoenix")
+        for path in (os.path.relpath(p, config.rootpath) for p in paths)
+    )
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Start building the Phoenix virtualenv (a minute or more, once per machine) beside the
+    first tests, in the controlling process only: the Phoenix tests wait for it on its file
+    lock instead of building it while everything else waits."""
+    config = session.config
+    if hasattr(config, "workerinput") or not _selects_phoenix_tests(config):
+        return
+    from tests.support.phoenix import is_built, venv_dir
+
+    if is_built(venv_dir()):
+        return
+    config.stash[PHOENIX_BUILD] = subprocess.Popen(
+        [sys.executable, "-c", "from tests.support.phoenix import ensure_venv; ensure_venv()"],
+        cwd=config.rootpath,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The build started above ends with the run (a run cut short leaves no pip behind; the
+    next build starts over what it left)."""
+    build = session.config.stash.get(PHOENIX_BUILD, None)
+    if build is not None and build.poll() is None:
+        build.terminate()
+        build.wait(30)

@@ -34,6 +34,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Browse the traces of LLM applications in the terminal.",
     )
     parser.add_argument("--base-url", help="server base URL ending in /v1 (overrides the profile)")
+    parser.add_argument(
+        "--kind",
+        choices=("spec", "phoenix"),
+        help="the server's API: spec (default) or phoenix (Arize Phoenix, e.g. "
+        "--base-url http://localhost:6006); overrides the profile's kind",
+    )
     parser.add_argument("--profile", help="profile of the config file to use")
     parser.add_argument("--no-mouse", action="store_true", help="do not capture the mouse")
     parser.add_argument("--project", metavar="ID", help="open this project's traces")
@@ -102,7 +108,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from tui.ui.app import StartAt
 
     start = StartAt(args.project, args.trace_id if args.command == "trace" else None)
-    return run_app(args.profile, args.base_url, mouse=not args.no_mouse, start=start)
+    return run_app(
+        args.profile, args.base_url, mouse=not args.no_mouse, start=start, kind=args.kind
+    )
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -141,7 +149,9 @@ def open_demo_database(db: str | None) -> tuple[ServiceStore, DemoKeys]:
     return store, populate(cast(Store, store), seed=SERVE_DEMO_SEED)
 
 
-def run_app(profile: str | None, base_url: str | None, mouse: bool, start: StartAt) -> int:
+def run_app(
+    profile: str | None, base_url: str | None, mouse: bool, start: StartAt, kind: str | None = None
+) -> int:
     """The app against the configured server; configuration problems end with a clear message.
 
     Nothing here imports httpx or pydantic: the app draws its first frame while the client
@@ -149,17 +159,18 @@ def run_app(profile: str | None, base_url: str | None, mouse: bool, start: Start
     import asyncio
     from urllib.parse import urlsplit
 
-    from tui.api.base_url import InvalidBaseUrl, normalize_base_url
+    from tui.api.base_url import InvalidBaseUrl
+    from tui.api.source import checked_address
     from tui.config import ConfigError, load_settings
 
     try:
-        settings = load_settings(profile=profile, base_url=base_url)
+        settings = load_settings(profile=profile, base_url=base_url, kind=kind)
         if not settings.base_url:
             raise ConfigError(
                 f"No server configured. Set TRACETUI_BASE_URL, pass --base-url, or add a profile "
                 f"to {settings.config_path}. To try tracetui without a server: tracetui demo"
             )
-        url = normalize_base_url(settings.base_url)
+        server_kind, url, note = checked_address(settings.kind, settings.base_url)
     except (ConfigError, InvalidBaseUrl) as error:
         print(f"tracetui: {error.message}", file=sys.stderr)
         return 2
@@ -168,10 +179,13 @@ def run_app(profile: str | None, base_url: str | None, mouse: bool, start: Start
 
     from tui.ui.app import TraceTuiApp
 
-    def make_client() -> ApiClient:
-        from tui.api.client import ApiClient
+    if note:
+        print(f"tracetui: {note}", file=sys.stderr)
 
-        return ApiClient(url, settings.api_key, settings.project_keys)
+    def make_client() -> ApiClient:
+        from tui.api.source import open_source
+
+        return open_source(server_kind, url, settings.api_key, settings.project_keys)
 
     async def main() -> str | None:
         app = TraceTuiApp(

@@ -9,6 +9,10 @@
     [profiles.prod.project_keys]
     proj_abc = "tt_pk_..."              # inline, or { env = "VAR" }, or { command = "..." }
 
+    [profiles.local-phoenix]
+    kind = "phoenix"                    # Arize Phoenix's own API (default: "spec")
+    base_url = "http://localhost:6006"  # its key: api_key..., or $PHOENIX_API_KEY as Phoenix's
+
 TRACETUI_PROFILE, TRACETUI_BASE_URL and TRACETUI_API_KEY override the file. A file that holds a
 key must be readable by its owner only (0600): one that is not is refused. Saving a project's key
 rewrites the file through tomlkit, which keeps the user's comments, order and layout. There is
@@ -29,6 +33,8 @@ from tui.core.secret import Secret, SecretLike
 from tui.core.urls import is_loopback, split_url
 
 DEFAULT_PROFILE = "default"
+KINDS = ("spec", "phoenix")  # the servers a profile can name (tui/api/source.py reads them)
+PHOENIX_KEY_ENV = "PHOENIX_API_KEY"  # where Phoenix's own clients read its key
 COMMAND_TIMEOUT = 15.0
 
 
@@ -53,6 +59,7 @@ class Settings:
     profiles: tuple[str, ...] = ()
     keymap: dict[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    kind: str = "spec"
 
 
 def config_path(env: Mapping[str, str] = os.environ) -> Path:
@@ -150,8 +157,10 @@ def load_settings(
     base_url: str | None = None,
     env: Mapping[str, str] = os.environ,
     path: Path | None = None,
+    kind: str | None = None,
 ) -> Settings:
-    """Resolve a profile: flags over environment over file."""
+    """Resolve a profile: flags over environment over file. A profile of kind "phoenix" with
+    no key of its own takes $PHOENIX_API_KEY."""
     path = path or config_path(env)
     data = read_config(path)
     profiles = data.get("profiles") or {}
@@ -169,6 +178,11 @@ def load_settings(
         raise ConfigError(f"{path}: profile {name!r} must be a table")
 
     url = base_url or env.get("TRACETUI_BASE_URL") or chosen.get("base_url")
+    server_kind = kind or chosen.get("kind") or "spec"
+    if server_kind not in KINDS:
+        raise ConfigError(
+            f"Profile {name!r}: kind must be one of {', '.join(KINDS)}, not {server_kind!r}"
+        )
     if env.get("TRACETUI_API_KEY"):
         api_key: Secret | None = Secret(env["TRACETUI_API_KEY"])
     elif chosen.get("api_key_env"):
@@ -179,6 +193,8 @@ def load_settings(
         )
     else:
         api_key = _key_from(chosen.get("api_key"), f"the key of profile {name!r}", env)
+    if api_key is None and server_kind == "phoenix" and env.get(PHOENIX_KEY_ENV):
+        api_key = Secret(env[PHOENIX_KEY_ENV])
     sources = chosen.get("project_keys") or {}
     if not isinstance(sources, dict):
         raise ConfigError(f"{path}: project_keys of {name!r} must be a table")
@@ -205,6 +221,7 @@ def load_settings(
         profiles=tuple(sorted(profiles)),
         keymap=keymap,
         warnings=tuple(warnings),
+        kind=server_kind,
     )
 
 

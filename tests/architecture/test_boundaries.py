@@ -181,3 +181,21 @@ def test_the_postgres_store_imports_only_the_server_and_psycopg() -> None:
         if PACKAGE / "server" in path.parents:
             continue
         assert not any(m.startswith("tui.server.postgres") for m in imports_of(path)), path
+
+
+def test_the_phoenix_reader_imports_no_textual_at_run_time() -> None:
+    code = (
+        "import sys, tui.api.source, tui.api.phoenix.client, tui.api.phoenix.probe\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'fastapi'))\n"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_no_screen_or_widget_knows_which_server_it_reads() -> None:
+    """Screens ask the client what it offers (`has_alerts`); none names a kind of server."""
+    for path in (PACKAGE / "ui").rglob("*.py"):
+        kinds = {m for m in imports_of(path) if m.startswith("tui.api.phoenix")}
+        assert not kinds, f"{path.name} imports {sorted(kinds)}: ask the client what it offers"
+        assert "phoenix" not in path.read_text().lower(), f"{path.name} names a kind of server"

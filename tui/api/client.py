@@ -86,6 +86,10 @@ class ApiClient:
     """The v1 API. Use as `async with ApiClient(base_url, key, project_keys) as client:`.
     A key is a str or a secret (tui.core.secret.Secret, pydantic's SecretStr)."""
 
+    # What this server offers, for the screens to ask (tui/api/source.py): the spec has alerts.
+    has_alerts = True
+    server_name = "tracing"
+
     def __init__(
         self,
         base_url: str,

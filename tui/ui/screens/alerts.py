@@ -145,6 +145,11 @@ class AlertsScreen(AppScreen):
         return alert.state, alert.last_value, alert.firing_since, False
 
     def action_refresh(self) -> None:
+        if not self.tui.client.has_alerts:
+            from tui.api.source import missing_feature
+
+            self.header(" · " + missing_feature(self.tui.client, "alerts"))
+            return
         self.header(" · loading…")
         self.call_api(
             lambda client: client.list_alerts(self.project_id),

@@ -114,6 +114,16 @@ class ApiCalls:
         # What the status line shows may have changed while another screen was on top.
         self.tui.refresh_status()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Keys for what the server does not offer (alerts) are left out: not in the footer,
+        not run. The screens ask the client what it offers, never which server it is."""
+        if action == "alerts":
+            try:
+                return bool(self.tui.client.has_alerts)
+            except RuntimeError:  # the client is still loading: nothing to ask yet
+                return True
+        return True
+
 
 def error_line(error: ApiError) -> str:
     """An API error in one line, for a screen's header or a form: `title: message`."""

@@ -1,0 +1,116 @@
+"""The GraphQL queries the Phoenix reader sends (`POST /graphql`), for what Phoenix's REST API
+does not give: the cost it computes per span and per trace from its model prices.
+
+One query per screen, never one per row: a page of the trace list asks for every row's cost in
+one query (a field alias per trace), and a trace's spans' costs come in one query (paged by
+Phoenix's connection cursor past SPANS_PER_QUERY spans). The answers are read
+tolerantly: a field that is missing or null is a cost not known, never an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tui.core.lenient import to_float
+
+SPANS_PER_QUERY = 1000  # Phoenix refuses `first` above 1000
+
+TRACE_COSTS = """
+query TraceCosts($project: ID!, $trace: ID!, $first: Int!, $after: String) {
+  node(id: $project) {
+    ... on Project {
+      trace(traceId: $trace) {
+        costSummary { total { cost } }
+        spans(first: $first, after: $after) {
+          pageInfo { hasNextPage endCursor }
+          edges { node { spanId costSummary { total { cost } } } }
+        }
+      }
+    }
+  }
+}
+"""
+
+
+def trace_costs_query(project_gid: str, trace_id: str, after: str | None = None) -> dict[str, Any]:
+    """The request body for a trace's total cost and its spans' costs."""
+    return {
+        "query": TRACE_COSTS,
+        "variables": {
+            "project": project_gid,
+            "trace": trace_id,
+            "first": SPANS_PER_QUERY,
+            "after": after,
+        },
+    }
+
+
+def read_trace_costs(
+    answer: Any,
+) -> tuple[float | None, dict[str, float], str | None]:
+    """(the trace's total cost, each span's cost by span id, the cursor of the next page of
+    spans or None) from a TraceCosts answer."""
+    trace = _dig(answer, "data", "node", "trace")
+    if not isinstance(trace, Mapping):
+        return None, {}, None
+    total = to_float(_dig(trace, "costSummary", "total", "cost"))
+    costs: dict[str, float] = {}
+    spans = trace.get("spans")
+    edges = spans.get("edges") if isinstance(spans, Mapping) else None
+    for edge in edges if isinstance(edges, list) else ():
+        node = _dig(edge, "node")
+        span_id = _dig(node, "spanId")
+        cost = to_float(_dig(node, "costSummary", "total", "cost"))
+        if isinstance(span_id, str) and cost is not None:
+            costs[span_id] = cost
+    after = None
+    if _dig(spans, "pageInfo", "hasNextPage") is True:
+        cursor = _dig(spans, "pageInfo", "endCursor")
+        after = cursor if isinstance(cursor, str) else None
+    return total, costs, after
+
+
+def traces_costs_query(project_gid: str, trace_ids: Sequence[str]) -> dict[str, Any]:
+    """One request for the total cost of each of `trace_ids` (a page of the trace list)."""
+    declared = "".join(f", $t{i}: ID!" for i in range(len(trace_ids)))
+    fields = " ".join(
+        f"t{i}: trace(traceId: $t{i}) {{ costSummary {{ total {{ cost }} }} }}"
+        for i in range(len(trace_ids))
+    )
+    query = (
+        f"query TracesCosts($project: ID!{declared}) "
+        f"{{ node(id: $project) {{ ... on Project {{ {fields} }} }} }}"
+    )
+    variables: dict[str, Any] = {"project": project_gid}
+    variables.update({f"t{i}": trace_id for i, trace_id in enumerate(trace_ids)})
+    return {"query": query, "variables": variables}
+
+
+def read_traces_costs(answer: Any, trace_ids: Sequence[str]) -> dict[str, float]:
+    """Each trace's total cost by trace id, for the traces Phoenix has a cost for."""
+    project = _dig(answer, "data", "node")
+    costs: dict[str, float] = {}
+    for i, trace_id in enumerate(trace_ids):
+        cost = to_float(_dig(project, f"t{i}", "costSummary", "total", "cost"))
+        if cost is not None:
+            costs[trace_id] = cost
+    return costs
+
+
+def graphql_errors(answer: Any) -> str | None:
+    """The first error message of a GraphQL answer (they come with HTTP 200), if any."""
+    errors = answer.get("errors") if isinstance(answer, Mapping) else None
+    if isinstance(errors, list) and errors:
+        first = errors[0]
+        message = first.get("message") if isinstance(first, Mapping) else first
+        return str(message) if message else "an error without a message"
+    return None
+
+
+def _dig(value: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
