@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import socket
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -23,10 +24,11 @@ from tests.service.conftest import OpenStore
 from tests.support.service import RunningService, start_service, wait_for
 from tests.support.webhooks import receiving
 from tui.server.alerts.delivery import DeliveryWorker
+from tui.server.backend import StoreUnavailable
 from tui.server.background import LeasedRound, PeriodicTask
 from tui.server.config import IN_PROCESS
 from tui.server.open_store import open_store as open_database
-from tui.server.ratelimit import SharedRateLimiter
+from tui.server.ratelimit import STORE_BACKOFF_S, SharedRateLimiter
 from tui.server.rows import AlertEventRow, DeliveryRow, new_alert
 from tui.server.run import LocalService
 from tui.server.store_keys import new_api_key
@@ -300,8 +302,9 @@ def test_the_rate_limit_holds_across_replicas(postgres_db: str) -> None:
     """A key's budget is one across replicas: requests spread over two services are
     allowed as many times in all as the limit says (without sharing: twice as many)."""
     limit = 30
-    # A window long enough that the test never straddles two.
-    config = replace(IN_PROCESS, rate_limit=limit, window_s=1_000_000.0)
+    # Windows start at multiples of their length since the epoch: one of 10^9 s runs from 2001
+    # to 2033, so the test never straddles two.
+    config = replace(IN_PROCESS, rate_limit=limit, window_s=1_000_000_000.0)
     stores: list[Any] = [open_database(postgres_db), open_database(postgres_db)]
     key = new_api_key("ws")
     stores[0].add_key(key, None, "rate limited")
@@ -321,3 +324,45 @@ def test_the_rate_limit_holds_across_replicas(postgres_db: str) -> None:
 
 def test_the_store_says_whether_replicas_share_it(backend: str, open_store: OpenStore) -> None:
     assert open_store().is_shared() == (backend == "postgres")
+
+
+def test_a_limiter_whose_store_cannot_count_counts_locally_for_a_while() -> None:
+    """One failure of the shared count, then the replica counts in its memory without asking
+    the store on every request (each ask would wait for a connection that is not there)."""
+    asked: list[str] = []
+    now = [1_000.0]
+
+    def count(bucket: str, window_ms: int, hits: int) -> int:
+        asked.append(bucket)
+        raise OSError("the database is down")
+
+    limiter = SharedRateLimiter("api", count, lambda before: 0, limit=3, clock=lambda: now[0])
+    decisions = [limiter.hit("key:a") for _ in range(5)]
+    assert len(asked) == 1  # asked once, then counted here
+    assert [d.allowed for d in decisions] == [True, True, True, False, False]
+    now[0] += STORE_BACKOFF_S
+    limiter.hit("key:a")
+    assert len(asked) == 2  # the store is asked again once the back-off is over
+
+
+def test_a_pool_that_found_postgresql_unreachable_refuses_at_once_for_a_moment() -> None:
+    """The first call waits for a connection and fails; the calls right after it are refused
+    without waiting on the pool (during an outage every request would wait otherwise)."""
+    from tui.server.postgres.pool import Connections
+
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))  # a port nobody listens on
+        port = unused.getsockname()[1]
+        connections = Connections(f"postgresql://nobody@127.0.0.1:{port}/none", pool_size=1)
+        try:
+            with pytest.raises(StoreUnavailable), connections.connection():
+                pass
+
+            def no_pool(*args: object, **kwargs: object) -> None:
+                raise AssertionError("the pool was asked during the fail-fast second")
+
+            connections.pool.connection = no_pool  # type: ignore[assignment,method-assign]
+            with pytest.raises(StoreUnavailable), connections.connection():
+                pass
+        finally:
+            connections.close()

@@ -60,6 +60,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Any]
 Identify = Callable[[str], "tuple[str, object] | None"]
 VERIFIED = "verified_key"  # in the request's state: (the token, what identify found for it)
 
+STORE_BACKOFF_S = 5.0  # how long the shared limiter counts locally after the store failed
 MAX_BUCKETS = 10_000  # windows kept; the least recently used goes first past this
 MAX_API_BODY_BYTES = 1024 * 1024  # a JSON API body (projects, alerts); OTLP has its own limit
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
@@ -170,6 +171,7 @@ class SharedRateLimiter:
         self._spent: OrderedDict[str, float] = OrderedDict()
         self._lock = threading.Lock()
         self._local = RateLimiter(limit, window_s, clock, max_buckets)  # the store unreachable
+        self._store_down_until = 0.0  # clock(): counted locally, the store not asked, until then
 
     def __len__(self) -> int:
         return len(self._spent)
@@ -188,11 +190,16 @@ class SharedRateLimiter:
             spent = self._spent.get(bucket) == start
         if spent:
             count = self.limit + 1
+        elif now < self._store_down_until:
+            return self._local.hit(bucket)
         else:
             try:
                 count = self.count(f"{self.name}:{bucket}", int(start * 1000), 1)
             except Exception as error:
+                # Counted in this replica's memory for a while: a store that cannot count
+                # is not asked again by every request meanwhile.
                 log.warning("shared rate limit not counted (%s)", type(error).__name__)
+                self._store_down_until = now + STORE_BACKOFF_S
                 return self._local.hit(bucket)
             if count > self.limit:
                 with self._lock:

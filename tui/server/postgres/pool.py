@@ -20,6 +20,7 @@ password, and never the password itself.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -42,6 +43,10 @@ POOL_WAIT_S = 3.0  # a call waits this long for a connection, then answers 503
 CONNECT_TIMEOUT_S = 5  # libpq's connect_timeout: a host that does not answer
 LOCK_TIMEOUT = "5s"  # a lock (a trace being written by another replica) waited for at most
 RECONNECT_TIMEOUT_S = 30.0  # the pool's reconnection attempts back off up to this long
+# Once PostgreSQL was found unreachable, calls in the next second are refused at once (503)
+# instead of each waiting POOL_WAIT_S for a connection: during an outage the service answers
+# quickly and its threads are not all held waiting; a call after that tries again.
+FAIL_FAST_S = 1.0
 
 # SQLSTATEs of a transaction that lost a race or waited too long: try again shortly.
 BUSY_STATES = frozenset(
@@ -123,19 +128,25 @@ class Connections:
             open=False,
         )
         self.pool.open(wait=False)
+        self._unreachable_until = 0.0  # time.monotonic(): refused at once until then
 
     def close(self) -> None:
         self.pool.close()
 
     @contextmanager
     def guarded(self) -> Iterator[None]:
-        """Driver errors that mean "not now" raised as StoreBusy / StoreUnavailable."""
+        """Driver errors that mean "not now" raised as StoreBusy / StoreUnavailable; for a
+        second after PostgreSQL was found unreachable, StoreUnavailable at once."""
+        if time.monotonic() < self._unreachable_until:
+            raise StoreUnavailable("PostgreSQL is unreachable for now")
         try:
             yield
         except psycopg.Error as error:
             refusal = refusal_of(error)
             if refusal is None:
                 raise
+            if isinstance(refusal, StoreUnavailable):
+                self._unreachable_until = time.monotonic() + FAIL_FAST_S
             raise refusal from None
 
     @contextmanager
