@@ -51,6 +51,44 @@ class ProjectList(BaseModel):
     data: list[Project]
 
 
+class ProjectChanged(Project):
+    """Extension: the project as changed (or, with dry_run, as it would be)."""
+
+    traces_to_delete: int = Field(
+        description="Stored traces outside a shortened retention, which the retention sweep"
+        " deletes (0 when the retention is not shortened)."
+    )
+
+
+class ApiKey(BaseModel):
+    """Extension: an API key's metadata; never the key."""
+
+    id: str = Field(description="`key_` and 12 hex digits: what DELETE takes.")
+    label: str
+    prefix: str = Field(description="The key's first 10 characters, e.g. `tt_pk_ab12`.")
+    project_id: str | None = Field(description="null for a workspace key.")
+    created_at: Timestamp
+    last_used_at: Timestamp | None = Field(description="Noted to the minute; null: never used.")
+
+
+class NewApiKey(ApiKey):
+    key: str = Field(description="The key itself: in this answer only, never again.")
+
+
+class ApiKeyList(BaseModel):
+    data: list[ApiKey]
+
+
+class RotatedSecret(BaseModel):
+    """Extension: an alert's new webhook signing secret, in this answer only."""
+
+    secret: str
+    previous_valid_until: Timestamp = Field(
+        description="Until then every webhook carries signatures by the new and the previous"
+        " secret (24 hours)."
+    )
+
+
 class ModelUsage(BaseModel):
     cost_usd: float
     tokens: int
@@ -131,6 +169,10 @@ class Alert(BaseModel):
     webhook_secret: str | None = Field(
         default=None,
         description="The secret webhooks are signed with: in the answer to the creation only.",
+    )
+    paused: bool = Field(description="Extension: not evaluated while paused.")
+    muted_until: Timestamp | None = Field(
+        description="Extension: transitions are recorded but no webhook is sent before then."
     )
 
 

@@ -21,6 +21,7 @@ from tui.server.errors import install_error_handlers
 from tui.server.ingest.costs import warm_in_background
 from tui.server.ingest.processes import IngestProcesses
 from tui.server.ingest.writer import IngestWriter
+from tui.server.key_usage import KeyUsage
 from tui.server.ratelimit import Limiter, RateLimiter, RateLimitMiddleware, SharedRateLimiter
 from tui.server.routes import ROUTERS
 from tui.server.routes.otlp import Ingest
@@ -47,11 +48,17 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         writer.stop()
 
 
-def key_identity(store: TraceStore, key: str) -> tuple[str, KeyScope] | None:
+def key_identity(
+    store: TraceStore, key: str, usage: KeyUsage | None = None
+) -> tuple[str, KeyScope] | None:
     """The identity the rate limiter counts a known key by (its hash) and the key's scope,
-    which the routes reuse (deps.scope_of); None if unknown."""
+    which the routes reuse (deps.scope_of); None if unknown. A known key's use is noted."""
     scope = store.key_scope(key)
-    return None if scope is None else (scope.key_hash, scope)
+    if scope is None:
+        return None
+    if usage is not None:
+        usage.note(scope.key_hash)
+    return scope.key_hash, scope
 
 
 def limiter_of(store: TraceStore, name: str, limit: int, window_s: float) -> Limiter:
@@ -112,7 +119,7 @@ def create_app(
         RateLimitMiddleware,
         limiter=app.state.limiter,
         ingest_limiter=app.state.ingest_limiter,
-        identify=partial(key_identity, store),
+        identify=partial(key_identity, store, usage=KeyUsage(store, clock)),
     )
     install_error_handlers(app)
     for router in ROUTERS:

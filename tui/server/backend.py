@@ -16,7 +16,9 @@ from tui.server.rows import (
     AlertRow,
     AlertSecretRow,
     AlertState,
+    ApiKeyRow,
     DeliveryRow,
+    KeyInfo,
     KeyScope,
     Once,
     ProjectRow,
@@ -177,7 +179,44 @@ class ReplicaStore(Protocol):
         ...
 
 
-class TraceStore(AlertStore, ReplicaStore, Protocol):
+class AdminStore(Protocol):
+    """What running a project through the API needs (store_admin.AdminTables on both
+    stores): keys, project changes and deletion, alert changes, deletion and secrets, and the
+    answers of non-creating writes per Idempotency-Key."""
+
+    def list_keys(self) -> list[KeyInfo]:
+        """Every key, oldest first (never a key, nor its whole hash)."""
+        ...
+
+    def remove_key(self, key_id: str, project_id: str | None) -> str:
+        """Revoke `project_id`'s key (None: a workspace key) whose id is `key_id`: REVOKED,
+        NO_SUCH_KEY or LAST_WORKSPACE_KEY (refused), see store_admin."""
+        ...
+
+    def note_key_used(self, key_hash: str, now: int | None = None) -> None: ...
+
+    def update_project(self, row: ProjectRow) -> None: ...
+
+    def count_traces_ending_before(self, project_id: str, cutoff: int) -> int: ...
+
+    def delete_project(self, project_id: str) -> bool:
+        """The project and everything of it, in one transaction."""
+        ...
+
+    def update_alert(self, row: AlertRow) -> None: ...
+
+    def delete_alert(self, alert_id: str) -> bool: ...
+
+    def rotate_secret(self, alert_id: str, secret: str, previous_valid_until: int) -> bool: ...
+
+    def recall_response(self, key_hash: str, idempotency_key: str) -> Remembered | None: ...
+
+    def keep_response(
+        self, key_hash: str, idempotency_key: str, request_hash: str, status: int, body: object
+    ) -> None: ...
+
+
+class TraceStore(AlertStore, ReplicaStore, AdminStore, Protocol):
     """The service's storage, as the routes see it. Every method may block: call from a thread."""
 
     def key_scope(self, api_key: str) -> KeyScope | None:
@@ -228,7 +267,7 @@ class TraceStore(AlertStore, ReplicaStore, Protocol):
 
     def create_once(
         self,
-        row: ProjectRow | AlertRow | DeliveryRow,
+        row: ProjectRow | AlertRow | DeliveryRow | ApiKeyRow,
         once: Once | None,
         status: int,
         body: object,

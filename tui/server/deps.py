@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Header, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 
 from tui.server.alerts.service import Alerts
@@ -25,10 +25,12 @@ from tui.server.ratelimit import VERIFIED
 from tui.server.rows import (
     AlertRow,
     AlertSecretRow,
+    ApiKeyRow,
     DeliveryRow,
     KeyScope,
     Once,
     ProjectRow,
+    Remembered,
     TraceRow,
 )
 
@@ -191,16 +193,38 @@ def create_once(
     store: TraceStore,
     scope: KeyScope,
     payload: BaseModel | dict[str, Any],
-    row: ProjectRow | AlertRow | DeliveryRow,
+    row: ProjectRow | AlertRow | DeliveryRow | ApiKeyRow,
     body: dict[str, Any],
     status: int = 201,
     also: Sequence[AlertSecretRow] = (),
-) -> JSONResponse:
+    unstored: dict[str, Any] | None = None,
+) -> Response:
     """Insert `row` (and `also`) and answer `status` `body`; with an Idempotency-Key header, a
     repeat of the same request (`payload`: its body, or what identifies it) answers what the
-    first did instead of creating again, and another request gets 409."""
+    first did instead of creating again, and another request gets 409.
+
+    `unstored` (a new API key) joins the first answer only and is never remembered: a repeat
+    of that request gets 409 instead, saying the key was made and is shown once."""
+    once = once_of(request, scope, payload)
+    seen = store.create_once(row, once, status, body, also)
+    if seen is None:
+        return JSONResponse({**body, **(unstored or {})}, status_code=status)
+    if unstored is not None and once is not None and seen.request_hash == once.request_hash:
+        raise ServiceError(
+            409,
+            "already_created",
+            f"This Idempotency-Key already made {seen.body.get('id', 'it')}, whose secret is "
+            "shown only once: revoke it and make another if it was lost.",
+        )
+    return replay(seen, once)
+
+
+def once_of(request: Request, scope: KeyScope, payload: BaseModel | dict[str, Any]) -> Once | None:
+    """The request's use of an Idempotency-Key (None without the header); 400 for a bad one."""
     idempotency_key = request.headers.get("idempotency-key")
-    if idempotency_key is not None and not 1 <= len(idempotency_key) <= 255:
+    if idempotency_key is None:
+        return None
+    if not 1 <= len(idempotency_key) <= 255:
         raise ServiceError(
             400,
             "invalid_idempotency_key",
@@ -208,15 +232,45 @@ def create_once(
             [{"field": "Idempotency-Key", "message": "must be 1 to 255 characters"}],
         )
     fields = payload.model_dump() if isinstance(payload, BaseModel) else payload
+    # The route's path is part of what a key identifies: one key on two alerts is a conflict.
+    fields = {"path": request.url.path, "method": request.method, "body": fields}
     request_hash = hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
-    once = Once(scope.key_hash, idempotency_key, request_hash) if idempotency_key else None
-    seen = store.create_once(row, once, status, body, also)
-    if seen is None:
-        return JSONResponse(body, status_code=status)
-    if seen.request_hash != request_hash:
+    return Once(scope.key_hash, idempotency_key, request_hash)
+
+
+def replay(seen: Remembered, once: Once | None) -> Response:
+    """The remembered answer to a repeat of a request; 409 if the key came with another."""
+    if once is None or seen.request_hash != once.request_hash:
         raise ServiceError(
             409,
             "idempotency_conflict",
             "This Idempotency-Key was already used with a different body.",
         )
+    if seen.status == 204:
+        return Response(status_code=204, headers={"Idempotent-Replayed": "true"})
     return JSONResponse(seen.body, status_code=seen.status, headers={"Idempotent-Replayed": "true"})
+
+
+def apply_once(
+    request: Request,
+    store: TraceStore,
+    scope: KeyScope,
+    payload: BaseModel | dict[str, Any],
+    act: Callable[[], tuple[int, dict[str, Any] | None]],
+) -> Response:
+    """Run `act` (a change: PATCH, DELETE, a rotation), which returns the answer's status and
+    body (None: no content), unless this Idempotency-Key was used: then answer what the first
+    request did (409 for another request). The answer is remembered after the change, so two
+    racing repeats may both apply it: every such change gives the same result twice, but a
+    rotation, whose second secret replaces the first."""
+    once = once_of(request, scope, payload)
+    if once is not None:
+        seen = store.recall_response(once.key_hash, once.idempotency_key)
+        if seen is not None:
+            return replay(seen, once)
+    status, body = act()
+    if once is not None:
+        store.keep_response(*once, status, body)
+    if body is None:
+        return Response(status_code=status)
+    return JSONResponse(body, status_code=status)

@@ -3,8 +3,10 @@
 A new key is printed alone on stdout (so `KEY=$(tracetui keys create ...)` captures it) and
 everything else goes to stderr. Only a key's SHA-256 is stored; a key is known afterwards by
 its id, the first 12 hex digits of that hash, which `list` shows and `revoke` takes (a prefix
-of 6 or more digits will do), or by its label. A running service sees the change at once: it
-looks keys up on every request.
+of 6 or more digits will do, with or without the API's `key_`), or by its label. A running
+service sees the change at once: it looks keys up on every request. Keys are made and revoked
+by `api_keys`, as the /v1/keys routes make and revoke them: the last workspace key is never
+revoked.
 
 The database is the one serve uses: a SQLite file's path or a PostgreSQL URL (a URL's password
 is never shown: errors name the database by `location`).
@@ -18,12 +20,12 @@ import time
 from pathlib import Path
 from typing import TextIO
 
+from tui.server.api_keys import LAST_WORKSPACE_KEY, REVOKED, create_key, plain_key_id, revoke_key
 from tui.server.backend import StoreUnreachable
 from tui.server.database_url import is_postgres
 from tui.server.migrations import SchemaTooNew
 from tui.server.open_store import ServiceStore, open_store
 from tui.server.rows import KeyInfo
-from tui.server.store_keys import new_api_key
 
 KEYS_POOL_SIZE = 2
 
@@ -61,9 +63,8 @@ def create(
         known = ", ".join(p.id for p in store.list_projects()) or "none yet"
         print(f"tracetui: no project {project_id!r} (projects: {known}).", file=err)
         return 2
-    key = new_api_key("pk" if project_id else "ws")
     today = time.strftime("%Y-%m-%d", time.gmtime())
-    info = store.add_key(key, project_id, label or f"{project_id or 'workspace'} key {today}")
+    key, info = create_key(store, project_id, label or f"{project_id or 'workspace'} key {today}")
     print(key, file=out, flush=True)
     print(
         f"Created {describe(info)}. The key is shown this once: store it now.",
@@ -73,19 +74,20 @@ def create(
 
 
 def show(store: ServiceStore, out: TextIO) -> int:
-    print(f"{'ID':<13} {'PROJECT':<18} {'CREATED':<21} LABEL", file=out)
+    print(f"{'ID':<13} {'PREFIX':<11} {'PROJECT':<18} {'CREATED':<21} LABEL", file=out)
     for key in store.list_keys():
         created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(key.created_at / 1000))
         project = key.project_id or "(workspace)"
         print(
-            f"{key.key_id:<13} {printable(project):<18} {created:<21} {printable(key.label)}",
+            f"{key.key_id:<13} {printable(key.prefix):<11} {printable(project):<18} "
+            f"{created:<21} {printable(key.label)}",
             file=out,
         )
     return 0
 
 
 def revoke(store: ServiceStore, ref: str, err: TextIO) -> int:
-    found = store.find_keys(ref)
+    found = store.find_keys(plain_key_id(ref) if ref.lower().startswith("key_") else ref)
     if not found:
         print(f"tracetui: no key has the id or label {printable(ref)!r}.", file=err)
         return 1
@@ -93,7 +95,17 @@ def revoke(store: ServiceStore, ref: str, err: TextIO) -> int:
         ids = ", ".join(k.key_id for k in found)
         print(f"tracetui: {len(found)} keys match ({ids}); revoke one by its id.", file=err)
         return 2
-    store.revoke_key(found[0].key_id)
+    outcome = revoke_key(store, found[0].key_id, found[0].project_id)
+    if outcome == LAST_WORKSPACE_KEY:
+        print(
+            f"tracetui: {describe(found[0])} is the last workspace key: create another "
+            "(tracetui keys create) before revoking it.",
+            file=err,
+        )
+        return 2
+    if outcome != REVOKED:
+        print(f"tracetui: {describe(found[0])} was revoked meanwhile.", file=err)
+        return 1
     print(f"Revoked {describe(found[0])}.", file=err)
     return 0
 

@@ -319,6 +319,22 @@ ALTER TABLE webhook_deliveries ADD COLUMN claimed_by TEXT;
 ALTER TABLE webhook_deliveries ADD COLUMN claimed_until INTEGER;
 """
 
+# Running a project from the app:
+# - a key's prefix (its first 10 characters, so a person tells keys apart; older keys get the
+#   6 their scope tells) and when it was last used (noted at most once a minute: key_usage.py);
+# - an alert's pause (not evaluated) and mute (transitions recorded, no webhook before
+#   muted_until);
+# - the secret a rotation replaced, which still signs deliveries until previous_valid_until.
+SCHEMA_V7 = """
+ALTER TABLE api_keys ADD COLUMN prefix TEXT NOT NULL DEFAULT '';
+UPDATE api_keys SET prefix = CASE WHEN project_id IS NULL THEN 'tt_ws_' ELSE 'tt_pk_' END;
+ALTER TABLE api_keys ADD COLUMN last_used_at INTEGER;
+ALTER TABLE alerts ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE alerts ADD COLUMN muted_until INTEGER;
+ALTER TABLE alert_secrets ADD COLUMN previous_secret TEXT;
+ALTER TABLE alert_secrets ADD COLUMN previous_valid_until INTEGER;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "projects, keys, traces, spans, alerts, idempotency", SCHEMA_V1),
     Migration(2, "OTLP ingest: spans in a rowid table with extension fields; listed_at", SCHEMA_V2),
@@ -326,6 +342,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "alerts: window index, secrets, states, events, webhook deliveries", SCHEMA_V4),
     Migration(5, "trace ids scoped by project: traces and spans keyed with the project", SCHEMA_V5),
     Migration(6, "replicas: leases, shared request counts, webhook claims", SCHEMA_V6),
+    Migration(7, "keys' prefix and last use; alerts paused, muted; rotated secrets", SCHEMA_V7),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -34,6 +34,8 @@ class ApiKeyRow(NamedTuple):
     project_id: str | None
     label: str
     created_at: int
+    prefix: str = ""  # the key's first 10 characters, to recognise it by (never the key)
+    last_used_at: int | None = None  # noted at most once a minute (key_usage.py)
 
 
 class TraceRow(NamedTuple):
@@ -134,6 +136,8 @@ class AlertRow(NamedTuple):
     threshold: float
     webhook_url: str
     created_at: int
+    paused: bool = False  # not evaluated while paused: no transitions, no webhooks
+    muted_until: int | None = None  # transitions recorded, no webhook made before this time
 
 
 class IdempotencyRow(NamedTuple):
@@ -219,10 +223,12 @@ class SpanGroup(NamedTuple):
 class KeyInfo(NamedTuple):
     """An API key as `tracetui keys list` shows it: never the key, nor its whole hash."""
 
-    key_id: str  # the first 12 hex digits of the key's SHA-256
+    key_id: str  # the first 12 hex digits of the key's SHA-256 (the API shows key_<these>)
     project_id: str | None
     label: str
     created_at: int
+    prefix: str = ""
+    last_used_at: int | None = None
 
 
 def new_project(
@@ -251,6 +257,8 @@ def new_alert(
     webhook_url: str,
     id: str | None = None,
     created_at: int | None = None,
+    paused: bool = False,
+    muted_until: int | None = None,
 ) -> AlertRow:
     """An alert row with a fresh id and the current time unless given (0 counts as not given)."""
     return AlertRow(
@@ -262,6 +270,8 @@ def new_alert(
         threshold=threshold,
         webhook_url=webhook_url,
         created_at=created_at or now_ms(),
+        paused=paused,
+        muted_until=muted_until,
     )
 
 
@@ -274,9 +284,22 @@ class AlertSecretRow(NamedTuple):
 
     alert_id: str
     secret: str
+    # The secret a rotation replaced, which also signs every delivery until
+    # previous_valid_until (epoch ms): receivers roll over to the new one without a gap.
+    previous_secret: str | None = None
+    previous_valid_until: int | None = None
 
     def __repr__(self) -> str:
         return f"AlertSecretRow(alert_id={self.alert_id!r}, secret='whsec_…')"
+
+    def signing_secrets(self, now: int) -> list[str]:
+        """The secrets a delivery attempted at `now` is signed with: the current one, and the
+        previous one while its grace period lasts."""
+        previous = self.previous_secret
+        until = self.previous_valid_until
+        if previous is not None and until is not None and now < until:
+            return [self.secret, previous]
+        return [self.secret]
 
 
 class AlertState(NamedTuple):

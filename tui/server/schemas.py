@@ -12,15 +12,16 @@ import time
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tui.server.rows import (
     AlertEventRow,
     AlertRow,
     AlertState,
+    KeyInfo,
     ProjectRow,
     SpanInTrace,
     TraceRow,
@@ -43,6 +44,9 @@ METRIC_HELP = (
 )
 
 
+KEY_ID_PREFIX = "key_"  # the API's key ids: key_ and the 12 hex digits `keys list` shows
+
+
 def _not_blank(value: str) -> str:
     if not value.strip():
         raise ValueError("must not be blank")
@@ -61,6 +65,47 @@ class ProjectCreate(BaseModel):
     _name = field_validator("name")(_not_blank)
 
 
+def _metric_form(value: str | None) -> str | None:
+    if value is None:
+        return value
+    match = METRIC_RE.match(value)
+    if match is None:
+        raise ValueError(METRIC_HELP)
+    units = MEASURE_UNITS[match["measure"]]
+    if match["unit"] not in units:
+        raise ValueError(f"unit of {match['measure']} must be one of: {', '.join(units)}")
+    return value
+
+
+def _finite(value: float | None) -> float | None:
+    if value is not None and not math.isfinite(value):
+        raise ValueError("threshold must be a finite number")
+    return value
+
+
+def _http_url(value: str | None) -> str | None:
+    if value is None:
+        return value
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("webhook_url must be an http:// or https:// URL with a host")
+    return value.strip()
+
+
+def _maybe_not_blank(value: str | None) -> str | None:
+    return None if value is None else _not_blank(value)
+
+
+def _timestamp(value: str | None) -> str | None:
+    if value is None:
+        return value
+    try:
+        parse_timestamp(value)
+    except (ValueError, OverflowError, OSError):
+        raise ValueError("must be an ISO 8601 time, e.g. 2026-11-21T09:30:00Z") from None
+    return value
+
+
 class AlertCreate(BaseModel):
     """POST /v1/projects/{project_id}/alerts. Every field is required."""
 
@@ -73,32 +118,71 @@ class AlertCreate(BaseModel):
     webhook_url: str = Field(max_length=2048, strict=True)
 
     _name = field_validator("name")(_not_blank)
+    _metric = field_validator("metric")(_metric_form)
+    _threshold = field_validator("threshold")(_finite)
+    _url = field_validator("webhook_url")(_http_url)
 
-    @field_validator("metric")
-    @classmethod
-    def _metric_form(cls, value: str) -> str:
-        match = METRIC_RE.match(value)
-        if match is None:
-            raise ValueError(METRIC_HELP)
-        units = MEASURE_UNITS[match["measure"]]
-        if match["unit"] not in units:
-            raise ValueError(f"unit of {match['measure']} must be one of: {', '.join(units)}")
-        return value
 
-    @field_validator("threshold")
-    @classmethod
-    def _finite(cls, value: float) -> float:
-        if not math.isfinite(value):
-            raise ValueError("threshold must be a finite number")
-        return value
+class Patch(BaseModel):
+    """A PATCH body: the fields given are changed, validated as at creation; null is refused
+    for a field that cannot be null (NULLABLE names those that can)."""
 
-    @field_validator("webhook_url")
-    @classmethod
-    def _http_url(cls, value: str) -> str:
-        parts = urlsplit(value.strip())
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError("webhook_url must be an http:// or https:// URL with a host")
-        return value.strip()
+    model_config = ConfigDict(extra="forbid")
+    NULLABLE: ClassVar[frozenset[str]] = frozenset()
+
+    @model_validator(mode="after")
+    def _no_null(self) -> Patch:
+        for name in self.model_fields_set - self.NULLABLE:
+            if getattr(self, name) is None:
+                raise ValueError(f"{name} cannot be null")
+        return self
+
+    def changes(self) -> dict[str, Any]:
+        """The fields the body gave, as given."""
+        return {name: getattr(self, name) for name in self.model_fields_set}
+
+
+class ProjectUpdate(Patch):
+    """PATCH /v1/projects/{project_id}: any of the fields of ProjectCreate."""
+
+    NULLABLE: ClassVar[frozenset[str]] = frozenset({"description"})
+
+    name: str | None = Field(default=None, min_length=1, max_length=200, strict=True)
+    description: str | None = Field(default=None, max_length=2000, strict=True)
+    retention_days: int | None = Field(default=None, ge=1, le=365, strict=True)
+
+    _name = field_validator("name")(_maybe_not_blank)
+
+
+class AlertUpdate(Patch):
+    """PATCH /v1/projects/{project_id}/alerts/{alert_id}: any field of AlertCreate, and
+    `paused` and `muted_until` (an ISO 8601 time, or null to unmute)."""
+
+    NULLABLE: ClassVar[frozenset[str]] = frozenset({"muted_until"})
+
+    name: str | None = Field(default=None, min_length=1, max_length=200, strict=True)
+    metric: str | None = Field(default=None, max_length=100, strict=True)
+    condition: Literal["gt", "gte", "lt", "lte"] | None = None
+    threshold: float | None = Field(default=None, strict=True)
+    webhook_url: str | None = Field(default=None, max_length=2048, strict=True)
+    paused: bool | None = Field(default=None, strict=True)
+    muted_until: str | None = Field(default=None, max_length=64, strict=True)
+
+    _name = field_validator("name")(_maybe_not_blank)
+    _metric = field_validator("metric")(_metric_form)
+    _threshold = field_validator("threshold")(_finite)
+    _url = field_validator("webhook_url")(_http_url)
+    _muted = field_validator("muted_until")(_timestamp)
+
+
+class KeyCreate(BaseModel):
+    """POST /v1/keys and /v1/projects/{project_id}/keys."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    label: str = Field(min_length=1, max_length=100, strict=True)
+
+    _label = field_validator("label")(_not_blank)
 
 
 def parse_timestamp(value: str) -> int:
@@ -239,10 +323,24 @@ def alert_json(
         "last_value": state.last_value if state else None,
         "last_evaluated_at": optional_iso(state.last_evaluated_at if state else None),
         "firing_since": optional_iso(state.firing_since if state else None),
+        "paused": bool(row.paused),
+        "muted_until": optional_iso(row.muted_until),
     }
     if webhook_secret is not None:
         body["webhook_secret"] = webhook_secret
     return body
+
+
+def key_json(info: KeyInfo) -> dict[str, Any]:
+    """An API key's public face: never the key, nor its hash beyond the id's 12 digits."""
+    return {
+        "id": KEY_ID_PREFIX + info.key_id,
+        "label": info.label,
+        "prefix": info.prefix,
+        "project_id": info.project_id,
+        "created_at": iso_ms(info.created_at),
+        "last_used_at": optional_iso(info.last_used_at),
+    }
 
 
 def optional_iso(ms: int | None) -> str | None:

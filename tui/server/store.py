@@ -16,7 +16,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ from tui.server.rows import (
     new_project,
     now_ms,
 )
+from tui.server.store_admin import AdminTables
 from tui.server.store_alerts import AlertTables
 from tui.server.store_keys import KeyTables, hash_key, new_api_key
 from tui.server.store_sql import (
@@ -130,7 +131,7 @@ def refusal_of(error: sqlite3.Error) -> StoreBusy | None:
 DEFAULT_RETENTION_DAYS = 30
 
 
-class Store(AlertTables, KeyTables):
+class Store(AlertTables, KeyTables, AdminTables):
     """One SQLite database; each thread gets its own connection (WAL lets readers run together).
 
     Opening brings the file to the latest schema version, or refuses, with SchemaTooNew, a file
@@ -151,7 +152,8 @@ class Store(AlertTables, KeyTables):
         if missing:
             with self.transaction() as db:
                 db.executemany(
-                    INSERT[AlertSecretRow], [(alert_id, new_secret()) for alert_id in missing]
+                    INSERT[AlertSecretRow],
+                    [AlertSecretRow(alert_id, new_secret()) for alert_id in missing],
                 )
 
     @property
@@ -190,6 +192,12 @@ class Store(AlertTables, KeyTables):
             if refusal is None:
                 raise
             raise refusal from None
+
+    def _admin_write(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self.transaction()
+
+    def _admin_read(self) -> AbstractContextManager[sqlite3.Connection]:
+        return nullcontext(self._connection())
 
     def opener(self) -> Callable[[], Store]:
         """See TraceStore.opener: the same file, opened anew (its schema is already current),

@@ -113,7 +113,10 @@ class AlertTables:
     def alert_secret(self, alert_id: str) -> AlertSecretRow | None:
         row = (
             self._connection()
-            .execute("SELECT alert_id, secret FROM alert_secrets WHERE alert_id = ?", (alert_id,))
+            .execute(
+                f"SELECT {columns(AlertSecretRow)} FROM alert_secrets WHERE alert_id = ?",
+                (alert_id,),
+            )
             .fetchone()
         )
         return None if row is None else AlertSecretRow._make(row)

@@ -35,9 +35,25 @@ def hash_key(api_key: str) -> str:
 KEY_ID_LENGTH = 12
 
 
+KEY_PREFIX_LENGTH = 10
+
+
+def key_prefix(api_key: str) -> str:
+    """The start of a key a person tells it by (`tt_pk_ab12`): its kind and 4 random
+    characters of its 32, which give nothing useful away."""
+    return api_key[:KEY_PREFIX_LENGTH]
+
+
 def key_info(row: ApiKeyRow) -> KeyInfo:
     """A key's public face: an id from the first digits of its hash, never the key."""
-    return KeyInfo(row.key_hash[:KEY_ID_LENGTH], row.project_id, row.label, row.created_at)
+    return KeyInfo(
+        row.key_hash[:KEY_ID_LENGTH],
+        row.project_id,
+        row.label,
+        row.created_at,
+        row.prefix,
+        row.last_used_at,
+    )
 
 
 def new_api_key(kind: str) -> str:
@@ -57,7 +73,7 @@ class KeyTables:
     # -- keys ----------------------------------------------------------------------------------
 
     def add_key(self, api_key: str, project_id: str | None, label: str) -> KeyInfo:
-        row = ApiKeyRow(hash_key(api_key), project_id, label, now_ms())
+        row = ApiKeyRow(hash_key(api_key), project_id, label, now_ms(), key_prefix(api_key))
         with self.transaction() as db:
             db.execute(insert_sql(ApiKeyRow, "INSERT OR REPLACE"), row)
         return key_info(row)
@@ -111,7 +127,7 @@ class KeyTables:
 
     def create_once(
         self,
-        row: ProjectRow | AlertRow | DeliveryRow,
+        row: ProjectRow | AlertRow | DeliveryRow | ApiKeyRow,
         once: Once | None,
         status: int,
         body: object,

@@ -340,7 +340,9 @@ class DeliveryWorker:
             "host": target.host_header,
             "content-type": "application/json",
             "user-agent": USER_AGENT,
-            **signing.headers(secret.secret, delivery.id, int(self.wall()), body),
+            **signing.headers(
+                secret.signing_secrets(self.clock()), delivery.id, int(self.wall()), body
+            ),
         }
         extensions = {"sni_hostname": target.sni_hostname} if target.sni_hostname else {}
         request = self._client.build_request(

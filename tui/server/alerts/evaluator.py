@@ -11,6 +11,10 @@ an event in the alert's history. Entering firing makes one `alert.firing` webhoo
 none. The states, events and webhooks of a round are stored in one transaction, so a webhook is
 never made without the state change that caused it, or lost after it.
 
+A paused alert is not evaluated: its state stays as it was, with no events and no webhooks.
+A muted alert (muted_until later than the round) is evaluated and its changes recorded, but
+makes no webhook for them: a change muted away is never sent afterwards.
+
 A project whose evaluation fails (a bad row, a locked database) is skipped, its alerts keeping
 their state until the next round; the error is logged by type only.
 """
@@ -109,6 +113,8 @@ class Evaluator:
         before = self.store.alert_states()
         by_project: dict[str, list[tuple[AlertRow, Metric]]] = {}
         for alert in alerts:
+            if alert.paused:
+                continue
             try:
                 metric = parse_metric(alert.metric)
             except ValueError:
@@ -161,7 +167,8 @@ class Evaluator:
                     event_type = FIRING
                 elif old_state == FIRING_STATE:
                     event_type = RESOLVED
-                if event_type is not None:
+                muted = alert.muted_until is not None and at < alert.muted_until
+                if event_type is not None and not muted:
                     webhooks.append(
                         self._webhook(event_type, alert, metric, evaluated, new_state, drift, stats)
                     )

@@ -4,6 +4,10 @@ A secret is `whsec_` followed by the base64 of 32 random bytes; the key is those
 attempt sends `webhook-id` (the event's id, the same on every retry, so receivers can drop
 repeats), `webhook-timestamp` (the attempt's time, unix seconds: receivers refuse old ones) and
 `webhook-signature: v1,<base64 of HMAC-SHA256(key, "{id}.{timestamp}.{body}")>`.
+
+After a rotation the header holds two signatures, space-separated as the spec allows (the new
+secret's first, then the previous one's) until the previous secret's grace period ends, so a
+receiver verifies with either secret and moves to the new one without a gap.
 """
 
 from __future__ import annotations
@@ -32,10 +36,14 @@ def signature(secret: str, webhook_id: str, timestamp: int, body: bytes) -> str:
     return "v1," + base64.b64encode(digest).decode()
 
 
-def headers(secret: str, webhook_id: str, timestamp: int, body: bytes) -> dict[str, str]:
-    """The three Standard Webhooks headers of one attempt."""
+def headers(
+    secret: str | list[str], webhook_id: str, timestamp: int, body: bytes
+) -> dict[str, str]:
+    """The three Standard Webhooks headers of one attempt, signed by `secret` (or by each of
+    a list of secrets)."""
+    secrets_ = [secret] if isinstance(secret, str) else secret
     return {
         "webhook-id": webhook_id,
         "webhook-timestamp": str(timestamp),
-        "webhook-signature": signature(secret, webhook_id, timestamp, body),
+        "webhook-signature": " ".join(signature(s, webhook_id, timestamp, body) for s in secrets_),
     }

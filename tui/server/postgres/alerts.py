@@ -110,7 +110,8 @@ class AlertTables(ReplicaTables):
     def alert_secret(self, alert_id: str) -> AlertSecretRow | None:
         with self._db.connection() as db:
             row = db.execute(
-                "SELECT alert_id, secret FROM alert_secrets WHERE alert_id = %s", (alert_id,)
+                f"SELECT {columns(AlertSecretRow)} FROM alert_secrets WHERE alert_id = %s",
+                (alert_id,),
             ).fetchone()
         return None if row is None else AlertSecretRow._make(row)
 

@@ -26,7 +26,7 @@ from tui.server.rows import (
     Remembered,
     now_ms,
 )
-from tui.server.store_keys import KEY_ID_LENGTH, hash_key, key_info
+from tui.server.store_keys import KEY_ID_LENGTH, hash_key, key_info, key_prefix
 from tui.server.store_sql import columns
 
 
@@ -38,12 +38,13 @@ class KeyTables:
     # -- keys ----------------------------------------------------------------------------------
 
     def add_key(self, api_key: str, project_id: str | None, label: str) -> KeyInfo:
-        row = ApiKeyRow(hash_key(api_key), project_id, label, now_ms())
+        row = ApiKeyRow(hash_key(api_key), project_id, label, now_ms(), key_prefix(api_key))
         with self._db.transaction() as db:
             db.execute(
                 INSERT[ApiKeyRow] + " ON CONFLICT (key_hash) DO UPDATE SET "
                 "project_id = excluded.project_id, label = excluded.label, "
-                "created_at = excluded.created_at",
+                "created_at = excluded.created_at, prefix = excluded.prefix, "
+                "last_used_at = excluded.last_used_at",
                 row,
             )
         return key_info(row)
@@ -94,7 +95,7 @@ class KeyTables:
 
     def create_once(
         self,
-        row: ProjectRow | AlertRow | DeliveryRow,
+        row: ProjectRow | AlertRow | DeliveryRow | ApiKeyRow,
         once: Once | None,
         status: int,
         body: object,

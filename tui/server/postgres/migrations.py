@@ -202,9 +202,22 @@ ALTER TABLE webhook_deliveries ADD COLUMN claimed_by TEXT;
 ALTER TABLE webhook_deliveries ADD COLUMN claimed_until BIGINT
 """
 
+# The SQLite store's version 7 (see its comment): keys' prefix and last use, alerts' pause
+# and mute, the secret a rotation replaced.
+SCHEMA_V3 = """
+ALTER TABLE api_keys ADD COLUMN prefix TEXT NOT NULL DEFAULT '';
+UPDATE api_keys SET prefix = CASE WHEN project_id IS NULL THEN 'tt_ws_' ELSE 'tt_pk_' END;
+ALTER TABLE api_keys ADD COLUMN last_used_at BIGINT;
+ALTER TABLE alerts ADD COLUMN paused BOOLEAN NOT NULL DEFAULT false;
+ALTER TABLE alerts ADD COLUMN muted_until BIGINT;
+ALTER TABLE alert_secrets ADD COLUMN previous_secret TEXT;
+ALTER TABLE alert_secrets ADD COLUMN previous_valid_until BIGINT
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "projects, keys, traces and spans by project, alerts, idempotency", SCHEMA_V1),
     Migration(2, "replicas: leases, shared request counts, webhook claims", SCHEMA_V2),
+    Migration(3, "keys' prefix and last use; alerts paused, muted; rotated secrets", SCHEMA_V3),
 )
 LATEST = MIGRATIONS[-1].version
 

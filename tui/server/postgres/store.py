@@ -46,6 +46,7 @@ from tui.server.rows import (
     new_alert,
     new_project,
 )
+from tui.server.store_admin import AdminTables
 from tui.server.store_sql import TABLES, columns
 
 DAY_MS = 86_400_000
@@ -68,7 +69,7 @@ class Opener:
         return f"Opener({redacted(self.url)!r}, pool_size={self.pool_size})"
 
 
-class PostgresStore(AlertTables, KeyTables):
+class PostgresStore(AlertTables, KeyTables, AdminTables):
     """One PostgreSQL database through a pool of at most `pool_size` connections.
 
     Opening connects once (StoreUnreachable if it cannot: server down, login refused, no such
@@ -92,7 +93,7 @@ class PostgresStore(AlertTables, KeyTables):
                 with self._db.transaction() as db, db.cursor() as cursor:
                     cursor.executemany(
                         INSERT[AlertSecretRow] + " ON CONFLICT (alert_id) DO NOTHING",
-                        [(alert_id, new_secret()) for alert_id in missing],
+                        [AlertSecretRow(alert_id, new_secret()) for alert_id in missing],
                     )
         except BaseException:
             self._db.close()
@@ -111,6 +112,14 @@ class PostgresStore(AlertTables, KeyTables):
     def transaction(self) -> AbstractContextManager[Connection]:
         """A write transaction (for the bulk writes below); rolled back whole on any error."""
         return self._db.transaction()
+
+    PLACEHOLDER = "%s"
+
+    def _admin_write(self) -> AbstractContextManager[Connection]:
+        return self._db.transaction()
+
+    def _admin_read(self) -> AbstractContextManager[Connection]:
+        return self._db.connection()
 
     def opener(self) -> Callable[[], PostgresStore]:
         """See TraceStore.opener: the same URL, a pool of OPENER_POOL_SIZE."""

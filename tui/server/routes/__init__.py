@@ -2,7 +2,13 @@
 
 from fastapi import APIRouter
 
-from tui.server.routes import alerts, otlp, projects, traces
+from tui.server.routes import alerts, keys, otlp, projects, traces
 
 # In this order: it is the order of the paths in the OpenAPI document.
-ROUTERS: tuple[APIRouter, ...] = (projects.router, traces.router, otlp.router, alerts.router)
+ROUTERS: tuple[APIRouter, ...] = (
+    projects.router,
+    traces.router,
+    otlp.router,
+    alerts.router,
+    keys.router,
+)

@@ -1,6 +1,7 @@
 """A project's threshold alerts: list and create (the spec's), and the local service's
-extensions: one alert with its state, its history of state changes and webhook attempts, and
-a test webhook."""
+extensions: one alert with its state, its history of state changes and webhook attempts, a
+test webhook, changes (any field, pause, mute), deletion and a new signing secret. A project
+key manages its own project's alerts, as it creates them."""
 
 from typing import Annotated
 
@@ -13,7 +14,14 @@ from tui.server.alerts.payload import TEST, Evaluated, event_body
 from tui.server.alerts.service import Alerts
 from tui.server.alerts.signing import new_secret
 from tui.server.alerts.targets import Refused, check_new_target
-from tui.server.answers import ERRORS, Alert, AlertEventList, AlertList, QueuedWebhook
+from tui.server.answers import (
+    ERRORS,
+    Alert,
+    AlertEventList,
+    AlertList,
+    QueuedWebhook,
+    RotatedSecret,
+)
 from tui.server.backend import TraceStore
 from tui.server.deps import (
     AlertsDep,
@@ -21,6 +29,7 @@ from tui.server.deps import (
     ClockDep,
     ReadableProject,
     StoreDep,
+    apply_once,
     create_once,
     readable_project,
 )
@@ -34,9 +43,19 @@ from tui.server.rows import (
     new_alert,
     new_event_id,
 )
-from tui.server.schemas import AlertCreate, alert_json, event_json
+from tui.server.schemas import (
+    AlertCreate,
+    AlertUpdate,
+    alert_json,
+    event_json,
+    iso_ms,
+    parse_timestamp,
+)
 
 MAX_LIMIT = 500
+# After a rotation, webhooks carry signatures by both secrets this long: receivers move to the
+# new secret within it, without a gap.
+SECRET_GRACE_MS = 24 * 3_600_000
 EVENT_CURSOR = {"s": int}  # the position of the last event of the page
 
 router = APIRouter(responses=ERRORS)
@@ -171,3 +190,82 @@ def send_test(
     )
     alerts.wake()
     return answer
+
+
+@router.patch(
+    "/projects/{project_id}/alerts/{alert_id}",
+    summary="Change an alert: any field, pause or resume it, mute it until a time",
+    response_model=Alert,
+)
+def update_alert(
+    request: Request,
+    scope: Auth,
+    store: StoreDep,
+    alerts: AlertsDep,
+    project_id: Annotated[str, Path()],
+    alert_id: Annotated[str, Path()],
+    payload: AlertUpdate,
+) -> Response:
+    project = readable_project(store, scope, project_id)  # after the body's validation
+    alert = alert_in(store, project, alert_id)
+    changes = payload.changes()
+    if "webhook_url" in changes and changes["webhook_url"] != alert.webhook_url:
+        refuse_unreachable_target(alerts, changes["webhook_url"])
+    if "muted_until" in changes:
+        muted = changes["muted_until"]
+        changes["muted_until"] = None if muted is None else parse_timestamp(muted)
+    changed = alert._replace(**changes)
+
+    def change() -> tuple[int, dict[str, object]]:
+        store.update_alert(changed)
+        return 200, alert_json(changed, store.alert_states(project.id).get(alert.id))
+
+    return apply_once(request, store, scope, {"patch": payload.changes()}, change)
+
+
+@router.delete(
+    "/projects/{project_id}/alerts/{alert_id}",
+    status_code=204,
+    summary="Delete an alert with its history and pending webhooks",
+)
+def delete_alert(
+    request: Request,
+    scope: Auth,
+    store: StoreDep,
+    project_id: Annotated[str, Path()],
+    alert_id: Annotated[str, Path()],
+) -> Response:
+    def delete() -> tuple[int, None]:
+        # In here: a repeat of a deletion answers as the first did, though the alert is gone.
+        alert = alert_in(store, readable_project(store, scope, project_id), alert_id)
+        if not store.delete_alert(alert.id):
+            raise ServiceError(404, "not_found", "No alert with that id in this project.")
+        return 204, None
+
+    return apply_once(request, store, scope, {"delete": alert_id}, delete)
+
+
+@router.post(
+    "/projects/{project_id}/alerts/{alert_id}/rotate-secret",
+    summary="Give the alert a new webhook secret; the previous one signs too for 24 hours",
+    response_model=RotatedSecret,
+)
+def rotate_secret(
+    request: Request,
+    scope: Auth,
+    project: ReadableProject,
+    store: StoreDep,
+    clock: ClockDep,
+    alert_id: Annotated[str, Path()],
+) -> Response:
+    alert = alert_in(store, project, alert_id)
+
+    def rotate() -> tuple[int, dict[str, object]]:
+        secret = new_secret()
+        valid_until = clock() + SECRET_GRACE_MS
+        if not store.rotate_secret(alert.id, secret, valid_until):
+            raise ServiceError(404, "not_found", "No alert with that id in this project.")
+        # The secret is in this answer (and its replay to the same Idempotency-Key) only.
+        return 200, {"secret": secret, "previous_valid_until": iso_ms(valid_until)}
+
+    return apply_once(request, store, scope, {"rotate": alert.id}, rotate)
