@@ -12,6 +12,7 @@ as its `service`:
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import uuid
@@ -104,6 +105,17 @@ def pooled_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running
 def api(service: RunningService) -> Iterator[httpx.Client]:
     with service.client() as client:
         yield client
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C and hang-ups reach what the tests start, whoever started the tests: a shell's
+    background job (`make test &`, nohup, some CI runners) begins with SIGINT and SIGHUP
+    ignored, every child inherits that, and the tests that stop `serve` with Ctrl-C or hang up
+    the app's terminal would wait for a process that never hears them."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def _selects_phoenix_tests(config: pytest.Config) -> bool:

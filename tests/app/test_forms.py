@@ -142,6 +142,9 @@ async def test_create_an_alert_and_see_it_listed(service: RunningService) -> Non
             *"https://hooks.example.com/x",
         )
         await pilot.press("ctrl+s")
+        # The new alert's signing secret is shown once, on top of the list.
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "SecretDialog")
+        await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is alerts and len(alerts.alerts) == before + 1)
         assert alerts.alerts[-1].name == name and alerts.alerts[-1].threshold == 2.5
     assert sum(1 for a in service.store.list_alerts("proj_rag") if a.name == name) == 1

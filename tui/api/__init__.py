@@ -48,6 +48,9 @@ if TYPE_CHECKING:
         NotFound as NotFound,
     )
     from tui.api.errors import (
+        NotOffered as NotOffered,
+    )
+    from tui.api.errors import (
         RateLimited as RateLimited,
     )
     from tui.api.errors import (
@@ -64,7 +67,10 @@ if TYPE_CHECKING:
     )
     from tui.api.models import Alert as Alert
     from tui.api.models import AlertEvent as AlertEvent
+    from tui.api.models import KeyInfo as KeyInfo
     from tui.api.models import Project as Project
+    from tui.api.models import ProjectChange as ProjectChange
+    from tui.api.models import RotatedSecret as RotatedSecret
     from tui.api.models import Span as Span
     from tui.api.models import Trace as Trace
     from tui.api.pagination import NextPage as NextPage
@@ -84,6 +90,7 @@ _WHERE = {
     "FieldError": "errors",
     "Forbidden": "errors",
     "NotFound": "errors",
+    "NotOffered": "errors",
     "RateLimited": "errors",
     "ServerError": "errors",
     "TimedOut": "errors",
@@ -91,7 +98,10 @@ _WHERE = {
     "ValidationFailed": "errors",
     "Alert": "models",
     "AlertEvent": "models",
+    "KeyInfo": "models",
     "Project": "models",
+    "ProjectChange": "models",
+    "RotatedSecret": "models",
     "Span": "models",
     "Trace": "models",
     "NextPage": "pagination",

@@ -38,6 +38,7 @@ from tui.api.errors import (
     error_for_response,
 )
 from tui.api.keys import Keys
+from tui.api.manage import ManageCalls
 from tui.api.models import Alert, AlertEvent, Project, Record, Span, Trace
 from tui.api.pagination import NextPage, cursor_from_url, extract_items, extract_next
 from tui.api.ratelimit import Pacer, RateBudget, budget_from_headers
@@ -82,8 +83,8 @@ class Page:
     dropped: int = 0
 
 
-class ApiClient:
-    """The v1 API. Use as `async with ApiClient(base_url, key, project_keys) as client:`.
+class ApiClient(ManageCalls):
+    """The v1 API (and, in manage.py, the management calls a server may offer). Use as `async with ApiClient(base_url, key, project_keys) as client:`.
     A key is a str or a secret (tui.core.secret.Secret, pydantic's SecretStr)."""
 
     # What this server offers, for the screens to ask (tui/api/source.py): the spec has alerts.
@@ -487,7 +488,10 @@ class ApiClient:
         self, project_id: str, draft: AlertDraft, idempotency_key: str | None = None
     ) -> Alert:
         url = f"projects/{_segment(project_id)}/alerts"
-        return await self._create(Alert, url, draft.body(), project_id, idempotency_key)
+        alert = await self._create(Alert, url, draft.body(), project_id, idempotency_key)
+        if alert.webhook_secret is not None:  # shown once by the app, scrubbed everywhere else
+            self._keys.remember(alert.webhook_secret)
+        return alert
 
     async def find_alert(self, project_id: str, draft: AlertDraft) -> Alert | None:
         """An alert of the project with exactly these fields, if one exists (see find_project)."""

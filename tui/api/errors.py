@@ -107,6 +107,13 @@ class BadResponse(ApiError):
     title = "Unreadable response"
 
 
+class NotOffered(ApiError):
+    """The server does not offer this action (its OpenAPI document does not list it): said in
+    words, before any request is sent."""
+
+    title = "Not offered by this server"
+
+
 Redact = Callable[[str], str]
 
 

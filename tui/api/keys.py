@@ -40,6 +40,9 @@ class Keys:
         self._by_project = {
             project_id: as_secret(key) for project_id, key in (by_project or {}).items()
         }
+        # Keys and signing secrets a server handed over (a new key, a rotated secret): never
+        # sent by this client, but scrubbed like its own from anything a server echoes.
+        self._seen: list[SecretLike] = []
 
     def __repr__(self) -> str:
         return f"Keys(default={self._default is not None}, projects={self.projects()})"
@@ -50,6 +53,10 @@ class Keys:
 
     def set(self, project_id: str, key: str | SecretLike) -> None:
         self._by_project[project_id] = as_secret(key)
+
+    def remember(self, secret: SecretLike) -> None:
+        """Scrub `secret` from every text as the held keys are."""
+        self._seen.append(secret)
 
     def name_for(self, project_id: str | None) -> str:
         """Which key a request for `project_id` uses: the project's id, or DEFAULT_KEY."""
@@ -65,7 +72,7 @@ class Keys:
 
     def redact(self, text: str) -> str:
         """`text` with every key held here replaced by [redacted]."""
-        for key in (self._default, *self._by_project.values()):
+        for key in (self._default, *self._by_project.values(), *self._seen):
             if key is not None:
                 secret = key.get_secret_value()
                 if len(secret) >= 4 and secret in text:

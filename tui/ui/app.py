@@ -422,6 +422,15 @@ class TraceTuiApp(Navigation):
             timeout=6,
         )
 
+    def copy_secret(self, text: str, what: str) -> None:
+        """Copy a key, a secret or lines holding one by OSC 52; the toast never shows it."""
+        self.copy_to_clipboard(text)
+        self.notify(
+            f"Copied the {what} via OSC 52. If nothing arrived, your terminal blocks OSC 52: "
+            "select it on screen instead.",
+            timeout=6,
+        )
+
 
 def waiting_text(waiting: Waiting, left: int) -> str:
     """A wait inside the client, as the status line counts it down."""

@@ -56,6 +56,15 @@ class Navigation(App[str | None]):
 
         self.push_screen(AlertDetailScreen(project_id, alert, collected))
 
+    def open_project_settings(
+        self, project_id: str, name: str | None, closed: Callable[[None], None] | None = None
+    ) -> None:
+        """A project's settings and keys; `closed` runs when the user leaves them (the project
+        may have changed or gone)."""
+        from tui.ui.screens.project_settings import ProjectSettingsScreen
+
+        self.push_screen(ProjectSettingsScreen(project_id, name), closed)
+
     def new_project(self, created: Callable[[Project | None], None]) -> None:
         from tui.ui.screens.forms import ProjectForm
 

@@ -1,5 +1,5 @@
-"""The command palette's entries (ctrl+p): open a trace, switch project, set the time range,
-switch profile, the API log. Project names and ids come from servers: never markup."""
+"""The command palette's entries (ctrl+p): open a trace, switch project, a project's settings,
+set the time range, switch profile, the API log. Project names and ids come from servers: never markup."""
 
 from __future__ import annotations
 
@@ -38,6 +38,13 @@ class TraceTuiCommands(Provider):
                         f"Switch project: {name}",
                         partial(app.open_traces, project.id, project.name),
                         safe_text(project.id, PALETTE_NAME_CHARS).plain,
+                    )
+                )
+                commands.append(
+                    (
+                        f"Project settings: {name}",
+                        partial(app.open_project_settings, project.id, project.name),
+                        "Name, description, retention, keys",
                     )
                 )
         for preset in PRESETS:

@@ -12,7 +12,8 @@ errors (Phoenix answers many of them in plain text) are the spec client's. What 
   made (there is no endpoint for one trace);
 - `POST /graphql`: the costs Phoenix computes, one query per page or trace (graphql.py).
 
-What it has not (alerts, their history) is said plainly: `has_alerts` is False and a call
+What it has not (alerts, their history; keys, settings and alert actions: `discover_offers`
+offers none) is said plainly: `has_alerts` is False and a call
 raises an ApiError saying this Phoenix server has no alerts.
 """
 
@@ -28,6 +29,7 @@ from tui.api.client import MAX_PAGES, ApiClient, Page, iso
 from tui.api.envelopes import read_json, unwrap_record
 from tui.api.errors import ApiError, BadResponse, NotFound
 from tui.api.models import Alert, Project, Span, Trace
+from tui.api.offers import NOTHING, Offers
 from tui.api.pagination import NextPage, extract_items, extract_next
 from tui.api.phoenix import graphql
 from tui.api.phoenix.address import phoenix_root
@@ -71,6 +73,12 @@ class PhoenixClient(ApiClient):
         response = await self._request("GET", f"{self.root_url}/arize_phoenix_version")
         text = response.text.strip()
         return text[:40] if text else None
+
+    async def discover_offers(self) -> Offers:
+        """None of the management actions: Phoenix's own routes (a project's DELETE among
+        them) are not the ones this app's screens speak, so nothing is asked of it."""
+        self._offers = NOTHING
+        return NOTHING
 
     def no_feature(self, feature: str) -> ApiError:
         return ApiError(f"This {self.server_name} server has no {feature}.", None)

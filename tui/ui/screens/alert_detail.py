@@ -1,6 +1,7 @@
 """One alert, for the on-call engineer: is it breaching, since when, how its metric went over
 the chosen range (a chart with the threshold row; `t` picks the range), what happened, and the
-traces of its window ranked by what it measures (Enter opens one).
+traces of its window ranked by what it measures (Enter opens one). The actions on it (pause,
+mute, edit, delete, a new secret, a test event: alert_actions.py) are here too.
 
 The state and history come from the server when it evaluates alerts (an extension of the
 spec); a server that does not gets the same answer computed here from its trace list
@@ -24,6 +25,7 @@ from tui.model import formatting as fmt
 from tui.model import metrics
 from tui.model.text import safe_text
 from tui.model.timerange import TimeRange
+from tui.ui.screens.alert_actions import AlertActions, alert_bindings, standing
 from tui.ui.screens.base import AppScreen
 from tui.ui.trace_pages import Collected, collect
 from tui.ui.widgets.key_footer import KeyFooter
@@ -93,13 +95,14 @@ def trace_row(trace: Trace) -> tuple[str, str, str, str, str]:
     )
 
 
-class AlertDetailScreen(AppScreen):
+class AlertDetailScreen(AlertActions, AppScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="alert.back"),
         Binding("enter", "open", "Open trace", id="alert.open", priority=False),
         Binding("tab", "switch", "History/traces", id="alert.switch"),
         Binding("t", "time_range", "Range", id="alert.range", tooltip="The chart's time range"),
         Binding("r", "refresh", "Refresh", id="alert.refresh"),
+        *alert_bindings("alert"),
     ]
     DEFAULT_CSS = """
     AlertDetailScreen #header { height: auto; background: $boost; padding: 0 1; }
@@ -138,6 +141,40 @@ class AlertDetailScreen(AppScreen):
         self.query_one("#traces", Table).focus()
         self.show_facts()
         self.action_refresh()
+        self.learn_offers()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        allowed = self.alert_action_allowed(action)
+        if allowed is not None:
+            return allowed
+        return super().check_action(action, parameters)
+
+    # -- the actions' hooks (alert_actions.py) ---------------------------------------------------
+
+    def current_alert(self) -> Alert | None:
+        return self.alert
+
+    def alert_changed(self, alert: Alert) -> None:
+        self.alert = alert
+        self.show_facts()
+        self.tell_screens_below("alert_changed", alert)
+
+    def alert_removed(self, alert: Alert) -> None:
+        self.tell_screens_below("alert_removed", alert)
+        self.dismiss()
+
+    def tell_screens_below(self, hook: str, alert: Alert) -> None:
+        """The alerts list beneath shows the change at once (screens never import each
+        other: it is found by what it does)."""
+        for screen in self.app.screen_stack:
+            if screen is not self and getattr(screen, "project_id", None) == self.project_id:
+                method = getattr(screen, hook, None)
+                if callable(method):
+                    method(alert)
+
+    def after_test_event(self) -> None:
+        # The delivery takes a moment: the history is read again shortly (r reads it now).
+        self.set_timer(2.0, self.action_refresh)
 
     def on_resize(self, event: events.Resize) -> None:
         self.set_class(event.size.height >= 40, "-tall")
@@ -159,6 +196,7 @@ class AlertDetailScreen(AppScreen):
         shown = state_label(computed_state or alert.state) + ("*" if computed_state else "")
         header.append(shown + "  ", style="bold")
         header.append_text(safe_text(alert.name or "(no name)", 60, style="bold"))
+        header.append(standing(alert, self.tui.now()), style="bold yellow")
         header.append("  ")
         header.append_text(safe_text(metric_label(alert.metric), 60))
         self.query_one("#header", Static).update(header)

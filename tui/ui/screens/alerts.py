@@ -1,4 +1,6 @@
-"""The alerts of one project: a table (Enter opens one), and `n` to create one.
+"""The alerts of one project: a table (Enter opens one), `n` to create one, and on-call's
+actions on the one under the cursor (alert_actions.py: pause, mute, edit, delete, a new secret,
+a test event) where the server offers them.
 
 Each row says whether the alert is breaching (state in words and symbol, the value beside the
 threshold, since when) and how its metric went over the last 24 h (a sparkline whose midline is
@@ -24,6 +26,12 @@ from tui.core.urls import host_of
 from tui.model import charts, metrics
 from tui.model.formatting import ago
 from tui.model.text import safe_text
+from tui.ui.screens.alert_actions import (
+    AlertActions,
+    alert_bindings,
+    show_created_secret,
+    standing,
+)
 from tui.ui.screens.base import AppScreen
 from tui.ui.trace_pages import Collected, collect
 from tui.ui.widgets.key_footer import KeyFooter
@@ -90,12 +98,13 @@ def series_of(alerts: list[Alert], collected: Collected) -> dict[int, metrics.Se
     }
 
 
-class AlertsScreen(AppScreen):
+class AlertsScreen(AlertActions, AppScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="alerts.back"),
         Binding("enter", "open", "Open", id="alerts.open", priority=False),
-        Binding("n", "new", "New alert", id="alerts.new"),
+        Binding("n", "new", "New", id="alerts.new", tooltip="A new alert"),
         Binding("r", "refresh", "Refresh", id="alerts.refresh"),
+        *alert_bindings("alerts"),
     ]
     DEFAULT_CSS = """
     AlertsScreen #header { height: 1; background: $boost; padding: 0 1; }
@@ -119,6 +128,31 @@ class AlertsScreen(AppScreen):
     def on_mount(self) -> None:
         self.query_one(Table).focus()
         self.action_refresh()
+        self.learn_offers()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        allowed = self.alert_action_allowed(action)
+        if allowed is not None:
+            return allowed and bool(self.alerts)
+        return super().check_action(action, parameters)
+
+    # -- the actions' hooks (alert_actions.py) ---------------------------------------------------
+
+    def current_alert(self) -> Alert | None:
+        row = self.query_one(Table).cursor_row
+        return self.alerts[row] if 0 <= row < len(self.alerts) else None
+
+    def alert_changed(self, alert: Alert) -> None:
+        for index, shown in enumerate(self.alerts):
+            if shown.id == alert.id:
+                self.alerts[index] = alert
+        self.show_rows()
+
+    def alert_removed(self, alert: Alert) -> None:
+        kept = [i for i, shown in enumerate(self.alerts) if shown.id != alert.id]
+        self.series = {new: self.series[old] for new, old in enumerate(kept) if old in self.series}
+        self.alerts = [self.alerts[i] for i in kept]
+        self.show_rows()
 
     def header(self, note: str = "") -> None:
         text = safe_text(self.project_name, 40, style="bold")
@@ -185,8 +219,10 @@ class AlertsScreen(AppScreen):
             rows.append(
                 (
                     (
-                        state_text(state, since, now) + ("*" if computed else ""),
-                        alert.name or "(no name)",
+                        "‖ paused"
+                        if alert.paused
+                        else state_text(state, since, now) + ("*" if computed else ""),
+                        (alert.name or "(no name)") + standing(alert, now),
                         metric_label(alert.metric, compact=True),
                         breach_text(alert.metric, alert.condition, value, alert.threshold),
                         trend_cell(alert, self.series.get(index, None) if self.collected else None),
@@ -197,6 +233,7 @@ class AlertsScreen(AppScreen):
             )
         self.query_one(Table).set_rows(rows)
         self.header(self.summary())
+        self.refresh_bindings()  # the action keys need an alert under the cursor
 
     async def _collect(self, client: ApiClient) -> tuple[Collected, dict[int, metrics.Series]]:
         now = self.tui.now()
@@ -231,6 +268,9 @@ class AlertsScreen(AppScreen):
         def created(alert: Alert | None) -> None:
             if alert is not None:
                 self.notify(f"Alert {alert.name} created.")
+                self.alerts.append(alert)  # in the list at once; the refresh adds its state
+                self.show_rows()
                 self.action_refresh()
+                show_created_secret(self.tui, alert)
 
         self.tui.new_alert(self.project_id, self.project_name, created, self.collected)

@@ -73,6 +73,8 @@ class CreateForm(AppModal[Any]):
 
     TITLE_TEXT = "Create"
     FIELDS: tuple[FieldSpec, ...] = ()
+    HINT_TEXT = "ctrl+s creates · esc cancels · tab moves between fields"
+    BUSY_TEXT = "Creating…"
     BINDINGS = [
         Binding("escape", "cancel", "Cancel", id="form.cancel"),
         Binding("ctrl+s", "submit", "Create", id="form.submit"),
@@ -103,6 +105,8 @@ class CreateForm(AppModal[Any]):
         self.submitting = False
         # Once an attempt may have been carried out, every retry looks before it sends.
         self.outcome_unknown = False
+        # The fields' first values, where they differ from the specs' (an edit form's record).
+        self.initial: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         # The frame is not a Tab stop: Tab goes from field to field only.
@@ -110,7 +114,8 @@ class CreateForm(AppModal[Any]):
             yield Label(safe_text(self.TITLE_TEXT, TITLE_MAX_CHARS), classes="title")
             for spec in self.FIELDS:
                 yield Label(spec.label)
-                yield Input(spec.value, placeholder=spec.placeholder, id=f"field-{spec.name}")
+                value = self.initial.get(spec.name, spec.value)
+                yield Input(value, placeholder=spec.placeholder, id=f"field-{spec.name}")
                 if spec.hint:
                     yield Static(Text(spec.hint), classes="field-hint")
                 error = Static("", classes="field-error", id=f"error-{spec.name}")
@@ -118,7 +123,7 @@ class CreateForm(AppModal[Any]):
                 yield error
             yield from self.below_fields()
             yield Static("", id="form-error")
-            yield Static(Text("ctrl+s creates · esc cancels · tab moves between fields"), id="hint")
+            yield Static(Text(self.HINT_TEXT), id="hint")
 
     def below_fields(self) -> ComposeResult:
         """What a form shows under its fields (the alert form: a preview)."""
@@ -170,7 +175,7 @@ class CreateForm(AppModal[Any]):
         if self._sent_values is not None and values != self._sent_values:
             self.idempotency_key = uuid.uuid4().hex
         self._sent_values = values
-        self.query_one("#form-error", Static).update(Text("Creating…"))
+        self.query_one("#form-error", Static).update(Text(self.BUSY_TEXT))
         look_first = self.outcome_unknown
 
         async def send(client: ApiClient) -> tuple[Any, bool]:
@@ -195,13 +200,15 @@ class CreateForm(AppModal[Any]):
             return True  # beside its fields: there is nothing else to say
         # Nothing typed is lost; a retry looks before it sends if this one may have worked.
         self.outcome_unknown = self.outcome_unknown or error.outcome_unknown
-        retry = (
-            "It may have been created anyway: ctrl+s checks, and creates it only if not."
-            if self.outcome_unknown
-            else "Press ctrl+s to retry."
-        )
+        retry = self.retry_text()
         self.show_errors({}, f"{error.title}: {error.message} — {retry}")
         return False  # the app still learns of it: a rate limit, a connection down
+
+    def retry_text(self) -> str:
+        """What the form says after a failure that kept everything typed."""
+        if self.outcome_unknown:
+            return "It may have been created anyway: ctrl+s checks, and creates it only if not."
+        return "Press ctrl+s to retry."
 
     def action_cancel(self) -> None:
         self.dismiss(None)

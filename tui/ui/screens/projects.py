@@ -1,4 +1,5 @@
-"""The projects screen: the workspace's projects; Enter opens traces, `a` alerts, `n` creates."""
+"""The projects screen: the workspace's projects; Enter opens traces, `a` alerts, `s` settings
+and keys, `n` creates."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ class ProjectsScreen(AppScreen):
         Binding("enter", "open", "Traces", id="projects.open"),
         Binding("a", "alerts", "Alerts", id="projects.alerts"),
         Binding("o", "overview", "Overview", id="projects.overview"),
+        Binding("s", "settings", "Settings", id="projects.settings", tooltip="Edit, keys, delete"),
         Binding("n", "new", "New project", id="projects.new"),
         Binding("r", "refresh", "Refresh", id="projects.refresh"),
     ]
@@ -110,6 +112,15 @@ class ProjectsScreen(AppScreen):
         project = self.selected()
         if project is not None and project.id:
             self.tui.open_overview(project.id, project.name)
+
+    def action_settings(self) -> None:
+        project = self.selected()
+        if project is not None and project.id:
+            self.tui.open_project_settings(project.id, project.name, self._settings_closed)
+
+    def _settings_closed(self, _: None) -> None:
+        if self.still_open:  # the project may have been renamed or deleted there
+            self.action_refresh()
 
     def action_new(self) -> None:
         def created(project: Project | None) -> None:

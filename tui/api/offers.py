@@ -1,0 +1,74 @@
+"""What a server offers beyond reading: learnt once per client from its OpenAPI document.
+
+A server documents its routes at /v1/openapi.json (the local service does). A path listed there
+with its method means the action is offered; a server that speaks only the spec answers 404, or
+lists none of these paths, and offers none of them. Screens ask these plain flags, never which
+kind of server it is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+# The route templates of each action, with every {parameter} written as {}.
+PROJECT_KEYS = "/projects/{}/keys"
+PROJECT_KEY = "/projects/{}/keys/{}"
+WORKSPACE_KEYS = "/keys"
+WORKSPACE_KEY = "/keys/{}"
+PROJECT = "/projects/{}"
+ALERT = "/projects/{}/alerts/{}"
+ROTATION = "/projects/{}/alerts/{}/rotate-secret"
+ALERT_TEST = "/projects/{}/alerts/{}/test"
+
+
+@dataclass(frozen=True)
+class Offers:
+    """The actions a server offers; all False for a server whose document says nothing."""
+
+    key_management: bool = False  # list, create and revoke a project's keys
+    workspace_keys: bool = False  # the same for workspace keys
+    project_edit: bool = False  # PATCH a project (with a dry run)
+    project_delete: bool = False
+    alert_edit: bool = False  # PATCH an alert: its fields, paused, muted_until
+    alert_delete: bool = False
+    secret_rotation: bool = False
+    alert_test: bool = False  # send the webhook a test event
+
+
+NOTHING = Offers()
+
+
+def _template(path: str) -> str:
+    """`/v1/projects/{project_id}/keys` -> `/projects/{}/keys`."""
+    path = re.sub(r"\{[^}]*\}", "{}", path.strip())
+    path = path.rstrip("/") or "/"
+    return path.removeprefix("/v1") or "/"
+
+
+def offers_from_document(document: Any) -> Offers:
+    """The Offers an OpenAPI document lists; NOTHING for anything that is not one."""
+    paths = document.get("paths") if isinstance(document, Mapping) else None
+    if not isinstance(paths, Mapping):
+        return NOTHING
+    methods: dict[str, set[str]] = {}
+    for path, operations in paths.items():
+        if isinstance(path, str) and isinstance(operations, Mapping):
+            names = {str(name).lower() for name in operations}
+            methods.setdefault(_template(path), set()).update(names)
+
+    def has(path: str, *wanted: str) -> bool:
+        return set(wanted) <= methods.get(path, set())
+
+    return Offers(
+        key_management=has(PROJECT_KEYS, "get", "post") and has(PROJECT_KEY, "delete"),
+        workspace_keys=has(WORKSPACE_KEYS, "get", "post") and has(WORKSPACE_KEY, "delete"),
+        project_edit=has(PROJECT, "patch"),
+        project_delete=has(PROJECT, "delete"),
+        alert_edit=has(ALERT, "patch"),
+        alert_delete=has(ALERT, "delete"),
+        secret_rotation=has(ROTATION, "post"),
+        alert_test=has(ALERT_TEST, "post"),
+    )
