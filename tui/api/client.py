@@ -224,6 +224,15 @@ class ApiClient(ManageCalls):
                     outcome_unknown=not is_get,
                 )
                 retryable = is_get
+            except httpx.InvalidURL:
+                # httpx reads a redirect's Location even when it does not follow it, and one
+                # that is not a URL raises here: the server's answer is at fault, not the call.
+                error = BadResponse(
+                    f"{self.host} redirected to an address that is not a URL; not followed",
+                    None,
+                    outcome_unknown=not is_get,
+                )
+                retryable = False
             else:
                 self._observe(key_name, response)
                 if response.status_code < 300:
