@@ -30,23 +30,32 @@ class TraceTuiCommands(Provider):
             ("Open trace by id…", app.action_open_trace, "Jump straight to one trace"),
             ("API log", app.action_api_log, "Requests, statuses, timings, rate-limit headers"),
         ]
-        for project in app.projects:
-            if project.id:
-                name = safe_text(project.name or project.id, PALETTE_NAME_CHARS).plain
-                commands.append(
-                    (
-                        f"Switch project: {name}",
-                        partial(app.open_traces, project.id, project.name),
-                        safe_text(project.id, PALETTE_NAME_CHARS).plain,
-                    )
+        # Switching comes first, settings after: switching is what the palette is most used for.
+        named = [
+            (
+                project.id,
+                project.name,
+                safe_text(project.name or project.id, PALETTE_NAME_CHARS).plain,
+            )
+            for project in app.projects
+            if project.id
+        ]
+        for project_id, raw_name, name in named:
+            commands.append(
+                (
+                    f"Switch project: {name}",
+                    partial(app.open_traces, project_id, raw_name),
+                    safe_text(project_id, PALETTE_NAME_CHARS).plain,
                 )
-                commands.append(
-                    (
-                        f"Project settings: {name}",
-                        partial(app.open_project_settings, project.id, project.name),
-                        "Name, description, retention, keys",
-                    )
+            )
+        for project_id, raw_name, name in named:
+            commands.append(
+                (
+                    f"Project settings: {name}",
+                    partial(app.open_project_settings, project_id, raw_name),
+                    "Name, description, retention, keys",
                 )
+            )
         for preset in PRESETS:
             commands.append(
                 (f"Time range: last {preset}", partial(app.set_time_range, TimeRange(preset)), "")
