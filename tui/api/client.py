@@ -7,8 +7,9 @@ only when the connection was never made, and carries an Idempotency-Key so that 
 support it never create twice. Requests are paced per key to stay under the server's rate limit.
 
 Keys (keys.py), the API log's entries (request_log.py) and reading a body (envelopes.py) live in
-modules of their own. What stays here (~520 lines) is one piece: the request loop, paging over it,
-and the API's calls, which differ only in the paths and records they give that loop.
+modules of their own; the management calls in manage.py. What stays here (~560 lines) is one
+piece: the request loop, paging over it, and the API's calls, which differ only in the paths and
+records they give that loop.
 """
 
 from __future__ import annotations
