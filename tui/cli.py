@@ -171,6 +171,10 @@ def run_app(
                 f"to {settings.config_path}. To try tracetui without a server: tracetui demo"
             )
         server_kind, url, note = checked_address(settings.kind, settings.base_url)
+        if server_kind != settings.kind:
+            # Recognised by its answers: read the settings again as that kind (a Phoenix's
+            # key may come from PHOENIX_API_KEY, as its own clients take it).
+            settings = load_settings(profile=profile, base_url=base_url, kind=server_kind)
     except (ConfigError, InvalidBaseUrl) as error:
         print(f"tracetui: {error.message}", file=sys.stderr)
         return 2

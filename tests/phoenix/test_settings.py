@@ -92,3 +92,42 @@ async def test_a_plain_text_server_error_is_shown_as_phoenix_wrote_it() -> None:
     ) as client:
         with pytest.raises(ServerError, match=r"Internal Server Error \(HTTP 500\)"):
             await client.list_traces("default")
+
+
+def test_a_phoenix_recognised_by_its_address_gets_phoenix_api_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Started without --kind on a Phoenix's address: once it is recognised, its key is read
+    from PHOENIX_API_KEY as for a profile of kind phoenix."""
+    import tui.api.source as source
+    import tui.ui.app as app_module
+    from tui.cli import run_app
+    from tui.ui.app import StartAt
+
+    keys: list[object] = []
+
+    class NoApp:
+        def __init__(self, make_client: object, *args: object, **kwargs: object) -> None:
+            self.make_client = make_client
+
+        async def run_async(self, mouse: bool) -> None:
+            self.make_client()  # type: ignore[operator]
+
+        async def close_client(self) -> None:
+            pass
+
+    monkeypatch.setattr(
+        source, "checked_address", lambda kind, url: ("phoenix", url, "recognised as Phoenix")
+    )
+    monkeypatch.setattr(app_module, "TraceTuiApp", NoApp)
+    monkeypatch.setattr(
+        source, "open_source", lambda kind, url, key, project_keys: keys.append((kind, key))
+    )
+    monkeypatch.setenv("PHOENIX_API_KEY", KEY)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("TRACETUI_API_KEY", raising=False)
+    assert run_app(None, "http://127.0.0.1:6006", False, StartAt()) == 0
+    [(kind, key)] = keys
+    assert kind == "phoenix" and key is not None
+    assert key.get_secret_value() == KEY  # type: ignore[attr-defined]
