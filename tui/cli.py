@@ -123,6 +123,14 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"tracetui: {error}", file=sys.stderr)
         return 2
     opened = None
+    if args.demo and config.host not in ("127.0.0.1", "localhost", "::1"):
+        # The demo's keys are derived from a fixed seed: anyone can compute them.
+        print(
+            "tracetui: --demo's keys are public (the same in every demo): it listens on "
+            "loopback only; drop --host, or serve without --demo",
+            file=sys.stderr,
+        )
+        return 2
     if args.demo:  # the demo's data is no part of the service: it is filled in here
         from functools import partial
 
@@ -139,12 +147,20 @@ def open_demo_database(db: str | None) -> tuple[ServiceStore, DemoKeys]:
     if db is None or not is_postgres(db):
         return open_demo_store(db)
     from tui.demo.data import demo_keys, populate
+    from tui.server.backend import StoreUnreachable
     from tui.server.open_store import open_store
     from tui.server.store import Store
 
     store = open_store(db)
     if store.list_projects():
-        return store, demo_keys(SERVE_DEMO_SEED)
+        keys = demo_keys(SERVE_DEMO_SEED)
+        if store.key_scope(keys.workspace) is None:
+            store.close()
+            raise StoreUnreachable(
+                "--demo fills an empty database only, and this one holds other data: "
+                "serve it without --demo"
+            )
+        return store, keys
     # The PostgreSQL store has the SQLite store's bulk writes, with the same signatures.
     return store, populate(cast(Store, store), seed=SERVE_DEMO_SEED)
 

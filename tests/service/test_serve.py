@@ -3,6 +3,8 @@ file or a PostgreSQL database; a PostgreSQL password never shows in anything it 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
 
 from tests.support.otlp import new_span_id, new_trace_id, post, request, root_client, span
@@ -64,3 +66,28 @@ def test_a_postgresql_password_never_shows_in_what_serve_prints(
     for output in printed:
         assert password not in output and WRONG_PASSWORD not in output, output
         assert "Traceback" not in output, output
+
+
+def test_the_demo_listens_on_loopback_only(tmp_path: Path) -> None:
+    """The demo's keys are the same in every demo: never offered to other machines."""
+    every_interface = "0.0.0.0"  # noqa: S104 - refused before anything listens
+    done = run_tracetui(
+        "serve", "--demo", "--host", every_interface, "--db", str(tmp_path / "d.db")
+    )
+    assert done.returncode == 2 and "loopback only" in done.stderr, done.stderr
+    assert not (tmp_path / "d.db").exists()
+
+
+def test_the_demo_never_fills_a_postgresql_database_that_holds_other_data(
+    postgres_db: str,
+) -> None:
+    from tui.server.open_store import open_store
+
+    store = open_store(postgres_db)
+    try:
+        with store.transaction() as db:
+            store.insert_project(db, "team data", None, 30)
+    finally:
+        store.close()
+    done = run_tracetui("serve", "--demo", "--db", postgres_db)
+    assert done.returncode == 2 and "holds other data" in done.stderr, done.stderr
