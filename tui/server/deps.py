@@ -33,6 +33,7 @@ from tui.server.rows import (
     Remembered,
     TraceRow,
 )
+from tui.server.store_keys import hash_key
 
 
 async def store_of(request: Request) -> TraceStore:
@@ -100,9 +101,11 @@ async def scope_of(
     request (no second look-up), else looked up here (in a thread); 401 without a known key."""
     verified = request.scope.get("state", {}).get(VERIFIED)
     if verified is not None:
-        token, scope = verified
+        # The state holds the key's hash, never the key: it is compared with this header's.
+        identity, scope = verified
         with contextlib.suppress(Malformed):
-            if isinstance(scope, KeyScope) and bearer_token(authorization) == token:
+            token = bearer_token(authorization)
+            if isinstance(scope, KeyScope) and token and hash_key(token) == identity:
                 return scope
     return await run_in_threadpool(key_scope_of, store, authorization)
 

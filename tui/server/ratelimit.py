@@ -58,7 +58,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Any]
 # check found (its scope), which the routes take from the request's state instead of asking
 # the store again.
 Identify = Callable[[str], "tuple[str, object] | None"]
-VERIFIED = "verified_key"  # in the request's state: (the token, what identify found for it)
+VERIFIED = "verified_key"  # in the request's state: (the identity, what identify found); no key
 
 STORE_BACKOFF_S = 5.0  # how long the shared limiter counts locally after the store failed
 MAX_BUCKETS = 10_000  # windows kept; the least recently used goes first past this
@@ -273,7 +273,7 @@ class RateLimitMiddleware:
         if found is None:
             return None, UNKNOWN
         identity, verified = found
-        scope.setdefault("state", {})[VERIFIED] = (token, verified)
+        scope.setdefault("state", {})[VERIFIED] = (identity, verified)
         return identity, None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
