@@ -59,14 +59,14 @@ class Opener:
     password, as it may end up in a log line)."""
 
     def __init__(self, url: str, pool_size: int = OPENER_POOL_SIZE) -> None:
-        self.url = url
+        self._url = url
         self.pool_size = pool_size
 
     def __call__(self) -> PostgresStore:
-        return PostgresStore(self.url, pool_size=self.pool_size)
+        return PostgresStore(self._url, pool_size=self.pool_size)
 
     def __repr__(self) -> str:
-        return f"Opener({redacted(self.url)!r}, pool_size={self.pool_size})"
+        return f"Opener({redacted(self._url)!r}, pool_size={self.pool_size})"
 
 
 class PostgresStore(AlertTables, KeyTables, AdminTables):
@@ -77,7 +77,7 @@ class PostgresStore(AlertTables, KeyTables, AdminTables):
     for a database of a newer tracetui), then opens the pool."""
 
     def __init__(self, url: str, *, pool_size: int = DEFAULT_POOL_SIZE) -> None:
-        self.url = url
+        self._url = url
         self.pool_size = pool_size
         self._location = redacted(url)
         first = connect_once(url, self._location)
@@ -123,7 +123,7 @@ class PostgresStore(AlertTables, KeyTables, AdminTables):
 
     def opener(self) -> Callable[[], PostgresStore]:
         """See TraceStore.opener: the same URL, a pool of OPENER_POOL_SIZE."""
-        return Opener(self.url)
+        return Opener(self._url)
 
     def checkpoint(self) -> tuple[int, int]:
         """See TraceStore.checkpoint: PostgreSQL checkpoints by itself; nothing to do."""
