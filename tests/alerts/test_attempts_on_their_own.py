@@ -6,14 +6,13 @@ is on a condition (what a receiver got, what the history records), never on a du
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from tests.support.webhooks import (
     Clock,
     add_traces,
     api,
+    attempts_of,
     create_alert,
-    events,
     new_store,
     receiving,
     service,
@@ -27,10 +26,6 @@ SECOND = 1000
 # only have ended because the scheduler let it, not because it timed out.
 TIMEOUT_S = 120.0
 GENEROUS_S = 60.0
-
-
-def attempts_of(client: Any, alert_id: str) -> list[dict[str, Any]]:
-    return [e for e in events(client, P, alert_id) if e["kind"] == "delivery"][::-1]
 
 
 def test_an_alerts_next_webhook_does_not_wait_behind_its_hanging_one(tmp_path: Path) -> None:

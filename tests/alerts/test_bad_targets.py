@@ -17,9 +17,9 @@ from tests.support.webhooks import (
     Clock,
     add_traces,
     api,
+    attempts_of,
     create_alert,
     deliver_due,
-    events,
     new_store,
     receiving,
     service,
@@ -30,10 +30,6 @@ from tui.server.rows import AlertSecretRow, new_alert
 
 P = "proj_alerts"
 SECOND = 1000
-
-
-def attempts_of(client: Any, alert_id: str) -> list[dict[str, Any]]:
-    return [e for e in events(client, P, alert_id) if e["kind"] == "delivery"][::-1]
 
 
 def stored_alert(store: Any, url: str) -> str:

@@ -254,6 +254,13 @@ def events(client: httpx.Client, project_id: str, alert_id: str) -> list[dict[st
             return out
 
 
+def attempts_of(
+    client: httpx.Client, alert_id: str, project_id: str = "proj_alerts"
+) -> list[dict[str, Any]]:
+    """An alert's delivery attempts, oldest first."""
+    return [e for e in events(client, project_id, alert_id) if e["kind"] == "delivery"][::-1]
+
+
 def wait_until(condition: Callable[[], bool], seconds: float = 30.0) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
