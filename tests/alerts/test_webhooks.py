@@ -36,6 +36,15 @@ def deliveries(client: Any, alert_id: str) -> list[dict[str, Any]]:
     return [e for e in events(client, P, alert_id) if e["kind"] == "delivery"][::-1]
 
 
+def received_and_recorded(receiver: Any, client: Any, alert_id: str, count: int) -> None:
+    """Wait until the receiver has `count` webhooks and the alert's history their attempts.
+
+    The receiver has a webhook before its sender records the attempt, and attempts run side
+    by side: without this wait the next episode's attempt could be recorded first."""
+    receiver.wait_for(count)
+    wait_until(lambda: len(deliveries(client, alert_id)) == count)
+
+
 def test_each_episode_pages_once_firing_and_once_resolved_all_signed(tmp_path: Path) -> None:
     clock = Clock()
     store = new_store(tmp_path / "episodes.sqlite3")
@@ -55,7 +64,7 @@ def test_each_episode_pages_once_firing_and_once_resolved_all_signed(tmp_path: P
                 running.alerts.evaluate()
                 clock.advance(MINUTE)
             expected += 1
-            receiver.wait_for(expected)
+            received_and_recorded(receiver, client, alert["id"], expected)
             if episode == 0:
                 # The slow trace leaves the window; a fast one is there: ok again.
                 clock.advance(5 * MINUTE)
@@ -64,7 +73,7 @@ def test_each_episode_pages_once_firing_and_once_resolved_all_signed(tmp_path: P
                 clock.advance(10 * MINUTE)  # nothing at all: no_data ends the episode too
             running.alerts.evaluate()
             expected += 1
-            receiver.wait_for(expected)
+            received_and_recorded(receiver, client, alert["id"], expected)
             for _ in range(3):
                 running.alerts.evaluate()
                 clock.advance(MINUTE)
