@@ -27,6 +27,7 @@ from tests.support.service import RunningService, start_service, wait_for
 
 # The Phoenix virtualenv's build, started by the controlling process (pytest_sessionstart).
 PHOENIX_BUILD = pytest.StashKey[subprocess.Popen[bytes]]()
+EMITTERS_BUILD = pytest.StashKey[subprocess.Popen[bytes]]()  # the Python stacks' virtualenv
 
 BACKENDS = ["sqlite", "postgres"]
 
@@ -132,7 +133,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     first tests, in the controlling process only: the Phoenix tests wait for it on its file
     lock instead of building it while everything else waits."""
     config = session.config
-    if hasattr(config, "workerinput") or not _selects_phoenix_tests(config):
+    if hasattr(config, "workerinput"):
+        return
+    _start_emitters_build(config)
+    if not _selects_phoenix_tests(config):
         return
     from tests.support.phoenix import is_built, venv_dir
 
@@ -147,10 +151,38 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     )
 
 
+def _start_emitters_build(config: pytest.Config) -> None:
+    """Start building the Python stacks' virtualenv (tests/support/emitters_venv.py, two to
+    three minutes cold) the same way, when the run may collect tests/ingest/test_python_stacks*."""
+    paths = [arg.split("::")[0].rstrip("/") for arg in config.args if not arg.startswith("-")]
+    stacks = "tests/ingest/test_python_stacks"
+    if paths and not any(
+        stacks.startswith(path) or path.startswith(stacks)
+        for path in (os.path.relpath(p, config.rootpath) for p in paths)
+    ):
+        return
+    from tests.support.emitters_venv import is_built, venv_dir
+
+    if is_built(venv_dir()):
+        return
+    config.stash[EMITTERS_BUILD] = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from tests.support.emitters_venv import ensure_venv; ensure_venv()",
+        ],
+        cwd=config.rootpath,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """The build started above ends with the run (a run cut short leaves no pip behind; the
+    """The builds started above end with the run (a run cut short leaves no pip behind; the
     next build starts over what it left)."""
-    build = session.config.stash.get(PHOENIX_BUILD, None)
-    if build is not None and build.poll() is None:
-        build.terminate()
-        build.wait(30)
+    for key in (PHOENIX_BUILD, EMITTERS_BUILD):
+        build = session.config.stash.get(key, None)
+        if build is not None and build.poll() is None:
+            build.terminate()
+            build.wait(30)

@@ -9,7 +9,7 @@ for the demo data and the tests are not part of it: they are the SQLite store's 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tui.server.rows import (
     AlertEventRow,
@@ -30,6 +30,9 @@ from tui.server.rows import (
     TraceSummary,
     WindowStats,
 )
+
+if TYPE_CHECKING:
+    from tui.server.ingest.logs import LogGroup
 
 
 class StoreBusy(Exception):
@@ -304,6 +307,12 @@ class TraceStore(AlertStore, ReplicaStore, AdminStore, Protocol):
         created if missing. A trace is its project's: spans with the id of another project's
         trace make a trace of their own. Returns, per batch, how many spans were refused.
         Raises StoreBusy if other writers kept the store locked too long."""
+        ...
+
+    def add_span_logs(self, groups: Sequence[LogGroup], project_id: str | None, now: int) -> None:
+        """Store GenAI log events of spans (POST /v1/logs) in `project_id`, or else the project
+        each group's resource names, joined into their spans as `tracetui.logs`, whether the
+        span is stored yet or comes later. Raises StoreBusy as ingest does."""
         ...
 
     def expire(self, now: int) -> int:

@@ -19,7 +19,8 @@ Replicas on one database share the count (SharedRateLimiter, chosen when the sto
 windows are fixed in time (they start at multiples of the window since the epoch, so every
 replica counts in the same one, their clocks agreeing as NTP keeps them) and each request adds one to its bucket's row in the store
 and reads back the total of every replica, one upsert (about 0.1 ms on PostgreSQL): the limit
-holds across replicas as it does in one process. Once a window is spent the replica refuses
+holds across replicas as it does in one process. Given `identify_counted`, a key's look-up and
+its count are one store call (one statement on PostgreSQL) instead of two round trips. Once a window is spent the replica refuses
 its bucket's requests without asking the store, until the window ends, so a flood of refused
 requests costs the database nothing. If the store cannot count (it is unreachable), the
 replica counts in memory meanwhile: the limit holds per replica, and the routes answer 503.
@@ -46,6 +47,7 @@ from tui.server.auth import MALFORMED, MISSING, UNKNOWN, Malformed, bearer_token
 from tui.server.backend import StoreBusy
 from tui.server.errors import error_json, refused_write
 from tui.server.ingest.responses import answer_type, failure
+from tui.server.store_keys import hash_key
 
 log = logging.getLogger("tracetui.server")
 
@@ -59,6 +61,11 @@ ASGIApp = Callable[[Scope, Receive, Send], Any]
 # the store again.
 Identify = Callable[[str], "tuple[str, object] | None"]
 VERIFIED = "verified_key"  # in the request's state: (the identity, what identify found); no key
+# A key, the name of its bucket's row in the store and the bucket's window (its start, epoch
+# ms) -> None if the store does not know the key (nothing counted), else what Identify gives
+# and the window's total across replicas with this request: the look-up and the count in one
+# store call.
+IdentifyCounted = Callable[[str, str, int], "tuple[str, object, int] | None"]
 
 STORE_BACKOFF_S = 5.0  # how long the shared limiter counts locally after the store failed
 MAX_BUCKETS = 10_000  # windows kept; the least recently used goes first past this
@@ -183,9 +190,24 @@ class SharedRateLimiter:
         self._local.reset()
         self.forget()
 
+    def window_start(self, now: float) -> float:
+        """The start of the window `now` is in (clock seconds)."""
+        return now - now % self.window_s
+
+    def row_of(self, bucket: str) -> str:
+        """The name of `bucket`'s row in the store (this limiter's buckets apart)."""
+        return f"{self.name}:{bucket}"
+
+    def asks_store(self, bucket: str, now: float) -> bool:
+        """Whether a hit on `bucket` at `now` is counted in the store: its window is not spent
+        and the store has not failed lately."""
+        with self._lock:
+            spent = self._spent.get(bucket) == self.window_start(now)
+        return not spent and now >= self._store_down_until
+
     def hit(self, bucket: str) -> Decision:
         now = self.clock()
-        start = now - now % self.window_s
+        start = self.window_start(now)
         with self._lock:
             spent = self._spent.get(bucket) == start
         if spent:
@@ -194,19 +216,25 @@ class SharedRateLimiter:
             return self._local.hit(bucket)
         else:
             try:
-                count = self.count(f"{self.name}:{bucket}", int(start * 1000), 1)
+                count = self.count(self.row_of(bucket), int(start * 1000), 1)
             except Exception as error:
                 # Counted in this replica's memory for a while: a store that cannot count
                 # is not asked again by every request meanwhile.
                 log.warning("shared rate limit not counted (%s)", type(error).__name__)
                 self._store_down_until = now + STORE_BACKOFF_S
                 return self._local.hit(bucket)
-            if count > self.limit:
-                with self._lock:
-                    self._spent[bucket] = start
-                    self._spent.move_to_end(bucket)
-                    if len(self._spent) > self.max_buckets:
-                        self._spent.popitem(last=False)
+        return self.counted(bucket, count, now)
+
+    def counted(self, bucket: str, count: int, now: float) -> Decision:
+        """The decision on a hit at `now` that the store counted: `count` is its window's
+        total with it (from `hit`, or from the key's look-up: IdentifyCounted)."""
+        start = self.window_start(now)
+        if count > self.limit:
+            with self._lock:
+                self._spent[bucket] = start
+                self._spent.move_to_end(bucket)
+                if len(self._spent) > self.max_buckets:
+                    self._spent.popitem(last=False)
         reset = start + self.window_s
         return Decision(
             allowed=count <= self.limit,
@@ -222,8 +250,11 @@ def per_window(window_s: float) -> str:
     return "per minute" if window_s == 60 else f"per {window_s:g} s"
 
 
+OTLP_PATHS = frozenset(("/v1/traces", "/v1/logs", "/v1/metrics"))  # ingest budget and body rules
+
+
 def is_ingest(scope: Scope) -> bool:
-    return scope.get("method") == "POST" and scope.get("path") == "/v1/traces"
+    return scope.get("method") == "POST" and scope.get("path") in OTLP_PATHS
 
 
 def header(scope: Scope, name: bytes) -> str | None:
@@ -242,7 +273,9 @@ class RateLimitMiddleware:
     """Identifies the caller's key, applies the limiter before the app runs, authenticates
     requests with a JSON body before reading it, and adds the headers to whatever it answers.
     Without `identify`, every caller counts against its address and nothing is authenticated
-    here (the routes still are)."""
+    here (the routes still are). With `identify_counted` (replicas sharing a store), a known
+    key's look-up also counts its request in the shared limiter's window, in one store call;
+    `identify_counted` must name a key by the identity `identify` gives it (its hash)."""
 
     def __init__(
         self,
@@ -251,30 +284,53 @@ class RateLimitMiddleware:
         ingest_limiter: Limiter | None = None,
         identify: Identify | None = None,
         max_api_body: int = MAX_API_BODY_BYTES,
+        identify_counted: IdentifyCounted | None = None,
     ) -> None:
         self.app = app
         self.limiter = limiter
         self.ingest_limiter = ingest_limiter
         self.identify = identify
         self.max_api_body = max_api_body
+        self.identify_counted = identify_counted
 
-    async def caller(self, scope: Scope) -> tuple[str | None, str | None]:
-        """The verified key's identity (None if there is no known key) and, when the key is
-        missing, malformed or unknown, what a 401 would say."""
+    async def caller(
+        self, scope: Scope, limiter: Limiter
+    ) -> tuple[str | None, str | None, Decision | None]:
+        """The verified key's identity (None if there is no known key); when the key is
+        missing, malformed or unknown, what a 401 would say; and the limiter's decision if the
+        look-up counted the request already (IdentifyCounted), else None."""
         try:
             token = bearer_token(header(scope, b"authorization"))
         except Malformed:
-            return None, MALFORMED
+            return None, MALFORMED, None
         if token is None:
-            return None, MISSING
+            return None, MISSING, None
         if self.identify is None:
-            return None, None
-        found = await run_in_threadpool(self.identify, token)
-        if found is None:
-            return None, UNKNOWN
-        identity, verified = found
+            return None, None, None
+        decision = None
+        counting = self.identify_counted
+        now = limiter.clock() if isinstance(limiter, SharedRateLimiter) else 0.0
+        bucket = f"key:{hash_key(token)}" if counting is not None else ""
+        if (
+            counting is not None
+            and isinstance(limiter, SharedRateLimiter)
+            and limiter.asks_store(bucket, now)
+        ):
+            window = int(limiter.window_start(now) * 1000)
+            counted = await run_in_threadpool(counting, token, limiter.row_of(bucket), window)
+            if counted is None:
+                return None, UNKNOWN, None
+            identity, verified, count = counted
+            decision = limiter.counted(f"key:{identity}", count, now)
+        else:
+            # A spent window (or a store that failed to count) is decided without counting,
+            # but the key is still looked up: a revoked key stops at once.
+            found = await run_in_threadpool(self.identify, token)
+            if found is None:
+                return None, UNKNOWN, None
+            identity, verified = found
         scope.setdefault("state", {})[VERIFIED] = (identity, verified)
-        return identity, None
+        return identity, None, decision
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -285,7 +341,7 @@ class RateLimitMiddleware:
             self.ingest_limiter if ingest and self.ingest_limiter is not None else self.limiter
         )
         try:
-            identity, refusal = await self.caller(scope)
+            identity, refusal, counted = await self.caller(scope, limiter)
         except StoreBusy as error:
             # The key could not be looked up (the database is unreachable or busy): 503 with
             # Retry-After, which clients and OTLP exporters retry, counted against the address.
@@ -300,7 +356,7 @@ class RateLimitMiddleware:
                 await send_json(send, 503, error_json(503, code, message), retry)
             return
         bucket = f"key:{identity}" if identity is not None else client_bucket(scope)
-        decision = await hit(limiter, bucket)
+        decision = counted or await hit(limiter, bucket)
         headers = rate_headers(decision)
         if not decision.allowed:
             message = (

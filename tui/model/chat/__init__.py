@@ -4,7 +4,8 @@ Reads every common spelling: OTel GenAI (`gen_ai.input.messages` with role and p
 older flattened `gen_ai.prompt.N.*` / `gen_ai.completion.N.*`), OpenInference
 (`llm.input_messages.N.message.*`, `input.value`, `tool.*`, `retrieval.documents.N.document.*`),
 Langfuse-style `input` / `output` (a string, an object or a list of messages in OpenAI,
-Anthropic, Gemini or LangChain shapes) and the local service's own `llm.prompt`, `tool.*` and
+Anthropic, Gemini or LangChain shapes), the Vercel AI SDK's `ai.prompt*`, `ai.response.*` and
+`ai.toolCall.*`, and the local service's own `llm.prompt`, `tool.*` and
 `retrieval.documents`. Nested objects, JSON strings and flattened dotted keys are read alike,
 numbered keys in numeric order (10 after 9). What matches none of them gives None: the caller
 shows the JSON tree instead, so nothing is ever lost.
@@ -18,6 +19,7 @@ The modules, by concern:
   shapes.py               one message or part in any provider's shape; messages in a raw value
   genai.py                the OTel GenAI conventions, structured and flattened
   openinference.py        the OpenInference conventions
+  vercel.py               the Vercel AI SDK's `ai.*` attributes
   tools_and_documents.py  tool and retrieval spans, where the conventions compete field by field
   extract.py              `conversation(...)`: the span's kind picks the readers, in order
   text.py                 a conversation as plain text (span search)

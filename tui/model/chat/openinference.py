@@ -22,14 +22,20 @@ OPENINFERENCE = "OpenInference"
 
 
 def read_openinference_messages(reader: Reader, tree: Node, found: Found) -> None:
-    found.take(
-        "input", read_messages(reader, at(tree, "llm.input_messages"), "user"), OPENINFERENCE
-    )
-    found.take(
-        "output",
-        read_messages(reader, at(tree, "llm.output_messages"), "assistant"),
-        OPENINFERENCE,
-    )
+    """The messages, and the span's `llm.finish_reason` (openai-agents' instrumentation sends
+    the reason there, not on its output message). Messages that are only a role (LangGraph's
+    root sends `llm.input_messages.0.message.role` alone) are not offered: the raw
+    `input.value` then holds what was said."""
+    for path, name, role in (
+        ("llm.input_messages", "input", "user"),
+        ("llm.output_messages", "output", "assistant"),
+    ):
+        messages = read_messages(reader, at(tree, path), role)
+        if any(message.parts for message in messages):
+            found.take(name, messages, OPENINFERENCE)
+    reason = reader.string(tree, "llm.finish_reason")
+    if reason:
+        found.take("finish_reasons", [reason], OPENINFERENCE)
 
 
 def read_openinference_tool_definitions(reader: Reader, tree: Node) -> list[Any]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from tui.model.attributes import Node, Reader, at, leaf
 from tui.model.chat.messages import Message, OtherPart, Part, TextPart, ToolCall, ToolResult
+from tui.model.chat.text import dump
 
 MAX_PARTS = 500  # parts read from one message
 
@@ -105,8 +106,13 @@ def _call(reader: Reader, node: Node) -> ToolCall:
 
 
 def _result(reader: Reader, node: Node) -> ToolResult:
+    content = reader.first(node, "response", "result", "output", "content")
+    # The Vercel AI SDK wraps a result's value with its type: {"type": "json", "value": ...}.
+    wrapped = reader.node(content) if isinstance(content, dict) else None
+    if wrapped is not None and {"type", "value"} == wrapped.children.keys():
+        content = reader.value(wrapped, "value")
     return ToolResult(
-        tool_content(reader, reader.first(node, "response", "result", "output", "content")),
+        tool_content(reader, content),
         reader.string(node, *_CALL_ID),
         reader.string(node, "name", "toolName"),
     )
@@ -122,6 +128,8 @@ def read_part(reader: Reader, item: Any) -> Part | None:
     if node is None:
         return None if item is None else OtherPart("value", item)
     wrapped = at(node, "message_content")  # OpenInference: contents.M.message_content.*
+    if wrapped is not None and at(node, "tool_call") is not None:
+        return _tool_call(reader, node)  # its anthropic instrumentation's tool_use block
     if wrapped is not None:
         node = reader.node(wrapped) or node
     kind = (reader.string(node, "type") or "").strip().lower()
@@ -222,13 +230,21 @@ def read_message(reader: Reader, item: Any, default_role: str) -> Message | None
     if content is not None and not parts:
         if role == "tool" or tool_call_id:
             raw = reader.raw(content)
-            if raw is not None:
+            # Results sent as typed parts (the Vercel AI SDK's `tool-result`) are read as
+            # parts; any other content is the one result's, as sent.
+            blocks = content_parts(reader, raw) if isinstance(reader.json(raw), list) else []
+            if blocks and all(isinstance(part, ToolResult) for part in blocks):
+                parts += blocks
+            elif raw is not None:
                 parts.append(
                     ToolResult(tool_content(reader, raw), tool_call_id, reader.string(node, "name"))
                 )
         else:
             parts += content_parts(reader, content)
-    for entry in reader.items(at(node, "contents"))[:MAX_PARTS]:  # OpenInference multimodal
+    # OpenInference's multimodal contents; its openai-agents instrumentation sends the same text
+    # as `content` too, which then wins (the answer is shown once).
+    said = any(not isinstance(p, TextPart) or p.text for p in parts)
+    for entry in [] if said else reader.items(at(node, "contents"))[:MAX_PARTS]:
         part = read_part(reader, entry)
         if part is not None:
             parts.append(part)
@@ -245,6 +261,8 @@ def read_message(reader: Reader, item: Any, default_role: str) -> Message | None
         parts.append(_call(reader, legacy))
     if role is None and not parts:
         return None
+    if len(parts) > 1:
+        parts = _said_once(parts)
     return Message(
         role or default_role,
         tuple(parts[:MAX_PARTS]),
@@ -252,6 +270,24 @@ def read_message(reader: Reader, item: Any, default_role: str) -> Message | None
         reader.string(node, "finish_reason", "finishReason", "stop_reason")
         or reader.string(outer, "finish_reason"),
     )
+
+
+def _said_once(parts: list[Part]) -> list[Part]:
+    """The parts without empty text beside others (LangChain's AIMessage that only calls a
+    tool) and without a tool call sent twice (OpenInference's anthropic instrumentation sends
+    each in the message's `tool_calls` and again in its `contents`)."""
+    kept: list[Part] = []
+    calls: set[tuple[str | None, str | None, str]] = set()
+    for part in parts:
+        if isinstance(part, TextPart) and not part.text:
+            continue
+        if isinstance(part, ToolCall):
+            key = (part.id, part.name, dump(part.arguments))
+            if key in calls:
+                continue
+            calls.add(key)
+        kept.append(part)
+    return kept or parts[:1]
 
 
 def read_messages(reader: Reader, value: Any, default_role: str) -> list[Message]:

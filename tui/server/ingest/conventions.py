@@ -6,6 +6,16 @@ OTel GenAI semantic conventions (`gen_ai.*`, including the older `prompt_tokens`
 in the attributes as sent (`gen_ai.input.messages`, `gen_ai.prompt.N.*`, `llm.input_messages.*`,
 `input.value`, `retrieval.documents.*`, `gen_ai.tool.*`): the app reads them there.
 
+The Vercel AI SDK (`ai.*`) is read where GenAI says nothing: its `ai.operationId` gives the
+kind (vercel_kind), and on its provider calls only (`*.doGenerate`, `*.doStream`, `*.doEmbed`)
+its `ai.model.id` and `ai.usage.*`. Its operation spans (`ai.generateText`, ...) repeat the sum
+of their calls' usage, so reading them too would count every call twice.
+
+OpenLLMetry's `traceloop.span.kind` gives a kind where the others say nothing; pydantic-ai's
+`operation.cost` is a reported cost; logfire's `logfire.msg` names a span whose name is a
+template (display_name). Across the spans of one export, a model call recorded by two nested
+spans is counted once (counted_once; docs/conventions.md, "The Python stacks").
+
 Every value is untrusted: counts may arrive as strings, floats, negatives or 10**30, costs as
 NaN. They are coerced (numbers in strings read) and clamped, never trusted to fit a column.
 """
@@ -16,6 +26,7 @@ import math
 from typing import Any, NamedTuple
 
 from tui.server.ingest.costs import PriceBook
+from tui.server.rows import SpanRow
 
 MAX_TOKENS = 10**12  # per span: sums over a million such spans still fit SQLite's int64
 MAX_COST = 1e9
@@ -125,6 +136,24 @@ def text(value: Any, limit: int) -> str | None:
     return None
 
 
+# OpenLLMetry (traceloop-sdk) names its decorated functions' spans by `traceloop.span.kind`;
+# its model calls say nothing there and are read by their model.
+TRACELOOP_KINDS = {"workflow": "chain", "task": "chain", "agent": "agent", "tool": "tool"}
+
+# The Vercel AI SDK's operation ids: its provider calls (VERCEL_CALLS) are model calls, its
+# tool executions tools, the operations around them (ai.generateText...) chains.
+VERCEL_CALLS = (".doGenerate", ".doStream", ".doEmbed")
+
+
+def vercel_kind(operation: Any) -> str | None:
+    """The kind a Vercel AI SDK `ai.operationId` names; None if it is not one."""
+    if not isinstance(operation, str) or not operation.startswith("ai."):
+        return None
+    if operation == "ai.toolCall":
+        return "tool"
+    return "llm" if operation.endswith(VERCEL_CALLS) else "chain"
+
+
 def kind_of(attributes: dict[str, Any], model: str | None) -> str:
     kind = attributes.get("openinference.span.kind")
     if isinstance(kind, str) and kind.upper() in OPENINFERENCE_KINDS:
@@ -132,6 +161,12 @@ def kind_of(attributes: dict[str, Any], model: str | None) -> str:
     operation = attributes.get("gen_ai.operation.name")
     if isinstance(operation, str) and operation in GENAI_OPERATION_KINDS:
         return GENAI_OPERATION_KINDS[operation]
+    vercel = vercel_kind(attributes.get("ai.operationId"))
+    if vercel is not None:
+        return vercel
+    traceloop = attributes.get("traceloop.span.kind")
+    if isinstance(traceloop, str) and traceloop in TRACELOOP_KINDS:
+        return TRACELOOP_KINDS[traceloop]
     if model is not None:
         return "llm"
     if "gen_ai.tool.name" in attributes or "tool.name" in attributes:
@@ -139,18 +174,26 @@ def kind_of(attributes: dict[str, Any], model: str | None) -> str:
     return "chain"
 
 
-COST_KEYS = ("llm.cost.total", "gen_ai.usage.cost", "llm.cost.prompt", "llm.cost.completion")
+COST_KEYS = (
+    "llm.cost.total",
+    "gen_ai.usage.cost",
+    "operation.cost",
+    "llm.cost.prompt",
+    "llm.cost.completion",
+)
 
 
 def reported_cost(attributes: dict[str, Any]) -> float | None:
     if not (
         "llm.cost.total" in attributes
         or "gen_ai.usage.cost" in attributes
+        or "operation.cost" in attributes
         or "llm.cost.prompt" in attributes
         or "llm.cost.completion" in attributes
     ):
         return None  # the common case (COST_KEYS), answered without a loop
-    total = money(first(attributes, ("llm.cost.total", "gen_ai.usage.cost")))
+    # pydantic-ai (through logfire) reports each model call's cost as `operation.cost`.
+    total = money(first(attributes, ("llm.cost.total", "gen_ai.usage.cost", "operation.cost")))
     if total is not None:
         return total
     prompt = money(attributes.get("llm.cost.prompt"))
@@ -191,6 +234,19 @@ def facts(attributes: dict[str, Any], prices: PriceBook, model_limit: int = 256)
         get("gen_ai.usage.reasoning.output_tokens")
         or get("llm.token_count.completion_details.reasoning")
     )
+    if vercel_kind(get("ai.operationId")) == "llm":  # a provider call: see the module's doc
+        model = model or text(get("ai.model.id"), model_limit)
+        inp = inp or count(
+            get("ai.usage.inputTokens") or get("ai.usage.promptTokens") or get("ai.usage.tokens")
+        )
+        out = out or count(get("ai.usage.outputTokens") or get("ai.usage.completionTokens"))
+        cache_read = cache_read or count(
+            get("ai.usage.inputTokenDetails.cacheReadTokens") or get("ai.usage.cachedInputTokens")
+        )
+        cache_write = cache_write or count(get("ai.usage.inputTokenDetails.cacheWriteTokens"))
+        reasoning = reasoning or count(
+            get("ai.usage.outputTokenDetails.reasoningTokens") or get("ai.usage.reasoningTokens")
+        )
     cost = reported_cost(attributes)
     source: str | None = None
     if cost is not None:
@@ -213,3 +269,52 @@ def facts(attributes: dict[str, Any], prices: PriceBook, model_limit: int = 256)
         cache_write,
         reasoning,
     )
+
+
+def display_name(name: str, attributes: dict[str, Any]) -> str:
+    """The span's name as shown: logfire names a span by its message template (`Chat
+    Completion with {request_data[model]!r}`) and sends the message filled in as `logfire.msg`."""
+    if "{" in name:
+        message = attributes.get("logfire.msg")
+        if isinstance(message, str) and message:
+            return message
+    return name
+
+
+def counted_once(spans: list[SpanRow]) -> list[SpanRow]:
+    """The spans of one export with every model call counted once.
+
+    A model-call span whose parent, in the same export, is a model-call span reporting tokens
+    is the same call recorded twice: an SDK's own span below an instrumentation's (the
+    anthropic SDK's `anthropic.messages.create` below OpenInference's `messages.create`), or
+    an HTTP client's instrumentation below a framework's (logfire's openai span below
+    pydantic-ai's `chat` span). The outer span, which holds the messages, counts; the inner
+    keeps its attributes as sent, its tokens and cost set to 0, and `tracetui.counted_in`
+    naming the span that counts them."""
+    callers = {
+        span.id: span
+        for span in spans
+        if span.kind == "llm" and (span.input_tokens or span.output_tokens)
+    }
+    if not callers:
+        return spans  # the common case: one pass, nothing to change
+    counted = []
+    for span in spans:
+        caller = callers.get(span.parent_id) if span.kind == "llm" and span.parent_id else None
+        if caller is None or caller.trace_id != span.trace_id or span.attributes[-1:] != "}":
+            counted.append(span)
+            continue
+        separator = "" if span.attributes == "{}" else ","
+        counted.append(
+            span._replace(
+                input_tokens=0,
+                output_tokens=0,
+                cost_usd=0.0,
+                cost_source=None,
+                cache_read_tokens=0,
+                cache_write_tokens=0,
+                reasoning_tokens=0,
+                attributes=f'{span.attributes[:-1]}{separator}"tracetui.counted_in":"{caller.id}"}}',
+            )
+        )
+    return counted

@@ -54,6 +54,7 @@ from typing import NamedTuple
 from tui.server.backend import StoreBusy, StoreUnavailable, StoreUnreachable, TraceStore
 from tui.server.ingest import otlp_json, otlp_proto
 from tui.server.ingest.body import PROTOBUF
+from tui.server.ingest.conventions import counted_once
 from tui.server.ingest.costs import PRICES, PriceBook
 from tui.server.ingest.summaries import summarize
 from tui.server.ingest.types import Decoded, Unreadable
@@ -87,9 +88,11 @@ def decode(media: str, body: bytes, prices: PriceBook, now_ms: int) -> Decoded:
         decoded = otlp_proto.decode(body, prices, now_ms)
     else:
         decoded = otlp_json.decode(body, prices, now_ms)
+    # Each model call counted once (conventions.counted_once), before the trace's sums.
+    drafts = [replace(draft, spans=counted_once(draft.spans)) for draft in decoded.drafts]
     decoded.drafts = [
         replace(draft, traces=summarize(draft.spans, draft.attributes), attributes=None)
-        for draft in decoded.drafts
+        for draft in drafts
     ]
     return decoded
 

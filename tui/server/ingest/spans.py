@@ -23,7 +23,7 @@ from typing import Any
 
 import msgspec
 
-from tui.server.ingest.conventions import facts
+from tui.server.ingest.conventions import display_name, facts
 from tui.server.ingest.costs import PriceBook
 from tui.server.rows import SpanRow
 
@@ -140,7 +140,7 @@ def span_row(
         trace_id,
         span_id,
         parent_id,
-        name[:MAX_NAME],
+        display_name(name, attributes)[:MAX_NAME],
         found.kind,
         model,
         start,
