@@ -116,10 +116,60 @@ class Trace(BaseModel):
     models: dict[str, ModelUsage] | None = Field(
         default=None, description="Extension, with `include=models`: cost and tokens by model."
     )
+    user_id: str | None = Field(
+        default=None, description="Extension: the trace's user, as its spans name it."
+    )
+    session_id: str | None = Field(
+        default=None, description="Extension: the trace's session (a conversation)."
+    )
+    tags: list[str] = Field(default=[], description="Extension: the tags of its spans.")
+    output_preview: str | None = Field(
+        default=None,
+        description="Extension: the answer, on one line (the root's output, else the last"
+        " LLM span's).",
+    )
 
 
 class TraceList(BaseModel):
     data: list[Trace]
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page.")
+    has_more: bool
+
+
+class Session(BaseModel):
+    """Extension: a session (a conversation over several traces) of a project."""
+
+    id: str = Field(description="The session id its traces carry.")
+    user_id: str | None = Field(description="The user of its most recent trace.")
+    first_seen: Timestamp = Field(description="The start of its first trace (as listed).")
+    last_seen: Timestamp = Field(description="The start of its last trace (as listed).")
+    trace_count: int
+    total_tokens: int
+    total_cost_usd: float | None
+    error_count: int = Field(description="Its traces with an error.")
+
+
+class SessionList(BaseModel):
+    data: list[Session]
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page.")
+    has_more: bool
+
+
+class User(BaseModel):
+    """Extension: a user of a project, as its traces name it."""
+
+    id: str
+    first_seen: Timestamp
+    last_seen: Timestamp
+    trace_count: int
+    session_count: int
+    total_tokens: int
+    total_cost_usd: float | None
+    error_count: int
+
+
+class UserList(BaseModel):
+    data: list[User]
     next_cursor: str | None = Field(description="Pass as `cursor` for the next page.")
     has_more: bool
 

@@ -61,6 +61,24 @@ def key_identity(
     return scope.key_hash, scope
 
 
+def key_identity_counted(
+    count_key: Callable[[str, str, int], tuple[KeyScope, int] | None],
+    key: str,
+    bucket: str,
+    window_start: int,
+    usage: KeyUsage | None = None,
+) -> tuple[str, KeyScope, int] | None:
+    """key_identity and the request counted in the shared limiter's `bucket`, in one store
+    call (`count_key`: PostgresStore.key_scope_counted); None if the key is unknown."""
+    found = count_key(key, bucket, window_start)
+    if found is None:
+        return None
+    scope, count = found
+    if usage is not None:
+        usage.note(scope.key_hash)
+    return scope.key_hash, scope, count
+
+
 def limiter_of(store: TraceStore, name: str, limit: int, window_s: float) -> Limiter:
     """A rate limiter counting in `store` when other replicas share it, else in memory."""
     if store.is_shared():
@@ -115,11 +133,18 @@ def create_app(
     app.state.ingest_limiter = limiter_of(
         store, "ingest", config.ingest_rate_limit, config.window_s
     )
+    usage = KeyUsage(store, clock)
+    # Replicas count in the store: a key's look-up and its count in one call where the store
+    # has one (PostgreSQL), instead of two round trips per request.
+    count_key = getattr(store, "key_scope_counted", None) if store.is_shared() else None
     app.add_middleware(
         RateLimitMiddleware,
         limiter=app.state.limiter,
         ingest_limiter=app.state.ingest_limiter,
-        identify=partial(key_identity, store, usage=KeyUsage(store, clock)),
+        identify=partial(key_identity, store, usage=usage),
+        identify_counted=None
+        if count_key is None
+        else partial(key_identity_counted, count_key, usage=usage),
     )
     install_error_handlers(app)
     for router in ROUTERS:

@@ -335,6 +335,75 @@ ALTER TABLE alert_secrets ADD COLUMN previous_secret TEXT;
 ALTER TABLE alert_secrets ADD COLUMN previous_valid_until INTEGER;
 """
 
+# Finding any trace (search/): who and which conversation a trace is for, its tags, its answer
+# on one line, and the models its spans used, read by ingest; the indexes that give the first
+# page of each filter and sort of GET /v1/traces without a scan, each by project then the
+# filtered or sorted value then the keyset's id; and the text `q` searches, in an FTS5 table
+# with the trigram tokenizer (case-insensitive substrings of 3 characters or more).
+#
+# The text is keyed by trace_text_keys' INTEGER PRIMARY KEY, not by the traces' rowid, which
+# VACUUM may renumber (traces has no INTEGER PRIMARY KEY); a trigger removes a deleted trace's
+# text, whichever statement deletes it (retention, a project's deletion).
+#
+# Rows stored before this version keep NULL users, sessions and output previews, no tags and
+# no text (reading them back would parse every span); their models are filled in from their
+# spans here, so the model filter finds them.
+SCHEMA_V8 = """
+ALTER TABLE traces ADD COLUMN user_id TEXT;
+ALTER TABLE traces ADD COLUMN session_id TEXT;
+ALTER TABLE traces ADD COLUMN tags TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE traces ADD COLUMN output_preview TEXT;
+ALTER TABLE traces ADD COLUMN models TEXT NOT NULL DEFAULT '[]';
+UPDATE traces SET models = (
+    SELECT json_group_array(DISTINCT lower(s.model)) FROM spans s
+    WHERE s.project_id = traces.project_id AND s.trace_id = traces.id
+    AND s.model IS NOT NULL AND s.model != '');
+CREATE INDEX traces_by_project_duration ON traces(project_id, duration_ms, id);
+CREATE INDEX traces_by_project_cost ON traces(project_id, total_cost_usd, id);
+CREATE INDEX traces_by_project_tokens ON traces(project_id, (input_tokens + output_tokens), id);
+CREATE INDEX traces_by_project_user ON traces(project_id, user_id, listed_at, id)
+    WHERE user_id IS NOT NULL;
+CREATE INDEX traces_by_project_session ON traces(project_id, session_id, listed_at, id)
+    WHERE session_id IS NOT NULL;
+CREATE INDEX traces_by_project_errors ON traces(project_id, listed_at, id)
+    WHERE status = 'error';
+CREATE INDEX traces_by_project_name ON traces(project_id, lower(name), listed_at, id);
+CREATE TABLE trace_text_keys (
+    id INTEGER PRIMARY KEY,
+    project_id TEXT NOT NULL,
+    trace_id TEXT NOT NULL,
+    UNIQUE (project_id, trace_id)
+);
+CREATE VIRTUAL TABLE trace_texts USING fts5(body, tokenize = 'trigram');
+CREATE TRIGGER trace_texts_gone AFTER DELETE ON traces BEGIN
+    DELETE FROM trace_texts WHERE rowid IN (
+        SELECT id FROM trace_text_keys WHERE project_id = old.project_id AND trace_id = old.id);
+    DELETE FROM trace_text_keys WHERE project_id = old.project_id AND trace_id = old.id;
+END;
+"""
+
+# GenAI log events (POST /v1/logs) of a span, kept while its trace is: each is joined into its
+# span's attributes as `tracetui.logs` (store_logs.py), whichever of the two comes first. The
+# trace's deletion (retention, a project's deletion) takes its logs along. (The joins are the
+# writers' own, once per batch: a trigger on inserting traces, even one that never fires,
+# slowed ingest by a fifth.)
+SCHEMA_V9 = """
+CREATE TABLE span_logs (
+    id INTEGER PRIMARY KEY,
+    project_id TEXT NOT NULL,
+    trace_id TEXT NOT NULL,
+    span_id TEXT NOT NULL,
+    time_unix_nano INTEGER NOT NULL,
+    received_at INTEGER NOT NULL,
+    event TEXT NOT NULL
+);
+CREATE INDEX span_logs_by_span ON span_logs(project_id, trace_id, span_id);
+CREATE INDEX span_logs_by_received ON span_logs(received_at);
+CREATE TRIGGER span_logs_gone AFTER DELETE ON traces BEGIN
+    DELETE FROM span_logs WHERE project_id = old.project_id AND trace_id = old.id;
+END;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "projects, keys, traces, spans, alerts, idempotency", SCHEMA_V1),
     Migration(2, "OTLP ingest: spans in a rowid table with extension fields; listed_at", SCHEMA_V2),
@@ -343,6 +412,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "trace ids scoped by project: traces and spans keyed with the project", SCHEMA_V5),
     Migration(6, "replicas: leases, shared request counts, webhook claims", SCHEMA_V6),
     Migration(7, "keys' prefix and last use; alerts paused, muted; rotated secrets", SCHEMA_V7),
+    Migration(8, "search: users, sessions, tags, output previews, models, text", SCHEMA_V8),
+    Migration(9, "GenAI log events of spans, joined into their spans", SCHEMA_V9),
 )
 LATEST = MIGRATIONS[-1].version
 

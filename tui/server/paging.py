@@ -2,7 +2,8 @@
 one way to read them back.
 
 A cursor is opaque to clients: URL-safe base64 (unpadded) of a small JSON object whose fields
-each listing chooses. Reading one back checks everything a crafted cursor could get wrong (not
+each listing chooses: integers, finite numbers, short texts, and objects (a listing's filters,
+which the listing checks again as it reads them back: see search.filters). Reading one back checks everything a crafted cursor could get wrong (not
 base64, not JSON, not an object, a field missing or of the wrong type, a number outside SQLite's
 64-bit integers, a text too long) and answers each with the same 400 `invalid_cursor`, so that
 nothing a client sends as a cursor reaches the store unchecked.
@@ -13,27 +14,29 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
 from tui.server.errors import ServiceError
 
-MAX_CURSOR_CHARS = 1024  # far above what this service issues; bounds what is decoded
+MAX_CURSOR_CHARS = 8192  # above what this service issues (filters included); bounds decoding
 MAX_TEXT_CHARS = 256  # a trace id is 32
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1  # what SQLite stores in an INTEGER
 
-Fields = Mapping[str, type[int] | type[str]]
+Fields = Mapping[str, type]  # int, float, str or dict
 
 
-def encode_cursor(values: Mapping[str, int | str]) -> str:
-    """The cursor for `values` (ints and short texts)."""
+def encode_cursor(values: Mapping[str, Any]) -> str:
+    """The cursor for `values` (ints, finite floats, short texts, objects)."""
     raw = json.dumps(dict(values), separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str, fields: Fields) -> dict[str, Any]:
-    """The values encode_cursor wrote, each of the type `fields` names; ServiceError 400 for any
-    cursor this service would not have issued."""
+def decode_cursor(cursor: str, fields: Fields, optional: Fields | None = None) -> dict[str, Any]:
+    """The values encode_cursor wrote, each of the type `fields` names, and those of `optional`
+    that it holds (None when absent); ServiceError 400 for any cursor this service would not
+    have issued."""
     try:
         if len(cursor) > MAX_CURSOR_CHARS:
             raise ValueError("too long")
@@ -44,11 +47,20 @@ def decode_cursor(cursor: str, fields: Fields) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise invalid_cursor()
     values: dict[str, Any] = {}
-    for name, kind in fields.items():
+    for name, kind in {**fields, **(optional or {})}.items():
         value = data.get(name)
+        if value is None and optional and name in optional:
+            values[name] = None
+            continue
         if kind is int:
             # bool is an int to Python, never in a cursor of this service.
             ok = type(value) is int and INT_MIN <= value <= INT_MAX
+        elif kind is float:
+            ok = (type(value) is int and INT_MIN <= value <= INT_MAX) or (
+                type(value) is float and math.isfinite(value)
+            )
+        elif kind is dict:
+            ok = type(value) is dict
         else:
             ok = type(value) is str and len(value) <= MAX_TEXT_CHARS
         if not ok:

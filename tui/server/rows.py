@@ -59,6 +59,14 @@ class TraceRow(NamedTuple):
     listed_at: int | None = None
     # Beyond the spec: what the user asked, on one line, for the list (ingest/preview.py).
     input_preview: str | None = None
+    # Beyond the spec, read by ingest (ingest/associations.py): who and which conversation,
+    # the tags (a JSON list, "[]" for none), the final answer on one line, and the models its
+    # spans used (a JSON list of lower-cased names, for the model filter).
+    user_id: str | None = None
+    session_id: str | None = None
+    tags: str = "[]"
+    output_preview: str | None = None
+    models: str = "[]"
 
 
 class TraceSummary(NamedTuple):
@@ -77,6 +85,10 @@ class TraceSummary(NamedTuple):
     error_count: int
     listed_at: int
     input_preview: str | None
+    user_id: str | None
+    session_id: str | None
+    tags: Any  # a JSON list as text (SQLite) or the list itself
+    output_preview: str | None
 
 
 class SpanRow(NamedTuple):
@@ -206,6 +218,16 @@ class TraceSums(NamedTuple):
     error_count: int
     input_preview: str | None
     preview_from_root: bool  # a root's input wins over a stored preview; another's fills in
+    # Read by ingest (ingest/associations.py); a root's user and session win over stored ones,
+    # another span's fill in; tags and models add to the stored ones.
+    user_id: str | None = None
+    session_id: str | None = None
+    tags: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+    associations_from_root: bool = False
+    output_preview: str | None = None
+    output_from_root: bool = False  # a root's output wins, as its input does
+    search_text: str = ""  # what `q` searches (search/text.py): bounded, one text per trace
 
 
 class SpanGroup(NamedTuple):

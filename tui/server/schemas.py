@@ -236,9 +236,25 @@ def trace_json(row: TraceSummary | TraceRow) -> dict[str, Any]:
     }
     if row.input_preview is not None:  # beyond the spec: the app shows it when given
         body["input_preview"] = row.input_preview
+    # Beyond the spec, on every trace: read by ingest (ingest/associations.py, preview.py).
+    body["user_id"] = row.user_id
+    body["session_id"] = row.session_id
+    body["tags"] = tags_of(row.tags)
+    body["output_preview"] = row.output_preview
     if isinstance(row, TraceRow):
         body["attributes"] = json.loads(row.attributes)
     return body
+
+
+def tags_of(stored: Any) -> list[str]:
+    """A trace's tags as stored (a JSON list as text), as a list; [] for anything else."""
+    if isinstance(stored, list):
+        return [t for t in stored if isinstance(t, str)]
+    try:
+        found = json.loads(stored or "[]")
+    except (TypeError, ValueError):
+        return []
+    return [t for t in found if isinstance(t, str)] if isinstance(found, list) else []
 
 
 def spans_json_text(rows: Iterable[SpanInTrace], trace_id: str) -> str:

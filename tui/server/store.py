@@ -22,7 +22,7 @@ from typing import Any
 
 from tui.server.alerts.signing import new_secret
 from tui.server.backend import StoreBusy, StoreUnavailable
-from tui.server.ingest.summaries import summarize, trace_rows
+from tui.server.ingest.summaries import derived, summarize, trace_rows
 from tui.server.migrations import migrate
 from tui.server.rows import (
     AlertRow,
@@ -40,9 +40,11 @@ from tui.server.rows import (
     new_project,
     now_ms,
 )
+from tui.server.search import sqlite as search
 from tui.server.store_admin import AdminTables
 from tui.server.store_alerts import AlertTables
 from tui.server.store_keys import KeyTables, hash_key, new_api_key
+from tui.server.store_logs import LogTables, join_span_logs
 from tui.server.store_sql import (
     INSERT,
     NEWEST_SPAN_END,
@@ -131,12 +133,13 @@ def refusal_of(error: sqlite3.Error) -> StoreBusy | None:
 DEFAULT_RETENTION_DAYS = 30
 
 
-class Store(AlertTables, KeyTables, AdminTables):
+class Store(LogTables, AlertTables, KeyTables, AdminTables, search.SearchTables):
     """One SQLite database; each thread gets its own connection (WAL lets readers run together).
 
     Opening brings the file to the latest schema version, or refuses, with SchemaTooNew, a file
     written by a newer tracetui. The alert tables' queries are in `store_alerts`, the keys' and
-    the Idempotency-Keys' in `store_keys`.
+    the Idempotency-Keys' in `store_keys`, search's (filters, sessions, users) in
+    `search.sqlite`.
     """
 
     def __init__(self, path: str | Path, checkpoint_pages: int = WAL_AUTOCHECKPOINT_PAGES) -> None:
@@ -365,23 +368,25 @@ class Store(AlertTables, KeyTables, AdminTables):
         traces: Iterable[TraceRow],
         spans: Iterable[SpanRow] = (),
         project_id: str | None = None,
+        texts: Iterable[tuple[str, str, str]] | None = None,
     ) -> None:
         """Bulk insert of whole traces (the demo data, benchmarks and tests). Rows may be plain
         tuples of the row classes' fields, those with defaults left out. A span goes to the
-        project of its trace among `traces`, else to `project_id`."""
+        project of its trace among `traces`, else to `project_id`. A trace's user, session,
+        tags, output preview, models and search text are read from its spans as ingest reads
+        them, unless `texts` gives the search texts as (project_id, trace_id, text): then the
+        rows are taken as they are (a test or a builder of big data fills them)."""
         rows = [t if isinstance(t, TraceRow) else TraceRow(*t) for t in traces]  # tuples too
-        db.executemany(
-            INSERT[TraceRow],
-            (t if t.listed_at is not None else t._replace(listed_at=t.started_at) for t in rows),
-        )
+        rows = [t if t.listed_at is not None else t._replace(listed_at=t.started_at) for t in rows]
+        span_rows = [s if isinstance(s, SpanRow) else SpanRow(*s) for s in spans]
+        if texts is None:
+            rows, texts = derived(rows, span_rows)
+        db.executemany(INSERT[TraceRow], rows)
         project_of = {t.id: t.project_id for t in rows}
         db.executemany(
-            INSERT[SpanRow],
-            (
-                (project_of.get(span[0], project_id), *span)
-                for span in (s if isinstance(s, SpanRow) else SpanRow(*s) for s in spans)
-            ),
+            INSERT[SpanRow], ((project_of.get(span[0], project_id), *span) for span in span_rows)
         )
+        search.write_text_rows(db, texts)
 
     # -- ingest --------------------------------------------------------------------------------
 
@@ -404,15 +409,19 @@ class Store(AlertTables, KeyTables, AdminTables):
             )
         }
         db.executemany(UPSERT_SPAN, ((project_id, *span) for span in group.spans))
+        join_span_logs(db, project_id, trace_ids)  # logs that came before their spans
         # Traces seen before are recomputed from all their stored spans; new ones (most, as
         # exporters send whole traces) take the sums of their batch, worked out as it was
         # decoded, which saves reading back what was just written.
         sums = summarize(group.spans) if group.traces is None else group.traces
         if stored:
             db.execute(UPSERT_TRACES, (project_id, group.resource, json.dumps(list(stored))))
-            self._update_previews(db, project_id, [t for t in sums if t.id in stored])
+            again = [t for t in sums if t.id in stored]
+            self._update_previews(db, project_id, again)
+            search.update_stored(db, project_id, again)
         new = [t for t in sums if t.id not in stored]
         db.executemany(INSERT[TraceRow], trace_rows(new, project_id, group.resource))
+        search.write_texts(db, project_id, new)
         return 0
 
     def _update_previews(

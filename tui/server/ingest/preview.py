@@ -1,8 +1,10 @@
-"""A trace's one-line input preview, for its list row: what the user asked.
+"""A trace's one-line input and output previews, for its list row: what the user asked, and
+the answer.
 
 Read from an ingested span's attributes (the JSON text the store writes), in this order:
 OpenInference's `input.value`, OTel GenAI's `gen_ai.input.messages`, OpenInference's flattened
-`llm.input_messages.N.message.*`, the older GenAI `gen_ai.prompt.N.*`, and a plain `input`.
+`llm.input_messages.N.message.*`, the older GenAI `gen_ai.prompt.N.*`, the Vercel AI SDK's
+`ai.prompt`, and a plain `input`.
 From a list of messages it takes the last user message (in a multi-turn history that is the
 question this call answers, not the conversation's opening). A JSON `input.value` holding
 messages is read as messages.
@@ -11,6 +13,11 @@ The store asks this of a trace's root, whose input wins, and otherwise of the fi
 has one (a GenAI agent's root often carries no input; its first model call does). Bounded:
 spans without any of the names are skipped on a substring test, without parsing, and bodies
 over MAX_PARSED are not parsed at all.
+
+The output preview is read the same way from the output names (`output.value`,
+`gen_ai.output.messages`, `llm.output_messages.N.message.*`, `gen_ai.completion.N.*`, the
+Vercel AI SDK's `ai.response.text`, a plain `output`), taking the last assistant message of a
+list: from the root, else from the trace's last LLM span that has one (ingest.summaries).
 """
 
 from __future__ import annotations
@@ -27,7 +34,20 @@ MARKERS = (
     '"gen_ai.input.messages"',
     '"llm.input_messages',
     '"gen_ai.prompt',
+    '"ai.prompt"',
     '"input"',
+)
+OUTPUT_MARKERS = (
+    '"output.value"',
+    '"gen_ai.output.messages"',
+    '"llm.output_messages',
+    '"gen_ai.completion',
+    '"ai.response.text"',
+    '"output"',
+)
+ANSWER_ROLES = ("assistant", "ai", "model")
+_OUTPUT_INDEXED = re.compile(
+    r"^(llm\.output_messages|gen_ai\.completion)\.(\d+)\.(?:message\.)?(role|content)$"
 )
 _INDEXED = re.compile(
     r"^(llm\.input_messages|gen_ai\.prompt)\.(\d+)\.(?:message\.)?(role|content)$"
@@ -56,6 +76,7 @@ def preview_in(attributes: dict[str, Any]) -> str | None:
         from_value(attributes.get("input.value"))
         or from_messages(attributes.get("gen_ai.input.messages"))
         or (from_flattened(attributes) if len(attributes) <= MAX_FLATTENED_KEYS else None)
+        or from_value(attributes.get("ai.prompt"))  # the Vercel AI SDK
         or from_value(attributes.get("input"))
     )
 
@@ -133,5 +154,91 @@ def from_flattened(attributes: dict[str, Any]) -> str | None:
             messages.setdefault((prefix, int(index)), {})[field] = value
     for _, message in sorted(messages.items(), reverse=True):
         if message.get("role") in ("user", "human") and isinstance(message.get("content"), str):
+            return one_line(message["content"])
+    return None
+
+
+def output_preview_of(attributes_json: str) -> str | None:
+    """The output preview found in a span's attributes (JSON object text), or None."""
+    if len(attributes_json) > MAX_PARSED or not any(m in attributes_json for m in OUTPUT_MARKERS):
+        return None
+    try:
+        attributes = json.loads(attributes_json)
+    except ValueError:
+        return None
+    if not isinstance(attributes, dict):
+        return None
+    return output_preview_in(attributes)
+
+
+def output_preview_in(attributes: dict[str, Any]) -> str | None:
+    """The output preview found in a span's attributes as decoded."""
+    return (
+        answer_from_value(attributes.get("output.value"))
+        or answer_from_messages(attributes.get("gen_ai.output.messages"))
+        or (from_output_flattened(attributes) if len(attributes) <= MAX_FLATTENED_KEYS else None)
+        or answer_from_value(attributes.get("ai.response.text"))
+        or answer_from_value(attributes.get("output"))
+    )
+
+
+def answer_from_value(value: Any) -> str | None:
+    """A plain output: text (JSON text of messages or a completion read as such), or an
+    object with one."""
+    if isinstance(value, str):
+        stripped = value.lstrip()
+        if stripped[:1] in ("[", "{"):
+            try:
+                parsed = json.loads(stripped)
+            except ValueError:
+                return one_line(value)
+            return answer_from_value(parsed) or one_line(value)
+        return one_line(value)
+    if isinstance(value, list):
+        return answer_from_messages(value)
+    if isinstance(value, dict):
+        if "messages" in value:
+            return answer_from_messages(value["messages"])
+        choices = value.get("choices")
+        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+            message = choices[0].get("message")
+            if isinstance(message, dict):
+                return text_of(message)
+            if isinstance(choices[0].get("text"), str):
+                return one_line(choices[0]["text"])
+        for key in ("answer", "output", "response", "result", "text", "content"):
+            if isinstance(value.get(key), str):
+                return one_line(value[key])
+    return None
+
+
+def answer_from_messages(value: Any) -> str | None:
+    """The last assistant message's text in a list of messages (else the last message's)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    if not isinstance(value, list):
+        return None
+    messages = [m for m in value[-1000:] if isinstance(m, dict)]
+    for message in reversed(messages):
+        if message.get("role") in ANSWER_ROLES:
+            text = text_of(message)
+            if text:
+                return text
+    return text_of(messages[-1]) if messages else None
+
+
+def from_output_flattened(attributes: dict[str, Any]) -> str | None:
+    """The last message's content among flattened output `prefix.N.[message.]content` keys."""
+    messages: dict[tuple[str, int], dict[str, Any]] = {}
+    for key, value in attributes.items():
+        match = _OUTPUT_INDEXED.match(key)
+        if match:
+            prefix, index, field = match.groups()
+            messages.setdefault((prefix, int(index)), {})[field] = value
+    for _, message in sorted(messages.items(), reverse=True):
+        if isinstance(message.get("content"), str):
             return one_line(message["content"])
     return None

@@ -8,11 +8,19 @@ instead (UPSERT_TRACES, by the same rules: a test checks that both agree).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from tui.server.ingest.preview import MAX_PARSED, preview_in, preview_of
+from tui.server.ingest.associations import Associations, associations_in, combine
+from tui.server.ingest.preview import (
+    MAX_PARSED,
+    output_preview_in,
+    preview_in,
+    preview_of,
+)
 from tui.server.rows import SpanRow, TraceRow, TraceSums
+from tui.server.search.text import trace_text
 
 
 def summarize(
@@ -21,7 +29,8 @@ def summarize(
     """One TraceSums per trace of `spans`, in order of first appearance. A span id seen twice
     counts once, its last version. Named after the earliest root (no parent), else the
     earliest span; the preview is a root's input, else the first span's that has one, read from
-    `attributes` (each span's, as decoded) when given, else from each span's JSON."""
+    `attributes` (each span's, as decoded) when given, else from each span's JSON. The user,
+    session, tags, output preview, models and search text: see `extras`."""
     traces: dict[str, dict[str, int]] = {}
     for index, span in enumerate(spans):
         traces.setdefault(span.trace_id, {})[span.id] = index
@@ -35,6 +44,7 @@ def summarize(
         decoded = None if attributes is None else [attributes[i] for i in indexes.values()]
         preview, from_root = next(previews(members, decoded), (None, False))
         errors = sum(s.status == "error" for s in members)
+        more = extras(members, decoded)
         rows.append(
             TraceSums(
                 trace_id,
@@ -49,9 +59,74 @@ def summarize(
                 errors,
                 preview,
                 from_root,
+                *more,
             )
         )
     return rows
+
+
+def parsed(span: SpanRow, markers: tuple[str, ...] = ()) -> dict[str, Any] | None:
+    """A span's attributes from its JSON (None when too big, not an object, or, given
+    `markers`, holding none of them)."""
+    text = span.attributes
+    if len(text) > MAX_PARSED or (markers and not any(m in text for m in markers)):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def extras(
+    spans: Sequence[SpanRow], attributes: Sequence[dict[str, Any]] | None = None
+) -> tuple[str | None, str | None, tuple[str, ...], tuple[str, ...], bool, str | None, bool, str]:
+    """A trace's TraceSums fields beyond the sums, from its spans (and their decoded
+    `attributes`, else their JSON): user, session, tags, models, whether the user or session
+    came from a root, the output preview (the root's output, else the last LLM span's),
+    whether it is the root's, and the search text (roots first)."""
+    if attributes is None:
+        attributes = [parsed(s) or {} for s in spans]
+    found: list[tuple[Associations, bool]] = []
+    for span, decoded in zip(spans, attributes, strict=True):
+        if len(span.attributes) <= MAX_PARSED:
+            found.append((associations_in(decoded), span.parent_id is None))
+    together, associations_from_root = combine(found)
+    models = tuple(sorted({s.model.lower() for s in spans if s.model}))
+    output, output_from_root = None, False
+    for index, span in enumerate(spans):
+        if span.parent_id is None and len(span.attributes) <= MAX_PARSED:
+            output = output_preview_in(attributes[index])
+            if output:
+                output_from_root = True
+                break
+    if not output:
+        ordered = sorted(range(len(spans)), key=lambda i: (spans[i].started_at, spans[i].id))
+        for index in reversed(ordered):
+            span = spans[index]
+            if span.kind == "llm" and len(span.attributes) <= MAX_PARSED:
+                output = output_preview_in(attributes[index])
+                if output:
+                    break
+    order = sorted(range(len(spans)), key=lambda i: spans[i].parent_id is not None)
+    text = trace_text(
+        (
+            spans[i].name,
+            spans[i].error_message,
+            attributes[i] if len(spans[i].attributes) <= MAX_PARSED else None,
+        )
+        for i in order
+    )
+    return (
+        together.user_id,
+        together.session_id,
+        together.tags,
+        models,
+        associations_from_root,
+        output or None,
+        output_from_root,
+        text,
+    )
 
 
 def previews(
@@ -91,6 +166,47 @@ def trace_rows(sums: Iterable[TraceSums], project_id: str, attributes: str) -> l
             attributes,
             t.started_at,
             t.input_preview,
+            t.user_id,
+            t.session_id,
+            json_list(t.tags),
+            t.output_preview,
+            json_list(t.models),
         )
         for t in sums
     ]
+
+
+def json_list(values: Iterable[str]) -> str:
+    """Tags or models as stored: a compact JSON list."""
+    return json.dumps(list(values), separators=(",", ":"), ensure_ascii=False)
+
+
+def derived(
+    rows: list[TraceRow], spans: Sequence[SpanRow]
+) -> tuple[list[TraceRow], list[tuple[str, str, str]]]:
+    """Bulk-inserted traces (demo data, tests) with what ingest reads from their spans filled
+    in where a row leaves it out (user, session, tags, output preview, models), and each
+    trace's search text as (project_id, trace_id, text)."""
+    by_trace: dict[str, list[SpanRow]] = {}
+    for span in spans:
+        by_trace.setdefault(span.trace_id, []).append(span)
+    filled = []
+    texts = []
+    for row in rows:
+        members = by_trace.get(row.id)
+        if not members:
+            filled.append(row)
+            continue
+        (sums,) = summarize(members)
+        filled.append(
+            row._replace(
+                user_id=row.user_id or sums.user_id,
+                session_id=row.session_id or sums.session_id,
+                tags=row.tags if row.tags != "[]" else json_list(sums.tags),
+                output_preview=row.output_preview or sums.output_preview,
+                models=row.models if row.models != "[]" else json_list(sums.models),
+            )
+        )
+        if sums.search_text:
+            texts.append((row.project_id, row.id, sums.search_text))
+    return filled, texts

@@ -24,21 +24,23 @@ import psycopg
 
 from tui.server.ingest.summaries import summarize, trace_rows
 from tui.server.postgres import locks
+from tui.server.postgres.logs import join_span_logs
 from tui.server.postgres.sql import (
+    COPY_TRACES_WITH_TEXT,
     INGEST_TABLE,
     MOVE_SPANS,
     SPAN_TYPES,
-    TRACE_TYPES,
+    TRACE_WITH_TEXT_TYPES,
     UPSERT_TRACES,
     copy_sql,
 )
-from tui.server.rows import SpanGroup, SpanRow, TraceRow, TraceSums, new_project
+from tui.server.rows import SpanGroup, SpanRow, TraceSums, new_project
+from tui.server.search.postgres import update_stored
 
 DEFAULT_PROJECT = "default"  # as the SQLite store: the workspace key's spans with no project
 DEFAULT_RETENTION_DAYS = 30
 CREATED_BY_INGEST = "Created by OTLP ingest for the spans that named it."
 COPY_SPANS = copy_sql(SpanRow, INGEST_TABLE)
-COPY_TRACES = copy_sql(TraceRow)
 
 
 def without_nul(value: Any) -> Any:
@@ -124,16 +126,33 @@ def _write_group(connection: psycopg.Connection[Any], project_id: str, group: Sp
     }
     copy_rows(connection, COPY_SPANS, SPAN_TYPES, clean_rows([(project_id, *s) for s in spans]))
     connection.execute(MOVE_SPANS)  # and empties the temporary table for the next group
+    join_span_logs(connection, project_id, trace_ids)  # logs that came before their spans
     sums = summarize(group.spans) if group.traces is None else group.traces
     resource = without_nul(group.resource)
     if stored:
         connection.execute(
             UPSERT_TRACES, {"project": project_id, "attributes": resource, "ids": list(stored)}
         )
-        _update_previews(connection, project_id, [t for t in sums if t.id in stored])
-    new = trace_rows((t for t in sums if t.id not in stored), project_id, resource)
-    copy_rows(connection, COPY_TRACES, TRACE_TYPES, clean_rows(new))
+        again = [t for t in sums if t.id in stored]
+        _update_previews(connection, project_id, again)
+        update_stored(connection, project_id, [clean_sums(t) for t in again])
+    fresh = [t for t in sums if t.id not in stored]
+    new = trace_rows(fresh, project_id, resource)
+    with_text = [(*row, t.search_text or None) for row, t in zip(new, fresh, strict=True)]
+    copy_rows(connection, COPY_TRACES_WITH_TEXT, TRACE_WITH_TEXT_TYPES, clean_rows(with_text))
     return 0
+
+
+def clean_sums(sums: TraceSums) -> TraceSums:
+    """`sums` with U+0000 replaced in the text it writes (see without_nul)."""
+    return sums._replace(
+        user_id=without_nul(sums.user_id),
+        session_id=without_nul(sums.session_id),
+        tags=tuple(map(without_nul, sums.tags)),
+        models=tuple(map(without_nul, sums.models)),
+        output_preview=without_nul(sums.output_preview),
+        search_text=without_nul(sums.search_text),
+    )
 
 
 def _update_previews(

@@ -214,10 +214,67 @@ ALTER TABLE alert_secrets ADD COLUMN previous_secret TEXT;
 ALTER TABLE alert_secrets ADD COLUMN previous_valid_until BIGINT
 """
 
+# The SQLite store's version 8 (see its comment), with the text in a column of its own here
+# (TOAST keeps it out of the rows' pages). `q` keeps the same meaning as on SQLite
+# (case-insensitive substrings of 3 characters or more): each term is checked with ILIKE, and
+# found through a GIN index over the text's trigrams, the distinct 3-character substrings of
+# its lower-cased text, made by tracetui_grams (built-in GIN over text[]: no extension, as
+# pg_trgm, which does the same, is not in every PostgreSQL: the wheel the tests run lacks it).
+# A trace holds every trigram of each term it contains, so the index only narrows; ILIKE
+# decides. Tags and models are JSON lists as text, as in SQLite, found by containment on a
+# GIN index over their jsonb.
+SCHEMA_V4 = """
+ALTER TABLE traces ADD COLUMN user_id TEXT COLLATE "C";
+ALTER TABLE traces ADD COLUMN session_id TEXT COLLATE "C";
+ALTER TABLE traces ADD COLUMN tags TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE traces ADD COLUMN output_preview TEXT;
+ALTER TABLE traces ADD COLUMN models TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE traces ADD COLUMN search_text TEXT;
+UPDATE traces t SET models = m.models FROM (
+    SELECT project_id, trace_id, json_agg(DISTINCT lower(model))::text AS models FROM spans
+    WHERE model IS NOT NULL AND model <> '' GROUP BY project_id, trace_id) m
+    WHERE t.project_id = m.project_id AND t.id = m.trace_id;
+CREATE INDEX traces_by_project_duration ON traces (project_id, duration_ms, id);
+CREATE INDEX traces_by_project_cost ON traces (project_id, total_cost_usd, id);
+CREATE INDEX traces_by_project_tokens ON traces (project_id, (input_tokens + output_tokens), id);
+CREATE INDEX traces_by_project_user ON traces (project_id, user_id, listed_at, id)
+    WHERE user_id IS NOT NULL;
+CREATE INDEX traces_by_project_session ON traces (project_id, session_id, listed_at, id)
+    WHERE session_id IS NOT NULL;
+CREATE INDEX traces_by_project_errors ON traces (project_id, listed_at, id)
+    WHERE status = 'error';
+CREATE INDEX traces_by_project_name ON traces (project_id, lower(name), listed_at, id);
+CREATE INDEX traces_by_tags ON traces USING gin ((tags::jsonb) jsonb_path_ops);
+CREATE INDEX traces_by_models ON traces USING gin ((models::jsonb) jsonb_path_ops);
+CREATE FUNCTION tracetui_grams(body text) RETURNS text[] LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT coalesce(array_agg(DISTINCT substr(lower(body), i, 3)), '{}') FROM generate_series(1, length(body) - 2) AS i $$;
+CREATE INDEX traces_by_text ON traces USING gin (tracetui_grams(search_text))
+"""
+
+# The SQLite store's version 9 (see its comment): span logs, joined into their spans by their
+# writers (postgres/logs.py), and deleted with their trace by a trigger.
+SCHEMA_V5 = """
+CREATE TABLE span_logs (
+    id BIGSERIAL PRIMARY KEY,
+    project_id TEXT COLLATE "C" NOT NULL,
+    trace_id TEXT COLLATE "C" NOT NULL,
+    span_id TEXT COLLATE "C" NOT NULL,
+    time_unix_nano BIGINT NOT NULL,
+    received_at BIGINT NOT NULL,
+    event TEXT NOT NULL
+);
+CREATE INDEX span_logs_by_span ON span_logs (project_id, trace_id, span_id);
+CREATE INDEX span_logs_by_received ON span_logs (received_at);
+CREATE FUNCTION span_logs_gone() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN DELETE FROM span_logs WHERE project_id = OLD.project_id AND trace_id = OLD.id; RETURN NULL; END $$;
+CREATE TRIGGER span_logs_gone AFTER DELETE ON traces
+    FOR EACH ROW EXECUTE FUNCTION span_logs_gone()
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "projects, keys, traces and spans by project, alerts, idempotency", SCHEMA_V1),
     Migration(2, "replicas: leases, shared request counts, webhook claims", SCHEMA_V2),
     Migration(3, "keys' prefix and last use; alerts paused, muted; rotated secrets", SCHEMA_V3),
+    Migration(4, "search: users, sessions, tags, output previews, models, text", SCHEMA_V4),
+    Migration(5, "GenAI log events of spans, joined into their spans", SCHEMA_V5),
 )
 LATEST = MIGRATIONS[-1].version
 

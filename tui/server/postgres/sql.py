@@ -64,8 +64,18 @@ TRACE_TYPES = [
     "text",  # attributes
     "int8",  # listed_at
     "text",  # input_preview
+    "text",  # user_id
+    "text",  # session_id
+    "text",  # tags (a JSON list)
+    "text",  # output_preview
+    "text",  # models (a JSON list)
 ]
 assert len(SPAN_TYPES) == len(SpanRow._fields) + 1 and len(TRACE_TYPES) == len(TraceRow._fields)
+# Traces written with their search text (search.text), a column of traces beyond TraceRow's.
+COPY_TRACES_WITH_TEXT = (
+    f"COPY traces ({', '.join((*TraceRow._fields, 'search_text'))}) FROM STDIN (FORMAT BINARY)"
+)
+TRACE_WITH_TEXT_TYPES = [*TRACE_TYPES, "text"]
 
 # Ingest writes a batch's spans by binary COPY into this session's temporary table, then moves
 # them with one INSERT ... SELECT ... ON CONFLICT (COPY itself cannot resolve conflicts).

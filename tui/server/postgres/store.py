@@ -18,19 +18,22 @@ from typing import Any
 
 from tui.server.alerts.signing import new_secret
 from tui.server.database_url import redacted
+from tui.server.ingest.summaries import derived
 from tui.server.postgres import ingest as ingest_spans
 from tui.server.postgres import locks
 from tui.server.postgres.alerts import AlertTables
 from tui.server.postgres.keys import KeyTables
+from tui.server.postgres.logs import LogTables
 from tui.server.postgres.migrations import migrate
 from tui.server.postgres.pool import DEFAULT_POOL_SIZE, Connection, Connections, connect_once
 from tui.server.postgres.sql import (
+    COPY_TRACES_WITH_TEXT,
     INSERT,
     NEWEST_SPAN_END,
     SELECT_SPANS,
     SELECT_TRACES,
     SPAN_TYPES,
-    TRACE_TYPES,
+    TRACE_WITH_TEXT_TYPES,
     copy_sql,
 )
 from tui.server.rows import (
@@ -46,6 +49,7 @@ from tui.server.rows import (
     new_alert,
     new_project,
 )
+from tui.server.search.postgres import SearchTables
 from tui.server.store_admin import AdminTables
 from tui.server.store_sql import TABLES, columns
 
@@ -69,7 +73,7 @@ class Opener:
         return f"Opener({redacted(self._url)!r}, pool_size={self.pool_size})"
 
 
-class PostgresStore(AlertTables, KeyTables, AdminTables):
+class PostgresStore(LogTables, AlertTables, KeyTables, AdminTables, SearchTables):
     """One PostgreSQL database through a pool of at most `pool_size` connections.
 
     Opening connects once (StoreUnreachable if it cannot: server down, login refused, no such
@@ -119,6 +123,9 @@ class PostgresStore(AlertTables, KeyTables, AdminTables):
         return self._db.transaction()
 
     def _admin_read(self) -> AbstractContextManager[Connection]:
+        return self._db.connection()
+
+    def _reading(self) -> AbstractContextManager[Connection]:
         return self._db.connection()
 
     def opener(self) -> Callable[[], PostgresStore]:
@@ -244,18 +251,25 @@ class PostgresStore(AlertTables, KeyTables, AdminTables):
         traces: Iterable[TraceRow],
         spans: Iterable[SpanRow] = (),
         project_id: str | None = None,
+        texts: Iterable[tuple[str, str, str]] | None = None,
     ) -> None:
         """Bulk insert of whole traces by binary COPY (the demo data, benchmarks and tests), as
         the SQLite store's: rows may be plain tuples, a span goes to its trace's project among
-        `traces`, else to `project_id`."""
+        `traces`, else to `project_id`; the extras and texts as the SQLite store's."""
         rows = [t if isinstance(t, TraceRow) else TraceRow(*t) for t in traces]
         rows = [t if t.listed_at is not None else t._replace(listed_at=t.started_at) for t in rows]
-        ingest_spans.copy_rows(db, copy_sql(TraceRow), TRACE_TYPES, ingest_spans.clean_rows(rows))
+        spans = [s if isinstance(s, SpanRow) else SpanRow(*s) for s in spans]
+        if texts is None:
+            rows, texts = derived(rows, spans)
+        text_of = {(p, i): text for p, i, text in texts}
+        ingest_spans.copy_rows(
+            db,
+            COPY_TRACES_WITH_TEXT,
+            TRACE_WITH_TEXT_TYPES,
+            ingest_spans.clean_rows([(*t, text_of.get((t.project_id, t.id))) for t in rows]),
+        )
         project_of = {t.id: t.project_id for t in rows}
-        span_rows = [
-            (project_of.get(span.trace_id, project_id), *span)
-            for span in (s if isinstance(s, SpanRow) else SpanRow(*s) for s in spans)
-        ]
+        span_rows = [(project_of.get(span.trace_id, project_id), *span) for span in spans]
         ingest_spans.copy_rows(
             db, copy_sql(SpanRow), SPAN_TYPES, ingest_spans.clean_rows(span_rows)
         )

@@ -2,13 +2,15 @@
 
 from fastapi import APIRouter
 
-from tui.server.routes import alerts, keys, otlp, projects, traces
+from tui.server.routes import alerts, keys, otlp, projects, sessions, telemetry, traces
 
 # In this order: it is the order of the paths in the OpenAPI document.
 ROUTERS: tuple[APIRouter, ...] = (
     projects.router,
     traces.router,
     otlp.router,
+    telemetry.router,
     alerts.router,
     keys.router,
+    sessions.router,
 )

@@ -1,16 +1,22 @@
 """GET /v1/traces (keyset-paged, newest first), /v1/traces/{trace_id} and its /spans.
 
+Extensions of GET /v1/traces (docs/api.md): filters (`q`, `status`, `model`, `name`, latency,
+cost, `user_id`, `session_id`, `tag`) and `sort` / `order`, read once into a
+search.filters.TraceFilters, which the cursor carries with the window: a walk keeps the
+filters and the order of its first page.
+
 A trace's spans are answered as JSON text built by splicing (schemas.spans_json_text), not
 through FastAPI's encoder: big traces are tens of megabytes. A trace id is its project's: the
 two trace routes take `project_id` (deps.readable_trace says which trace a key reads).
 """
 
-from typing import Annotated
+from typing import Annotated, Any, Literal, Protocol, cast
 
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, Response
 
 from tui.server.answers import ERRORS, SpanList, TraceList, TraceWithSpans
+from tui.server.backend import TraceStore
 from tui.server.deps import (
     Auth,
     ClockDep,
@@ -20,14 +26,36 @@ from tui.server.deps import (
     retention_start,
 )
 from tui.server.errors import ServiceError
-from tui.server.paging import decode_cursor, encode_cursor
-from tui.server.rows import TracePosition
+from tui.server.paging import decode_cursor, encode_cursor, invalid_cursor
+from tui.server.rows import TracePosition, TraceSummary
 from tui.server.schemas import json_text, parse_timestamp, spans_json_text, trace_json
+from tui.server.search.filters import MAX_VALUE, TraceFilters
+from tui.server.search.queries import SearchPosition, sort_value
 
 DEFAULT_WINDOW_MS = 24 * 3_600_000
 MAX_LIMIT = 500
 
 router = APIRouter(responses=ERRORS)
+
+
+class SearchStore(Protocol):
+    """What the filtered listing asks of a store (both stores have it: search.sqlite,
+    search.postgres)."""
+
+    def search_traces(
+        self,
+        project_id: str,
+        filters: TraceFilters,
+        start: int,
+        end: int,
+        limit: int,
+        after: SearchPosition | None = None,
+        kept_since: int | None = None,
+    ) -> tuple[list[TraceSummary], bool]: ...
+
+
+def searchable(store: TraceStore) -> SearchStore:
+    return cast(SearchStore, store)
 
 
 @router.get("/traces", summary="List traces, newest first", response_model=TraceList)
@@ -47,16 +75,69 @@ def list_traces(
             " model, {model: {cost_usd, tokens}} (the app's overview: cost by model)."
         ),
     ] = None,
+    q: Annotated[
+        str | None,
+        Query(
+            description='Extension: words and "quoted phrases", each found (case-insensitive,'
+            " as a substring, 3 characters or more) in some span's input, output, name or"
+            " error message."
+        ),
+    ] = None,
+    status: Annotated[
+        Literal["ok", "error"] | None,
+        Query(description="Extension: `error`: traces with an error; `ok`: without."),
+    ] = None,
+    model: Annotated[
+        str | None,
+        Query(
+            max_length=MAX_VALUE,
+            description="Extension: some span used this model (exact, case-insensitive).",
+        ),
+    ] = None,
+    name: Annotated[
+        str | None,
+        Query(
+            max_length=MAX_VALUE,
+            description="Extension: the trace's name (exact, case-insensitive).",
+        ),
+    ] = None,
+    min_latency_ms: Annotated[
+        float | None, Query(ge=0, description="Extension: duration_ms at least this.")
+    ] = None,
+    max_latency_ms: Annotated[
+        float | None, Query(ge=0, description="Extension: duration_ms at most this.")
+    ] = None,
+    min_cost_usd: Annotated[
+        float | None, Query(ge=0, description="Extension: total_cost_usd at least this.")
+    ] = None,
+    user_id: Annotated[
+        str | None, Query(max_length=MAX_VALUE, description="Extension: the trace's user.")
+    ] = None,
+    session_id: Annotated[
+        str | None, Query(max_length=MAX_VALUE, description="Extension: the trace's session.")
+    ] = None,
+    tag: Annotated[
+        list[str] | None,
+        Query(description="Extension: one of the trace's tags; repeated: every one."),
+    ] = None,
+    sort: Annotated[
+        Literal["started_at", "duration_ms", "total_cost_usd", "total_tokens"],
+        Query(
+            description="Extension: the order (ties by trace id). `started_at` is the start"
+            " the trace had when first stored."
+        ),
+    ] = "started_at",
+    order: Annotated[Literal["desc", "asc"], Query(description="Extension.")] = "desc",
 ) -> Response:
     # Called here, not as a dependency: project_id stays the first query parameter documented.
     project = readable_project(store, scope, project_id)
     now = clock()
-    after: TracePosition | None = None
     if cursor:
-        # The window travels in the cursor, so "the last 24 hours" does not slide between
-        # pages; from/to sent along with a cursor are ignored.
-        after, start, end = read_trace_cursor(cursor)
+        # The window and the filters travel in the cursor, so "the last 24 hours" does not
+        # slide between pages; from/to and filters sent along with a cursor are ignored.
+        position, start, end, filters = read_trace_cursor(cursor)
     else:
+        position = None
         end = time_param("to", to, now)
         start = time_param("from", from_, end - DEFAULT_WINDOW_MS)
         if start > end:
@@ -66,16 +147,37 @@ def list_traces(
                 "from must not be after to.",
                 [{"field": "from", "message": "must not be after to"}],
             )
+        filters = TraceFilters(
+            q=q,
+            status=status,
+            model=model,
+            name=name,
+            min_latency_ms=min_latency_ms,
+            max_latency_ms=max_latency_ms,
+            min_cost_usd=min_cost_usd,
+            user_id=user_id,
+            session_id=session_id,
+            tags=tuple(tag or ()),
+            sort=sort,
+            order=order,
+        )
     # Nothing past the project's retention (by each trace's newest span, as the sweep goes),
     # although the sweep may not have deleted it yet. Applied on every page, not stored in the
     # cursor: a page read later shows less, never more.
-    rows, more = store.list_traces(
-        project_id, start, end, limit, after, kept_since=retention_start(project, now)
-    )
+    kept_since = retention_start(project, now)
+    if filters.is_default:
+        after = None if position is None else TracePosition(int(position.value), position.trace_id)
+        rows, more = store.list_traces(project_id, start, end, limit, after, kept_since)
+    else:
+        rows, more = searchable(store).search_traces(
+            project_id, filters, start, end, limit, position, kept_since
+        )
     next_cursor = None
     if more and rows:
         last = rows[-1]
-        next_cursor = trace_cursor(TracePosition(last.listed_at, last.id), start, end)
+        next_cursor = trace_cursor(
+            SearchPosition(sort_value(last, filters), last.id), start, end, filters
+        )
     data = [trace_json(r) for r in rows]
     if include and "models" in include.split(","):
         by_trace = store.models_of(project_id, [r.id for r in rows])
@@ -125,14 +227,26 @@ def time_param(name: str, value: str | None, default: int) -> int:
         ) from exc
 
 
-TRACE_CURSOR = {"t": int, "i": str, "f": int, "u": int}  # position, then the first window
+# The last row's sort value and id, the first page's window, and (when not the spec's listing)
+# the filters and order.
+TRACE_CURSOR = {"t": float, "i": str, "f": int, "u": int}
+TRACE_CURSOR_FILTERS = {"x": dict}
 
 
-def trace_cursor(position: TracePosition, start: int, end: int) -> str:
-    """The last row's position plus the time window of the first page."""
-    return encode_cursor({"t": position.listed_at, "i": position.trace_id, "f": start, "u": end})
+def trace_cursor(position: SearchPosition, start: int, end: int, filters: TraceFilters) -> str:
+    """The last row's position plus the time window (and the filters) of the first page."""
+    values: dict[str, Any] = {"t": position.value, "i": position.trace_id, "f": start, "u": end}
+    if not filters.is_default:
+        values["x"] = filters.to_json()
+    return encode_cursor(values)
 
 
-def read_trace_cursor(cursor: str) -> tuple[TracePosition, int, int]:
-    values = decode_cursor(cursor, TRACE_CURSOR)
-    return TracePosition(values["t"], values["i"]), values["f"], values["u"]
+def read_trace_cursor(cursor: str) -> tuple[SearchPosition, int, int, TraceFilters]:
+    values = decode_cursor(cursor, TRACE_CURSOR, TRACE_CURSOR_FILTERS)
+    try:
+        filters = TraceFilters.from_json(values["x"] or {})
+    except ValueError as error:
+        raise invalid_cursor() from error
+    if filters.sort != "total_cost_usd" and type(values["t"]) is not int:
+        raise invalid_cursor()  # every other order's values are integers
+    return SearchPosition(values["t"], values["i"]), values["f"], values["u"], filters

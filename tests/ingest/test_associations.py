@@ -1,0 +1,123 @@
+"""Users, sessions, tags, output previews and search text as a batch's sums read them
+(ingest.summaries, ingest.associations), alike from decoded attributes and from stored JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tui.server.ingest.associations import MAX_TAGS, associations_in
+from tui.server.ingest.summaries import summarize
+from tui.server.rows import SpanRow, TraceSums
+from tui.server.search.text import MAX_TRACE
+
+TRACE = "ab" * 16
+
+
+def row(
+    span_id: str, parent: str | None, start: int, kind: str = "llm", **attributes: Any
+) -> SpanRow:
+    return SpanRow(
+        TRACE,
+        span_id,
+        parent,
+        f"name {span_id}",
+        kind,
+        None,
+        start,
+        10,
+        0,
+        0,
+        0.0,
+        "ok",
+        "it failed" if span_id == "bad" else None,
+        json.dumps(attributes),
+    )
+
+
+def both_ways(spans: list[SpanRow]) -> TraceSums:
+    """The sums from decoded attributes, checked equal to those from the stored JSON."""
+    decoded = [json.loads(s.attributes) for s in spans]
+    (from_decoded,) = summarize(spans, decoded)
+    (from_json,) = summarize(spans)
+    assert from_decoded == from_json
+    return from_decoded
+
+
+def test_the_roots_user_and_session_win_over_an_earlier_childs() -> None:
+    sums = both_ways(
+        [
+            row("c1", "r1", 1, **{"session.id": "child", "enduser.id": "u-child"}),
+            row("r1", None, 2, kind="chain", **{"gen_ai.conversation.id": "root"}),
+        ]
+    )
+    assert (sums.session_id, sums.user_id) == ("root", "u-child")
+
+
+@pytest.mark.parametrize(
+    ("attributes", "found"),
+    [
+        ({"user.id": 42}, ("42", None, ())),
+        ({"user.id": "  "}, (None, None, ())),
+        ({"tag.tags": "not json ["}, (None, None, ("not json [",))),
+        ({"tag.tags": '["a", 1, null, ""]'}, (None, None, ("a", "1"))),
+        ({"metadata": '{"user_id": "m", "session_id": "s"}'}, ("m", "s", ())),
+        ({"metadata": "[1, 2]", "session.id": "x"}, (None, "x", ())),
+        (
+            {"langfuse.tags": ["t"] * 3, "langfuse.trace.tags": ["u"]},
+            (None, None, ("t", "t", "t", "u")),
+        ),
+    ],
+)
+def test_values_are_read_tolerantly(attributes: dict[str, Any], found: tuple[Any, ...]) -> None:
+    assert tuple(associations_in(attributes)) == found
+
+
+def test_tags_are_a_bounded_union_in_order() -> None:
+    spans = [row(f"s{i}", "r", i, **{"tag.tags": [f"t{i}", "common"]}) for i in range(80)]
+    sums = both_ways(spans)
+    assert sums.tags[:3] == ("t0", "common", "t1") and len(sums.tags) == MAX_TAGS
+
+
+def test_the_output_is_the_roots_else_the_last_llm_spans() -> None:
+    children = [
+        row("c1", "r1", 1, **{"output.value": "first"}),
+        row(
+            "c2",
+            "r1",
+            3,
+            **{
+                "gen_ai.output.messages": json.dumps(
+                    [{"role": "assistant", "parts": [{"type": "text", "content": "second"}]}]
+                )
+            },
+        ),
+        row("t1", "r1", 4, kind="tool", **{"output.value": "a tool's"}),
+    ]
+    assert both_ways(children).output_preview == "second"
+    root = row("r1", None, 0, kind="agent", **{"output.value": '{"answer": "the root\'s"}'})
+    assert both_ways([*children, root]).output_preview == "the root's"
+
+
+def test_the_text_holds_names_errors_inputs_and_outputs_within_its_bound() -> None:
+    spans = [
+        row(
+            "bad",
+            None,
+            0,
+            **{
+                "input.value": "QUESTION",
+                "llm.output_messages.0.message.content": "REPLY",
+                "tracetui.x": "hidden",
+                "other": "skipped",
+            },
+        ),
+        row("big", "bad", 1, **{"input.value": "x" * 50_000}),
+    ]
+    text = both_ways(spans).search_text
+    for part in ("name bad", "it failed", "QUESTION", "REPLY", "name big"):
+        assert part in text
+    assert "hidden" not in text and "skipped" not in text
+    assert len(text) <= MAX_TRACE

@@ -1,0 +1,158 @@
+"""Extensions: GET /v1/projects/{project_id}/sessions and /users, a project's sessions (the
+conversations its traces name) and users, newest last_seen first, keyset-paged.
+
+A session's or user's first_seen and last_seen are the listed starts (rows.TraceRow.listed_at)
+of its first and last trace, so that GET /v1/traces with from = first_seen and
+to = last_seen + 1 ms holds every one of its traces. The window (default: the last 24 hours)
+selects by last_seen; the totals are over all its traces within the project's retention. The
+cursor carries the window (and the user a sessions listing is narrowed to); a session whose
+last_seen moves while it is paged (a new trace) may move in the order.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Protocol, cast
+
+from fastapi import APIRouter, Path, Query
+from fastapi.responses import JSONResponse, Response
+
+from tui.server.answers import ERRORS, SessionList, UserList
+from tui.server.backend import TraceStore
+from tui.server.deps import Auth, ClockDep, StoreDep, readable_project, retention_start
+from tui.server.errors import ServiceError
+from tui.server.paging import decode_cursor, encode_cursor
+from tui.server.routes.traces import DEFAULT_WINDOW_MS, MAX_LIMIT, time_param
+from tui.server.schemas import iso_ms
+from tui.server.search.filters import MAX_VALUE
+from tui.server.search.queries import GroupPosition
+
+router = APIRouter(responses=ERRORS)
+
+GroupRow = tuple[Any, ...]
+
+
+class GroupStore(Protocol):
+    """What these listings ask of a store (search.sqlite, search.postgres)."""
+
+    def list_groups(
+        self,
+        column: str,
+        project_id: str,
+        start: int,
+        end: int,
+        limit: int,
+        after: GroupPosition | None = None,
+        kept_since: int | None = None,
+        user_id: str | None = None,
+    ) -> tuple[list[GroupRow], bool]: ...
+
+
+GROUP_CURSOR = {"t": int, "i": str, "f": int, "u": int}
+GROUP_CURSOR_USER = {"w": str}
+
+
+def page(
+    column: str,
+    scope: Any,
+    store: TraceStore,
+    now: int,
+    project_id: str,
+    from_: str | None,
+    to: str | None,
+    limit: int,
+    cursor: str | None,
+    user_id: str | None = None,
+) -> tuple[list[GroupRow], str | None, bool]:
+    """One page of sessions or users, and the cursor of the next."""
+    project = readable_project(store, scope, project_id)
+    after: GroupPosition | None = None
+    if cursor:
+        values = decode_cursor(cursor, GROUP_CURSOR, GROUP_CURSOR_USER)
+        after = GroupPosition(values["t"], values["i"])
+        start, end, user_id = values["f"], values["u"], values["w"]
+    else:
+        end = time_param("to", to, now)
+        start = time_param("from", from_, end - DEFAULT_WINDOW_MS)
+        if start > end:
+            raise ServiceError(
+                422,
+                "validation_error",
+                "from must not be after to.",
+                [{"field": "from", "message": "must not be after to"}],
+            )
+    groups = cast(GroupStore, store)
+    rows, more = groups.list_groups(
+        column, project_id, start, end, limit, after, retention_start(project, now), user_id
+    )
+    next_cursor = None
+    if more and rows:
+        last: dict[str, Any] = {"t": int(rows[-1][2]), "i": rows[-1][0], "f": start, "u": end}
+        if user_id is not None:
+            last["w"] = user_id
+        next_cursor = encode_cursor(last)
+    return rows, next_cursor, more
+
+
+def totals(row: GroupRow) -> dict[str, Any]:
+    """What a session and a user share: (id, first, last, traces, tokens, cost, errors, ...)."""
+    return {
+        "first_seen": iso_ms(int(row[1])),
+        "last_seen": iso_ms(int(row[2])),
+        "trace_count": int(row[3]),
+        "total_tokens": int(row[4] or 0),
+        "total_cost_usd": None if row[5] is None else round(float(row[5]), 9),
+        "error_count": int(row[6] or 0),
+    }
+
+
+ProjectId = Annotated[str, Path(min_length=1)]
+From = Annotated[str | None, Query(alias="from", description="Last seen at or after.")]
+To = Annotated[str | None, Query(description="Last seen before.")]
+Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT)]
+
+
+@router.get(
+    "/projects/{project_id}/sessions",
+    summary="Extension: list a project's sessions, last seen first",
+    response_model=SessionList,
+)
+def list_sessions(
+    scope: Auth,
+    store: StoreDep,
+    clock: ClockDep,
+    project_id: ProjectId,
+    from_: From = None,
+    to: To = None,
+    limit: Limit = 100,
+    cursor: Annotated[str | None, Query()] = None,
+    user_id: Annotated[
+        str | None, Query(max_length=MAX_VALUE, description="Only this user's sessions.")
+    ] = None,
+) -> Response:
+    rows, next_cursor, more = page(
+        "session_id", scope, store, clock(), project_id, from_, to, limit, cursor, user_id
+    )
+    data = [{"id": row[0], "user_id": row[7], **totals(row)} for row in rows]
+    return JSONResponse({"data": data, "next_cursor": next_cursor, "has_more": more})
+
+
+@router.get(
+    "/projects/{project_id}/users",
+    summary="Extension: list a project's users, last seen first",
+    response_model=UserList,
+)
+def list_users(
+    scope: Auth,
+    store: StoreDep,
+    clock: ClockDep,
+    project_id: ProjectId,
+    from_: From = None,
+    to: To = None,
+    limit: Limit = 100,
+    cursor: Annotated[str | None, Query()] = None,
+) -> Response:
+    rows, next_cursor, more = page(
+        "user_id", scope, store, clock(), project_id, from_, to, limit, cursor
+    )
+    data = [{"id": row[0], **totals(row), "session_count": int(row[7])} for row in rows]
+    return JSONResponse({"data": data, "next_cursor": next_cursor, "has_more": more})

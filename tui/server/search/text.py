@@ -1,0 +1,83 @@
+"""The text a trace is found by with `q`: its spans' names, error messages, inputs and outputs.
+
+One text per trace, bounded: each value is cut to MAX_VALUE characters and the trace's text to
+MAX_TRACE characters (a word past that is not found). Inputs and outputs are the string values
+(nested lists and objects walked, keys left out) of the attributes whose names say input,
+output, prompt, completion, message or response; the service's own `tracetui.*` are left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+MAX_VALUE = 2_000
+MAX_TRACE = 8_000
+MAX_DEPTH = 6
+TEXT_NAMES = ("input", "output", "prompt", "completion", "message", "response", "query")
+
+
+def is_text_name(key: str) -> bool:
+    return not key.startswith("tracetui.") and any(name in key for name in TEXT_NAMES)
+
+
+def strings_in(value: Any, found: list[str], budget: int, depth: int = 0) -> int:
+    """Append the strings of `value` (walking lists and objects) to `found`, up to `budget`
+    characters in all; returns the budget left."""
+    if budget <= 0 or depth > MAX_DEPTH:
+        return budget
+    if isinstance(value, str):
+        text = value[: min(MAX_VALUE, budget)]
+        if text.strip():
+            found.append(text)
+            budget -= len(text) + 1
+    elif isinstance(value, list):
+        for item in value[:200]:
+            budget = strings_in(item, found, budget, depth + 1)
+            if budget <= 0:
+                break
+    elif isinstance(value, dict):
+        for item in list(value.values())[:200]:
+            budget = strings_in(item, found, budget, depth + 1)
+            if budget <= 0:
+                break
+    return budget
+
+
+def span_text(
+    name: str, error_message: str | None, attributes: dict[str, Any] | None, budget: int
+) -> list[str]:
+    """One span's parts of its trace's text, `budget` characters at most."""
+    found: list[str] = []
+    budget = strings_in(name, found, budget)
+    if error_message:
+        budget = strings_in(error_message, found, budget)
+    if attributes:
+        for key, value in attributes.items():
+            if budget <= 0:
+                break
+            if is_text_name(key):
+                budget = strings_in(value, found, budget)
+    return found
+
+
+def trace_text(parts: Iterable[tuple[str, str | None, dict[str, Any] | None]]) -> str:
+    """A trace's text from its spans' (name, error message, attributes), MAX_TRACE at most."""
+    found: list[str] = []
+    budget = MAX_TRACE
+    for name, error, attributes in parts:
+        if budget <= 0:
+            break
+        more = span_text(name, error, attributes, budget)
+        budget -= sum(len(t) + 1 for t in more)
+        found += more
+    return "\n".join(found)[:MAX_TRACE]
+
+
+def joined(stored: str | None, more: str) -> str:
+    """A stored trace's text with a later batch's added, still MAX_TRACE at most."""
+    if not stored:
+        return more[:MAX_TRACE]
+    if not more:
+        return stored
+    return (stored + "\n" + more)[:MAX_TRACE]
