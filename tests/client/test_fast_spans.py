@@ -276,10 +276,10 @@ def test_what_the_columns_cannot_be_sure_of_is_left_to_the_tolerant_path(body: b
 
 
 def test_a_trace_with_fields_beyond_the_spec_keeps_them_and_its_spans_stay_lazy() -> None:
-    body = {"id": "t", "userId": "u1", "spans": [{"id": "s", "name": "only"}]}
+    body = {"id": "t", "environment": "u1", "spans": [{"id": "s", "name": "only"}]}
     fast = read_trace_fast(json.dumps(body).encode())
     assert fast is not None and isinstance(fast.spans, SpanTable)
-    assert fast.extras == {"userId": "u1"} and fast.spans[0].name == "only"
+    assert fast.extras == {"environment": "u1"} and fast.spans[0].name == "only"
     assert fast.model_dump(exclude={"spans"}) == tolerant_trace(body).model_dump(exclude={"spans"})
 
 

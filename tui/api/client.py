@@ -7,7 +7,7 @@ only when the connection was never made, and carries an Idempotency-Key so that 
 support it never create twice. Requests are paced per key to stay under the server's rate limit.
 
 Keys (keys.py), the API log's entries (request_log.py) and reading a body (envelopes.py) live in
-modules of their own; the management calls in manage.py. What stays here (~560 lines) is one
+modules of their own; the management calls in manage.py. What stays here (~590 lines) is one
 piece: the request loop, paging over it, and the API's calls, which differ only in the paths and
 records they give that loop.
 """
@@ -40,7 +40,7 @@ from tui.api.errors import (
 )
 from tui.api.keys import Keys
 from tui.api.manage import ManageCalls
-from tui.api.models import Alert, AlertEvent, Project, Record, Span, Trace
+from tui.api.models import Alert, AlertEvent, Project, Record, Session, Span, Trace, TraceFilter
 from tui.api.pagination import NextPage, cursor_from_url, extract_items, extract_next
 from tui.api.ratelimit import Pacer, RateBudget, budget_from_headers
 from tui.api.readers import has_spans, read_records, read_trace, read_trace_fast
@@ -428,14 +428,38 @@ class ApiClient(ManageCalls):
         limit: int | None = 100,
         after: NextPage | None = None,
         include: str | None = None,
+        filters: TraceFilter | None = None,
     ) -> Page:
         """One page of traces; pass the previous page's `next_page` as `after` for the next.
         `include`: an extension some servers offer (the local service: `models`, each row's
-        cost and tokens by model); others ignore the parameter or refuse it (a 4xx)."""
+        cost and tokens by model); others ignore the parameter or refuse it (a 4xx).
+        `filters`: the search extensions (offers.trace_filters says which a server takes);
+        a next page's cursor carries them, and they are sent along for servers whose does not."""
         params = self._trace_params(project_id, start, end, limit)
         if include:
             params["include"] = include
+        if filters is not None:
+            params.update(filters.params())
         return await self._page(Trace, "traces", "traces", params, project_id, after)
+
+    async def list_sessions(
+        self,
+        project_id: str,
+        *,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        limit: int | None = 100,
+        after: NextPage | None = None,
+        user_id: str | None = None,
+    ) -> Page:
+        """One page of a project's sessions, newest last_seen first (an extension: a server
+        without it answers 404, NotFound; offers.sessions says beforehand)."""
+        params = self._trace_params(project_id, start, end, limit)
+        del params["project_id"]  # in the path
+        if user_id:
+            params["user_id"] = user_id
+        url = f"projects/{_segment(project_id)}/sessions"
+        return await self._page(Session, "sessions", url, params, project_id, after)
 
     async def iter_traces(
         self,

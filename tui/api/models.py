@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 from typing import Annotated, Any
 
@@ -50,6 +51,16 @@ def _to_secret(value: Any) -> SecretLike | None:
 
 
 LBool = Annotated[bool | None, BeforeValidator(_to_bool)]
+
+
+def _to_str_list(value: Any) -> list[str]:
+    """Tags as a list of non-empty strings: a list (its strings and numbers), else none."""
+    if not isinstance(value, (list, tuple)):
+        return []
+    return [text for item in value if (text := to_str(item))]
+
+
+LTags = Annotated[list[str], BeforeValidator(_to_str_list)]
 SecretValue = Annotated[Any, BeforeValidator(_to_secret)]  # a SecretLike or None
 
 
@@ -269,6 +280,12 @@ class Trace(Record):
     # A short preview of the trace's input, when the server makes one for its list rows; the
     # app also derives one from an `input` field (tui/model/chat/ trace_preview).
     input_preview: LStr = aliases("input_preview", "inputPreview", "preview")
+    # The final answer in one line (root's output, else the last LLM span's), when the server
+    # makes one; who and which conversation the trace belongs to, and its tags.
+    output_preview: LStr = aliases("output_preview", "outputPreview")
+    user_id: LStr = aliases("user_id", "userId")
+    session_id: LStr = aliases("session_id", "sessionId")
+    tags: LTags = Field(default_factory=list, validation_alias=AliasChoices("tags"))
     # Beyond the spec, when asked for (`include=models`): cost and tokens by model, as the
     # server sent it; read tolerantly where it is used (tui/model/overview_stats.py).
     models: Any = aliases("models")
@@ -302,6 +319,65 @@ class Trace(Record):
     @property
     def is_error(self) -> bool:
         return self.status == "error" or bool(self.error_count)
+
+
+class Session(Record):
+    """A conversation of many traces (an extension some servers offer): who, when, how much."""
+
+    id: LStr = aliases("id", "session_id", "sessionId")
+    user_id: LStr = aliases("user_id", "userId")
+    first_seen: LTime = aliases("first_seen", "firstSeen", "started_at", "start_time")
+    last_seen: LTime = aliases("last_seen", "lastSeen", "ended_at", "end_time")
+    trace_count: LInt = aliases("trace_count", "traceCount", "traces", "count")
+    total_tokens: LInt = aliases("total_tokens", "totalTokens")
+    total_cost_usd: LFloat = aliases("total_cost_usd", "totalCostUsd", "total_cost", "cost")
+    error_count: LInt = aliases("error_count", "errorCount", "errors")
+
+
+# The sort keys GET /v1/traces's `sort` takes (an extension), and its orders.
+TRACE_SORTS = ("started_at", "duration_ms", "total_cost_usd", "total_tokens")
+SORT_ORDERS = ("desc", "asc")
+
+
+@dataclass(frozen=True)
+class TraceFilter:
+    """What a trace list asks the server for beyond the time window (documented extensions of
+    GET /v1/traces: each field is the query parameter of its name, `tags` the repeated `tag`).
+    None (or no tags) leaves a field out; every field given must match (AND)."""
+
+    q: str | None = None  # words or "quoted phrases", each a substring of the trace's text
+    status: str | None = None  # "ok" or "error"
+    model: str | None = None
+    name: str | None = None
+    min_latency_ms: float | None = None
+    max_latency_ms: float | None = None
+    min_cost_usd: float | None = None
+    user_id: str | None = None
+    session_id: str | None = None
+    tags: tuple[str, ...] = ()
+    sort: str | None = None  # one of TRACE_SORTS; None: the server's default (started_at)
+    order: str | None = None  # "desc" or "asc"; None: the server's default (desc)
+
+    @property
+    def is_empty(self) -> bool:
+        return self == TraceFilter()
+
+    @property
+    def parameter_names(self) -> frozenset[str]:
+        """The query parameters this filter needs the server to offer."""
+        return frozenset(self.params())
+
+    def params(self) -> dict[str, Any]:
+        """The query parameters of GET /v1/traces: a list for the repeated `tag`."""
+        params: dict[str, Any] = {}
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if field.name == "tags":
+                if value:
+                    params["tag"] = list(value)
+            elif value is not None:
+                params[field.name] = value
+        return params
 
 
 class Project(Record):

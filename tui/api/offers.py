@@ -22,6 +22,9 @@ PROJECT = "/projects/{}"
 ALERT = "/projects/{}/alerts/{}"
 ROTATION = "/projects/{}/alerts/{}/rotate-secret"
 ALERT_TEST = "/projects/{}/alerts/{}/test"
+TRACES = "/traces"
+SESSIONS = "/projects/{}/sessions"
+USERS = "/projects/{}/users"
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,11 @@ class Offers:
     alert_delete: bool = False
     secret_rotation: bool = False
     alert_test: bool = False  # send the webhook a test event
+    # The query parameters GET /traces lists (its filters and sorts: TraceFilter.params), and
+    # whether a project's sessions and users can be listed.
+    trace_filters: frozenset[str] = frozenset()
+    sessions: bool = False
+    users: bool = False
 
 
 NOTHING = Offers()
@@ -54,10 +62,13 @@ def offers_from_document(document: Any) -> Offers:
     if not isinstance(paths, Mapping):
         return NOTHING
     methods: dict[str, set[str]] = {}
+    trace_parameters: set[str] = set()
     for path, operations in paths.items():
         if isinstance(path, str) and isinstance(operations, Mapping):
             names = {str(name).lower() for name in operations}
             methods.setdefault(_template(path), set()).update(names)
+            if _template(path) == TRACES:
+                trace_parameters |= _query_parameters(operations.get("get"))
 
     def has(path: str, *wanted: str) -> bool:
         return set(wanted) <= methods.get(path, set())
@@ -71,4 +82,21 @@ def offers_from_document(document: Any) -> Offers:
         alert_delete=has(ALERT, "delete"),
         secret_rotation=has(ROTATION, "post"),
         alert_test=has(ALERT_TEST, "post"),
+        trace_filters=frozenset(trace_parameters),
+        sessions=has(SESSIONS, "get"),
+        users=has(USERS, "get"),
     )
+
+
+def _query_parameters(operation: Any) -> set[str]:
+    """The names of an OpenAPI operation's query parameters (none for anything else)."""
+    listed = operation.get("parameters") if isinstance(operation, Mapping) else None
+    if not isinstance(listed, list):
+        return set()
+    return {
+        parameter["name"]
+        for parameter in listed
+        if isinstance(parameter, Mapping)
+        and isinstance(parameter.get("name"), str)
+        and parameter.get("in", "query") == "query"
+    }

@@ -98,6 +98,14 @@ _TRACE_VALIDATOR = SchemaValidator(
                     core_schema.with_default_schema(core_schema.any_schema(), default=None)
                 ),
                 "input_preview": _optional(_TEXT),
+                "output_preview": _optional(_TEXT),
+                "user_id": _optional(_TEXT),
+                "session_id": _optional(_TEXT),
+                "tags": core_schema.model_field(
+                    core_schema.with_default_schema(
+                        core_schema.list_schema(_TEXT), default_factory=list
+                    )
+                ),
                 "models": core_schema.model_field(  # an extension: read where it is used
                     core_schema.with_default_schema(core_schema.any_schema(), default=None)
                 ),

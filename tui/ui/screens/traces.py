@@ -1,13 +1,23 @@
-"""The trace list of one project: paged by cursor, filtered, sorted, refreshed, optionally live.
+"""The trace list of one project: paged by cursor, queried, sorted, refreshed, optionally live.
 
-Sorting by duration or cost ranks the whole range, not just what is loaded: the rest is paged in
-behind the ranking (with progress; esc stops it, and the header then says the ranking is of the
-loaded rows only)."""
+The query line (`/`, tui/model/query.py's language) is sent to the server when it offers every
+filter the query uses (offers.trace_filters, learnt from its OpenAPI document), and cursor
+paging then pages the filtered list; otherwise it filters the loaded rows and the header says
+so. Sorting (`s`, or `sort:` in the query) is the server's where it offers `sort`; otherwise
+sorting by duration or cost ranks the whole range, not just what is loaded: the rest is paged
+in behind the ranking (with progress; esc stops it, and the header then says the ranking is of
+the loaded rows only). `e` (errors only) is the server's `status` filter where offered, else
+the same paging in. What was loaded stays when a filtered request fails.
+
+What decides whether the server or the loaded rows do the query is in trace_query.py; what
+stays here (~520 lines) is one piece: loading the pages, live mode, and drawing the list.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -20,14 +30,27 @@ from textual.widgets import Input, Static
 from textual.worker import Worker
 
 from tui.api import ApiError, NextPage, Page, Trace
+from tui.api.models import TraceFilter
 from tui.core.gcpause import hold_out_of_collections, return_to_collections
 from tui.model.chat import trace_preview
+from tui.model.query import (
+    matches,
+    sort_rows,
+    trace_text,
+)
 from tui.model.text import safe_text
 from tui.model.timerange import TimeRange
-from tui.ui.screens.base import AppScreen, error_line
+from tui.ui.screens.base import error_line
+from tui.ui.screens.trace_query import (
+    QueriedList,
+    answer_line,
+    has_answer,
+)
 from tui.ui.widgets.key_footer import KeyFooter
+from tui.ui.widgets.query_line import QueryLine
 from tui.ui.widgets.status_bar import StatusBar
-from tui.ui.widgets.trace_table import TraceTable, header_line
+from tui.ui.widgets.trace_columns import TraceListTable
+from tui.ui.widgets.trace_table import TraceTable
 from tui.ui.widgets.virtual_rows import VirtualRows
 
 if TYPE_CHECKING:
@@ -41,16 +64,10 @@ PAGE_SIZE = 500
 PREFETCH_ROWS = PAGE_SIZE
 LIVE_SECONDS = 5.0
 HOLD_OUT_TRACES = 5_000  # loaded traces held out of garbage collections from this many on
-SORTS = ("start", "duration", "cost")
-SORT_LABELS = {"start": "newest first", "duration": "slowest first", "cost": "costliest first"}
 
 
 def haystack(trace: Trace) -> str:
-    return " ".join(
-        str(v)
-        for v in (trace.name, trace.id, trace.status, trace.error_message, trace.input_preview)
-        if v
-    ).casefold()
+    return trace_text(trace)
 
 
 def add_preview(trace: Trace) -> bool:
@@ -65,15 +82,22 @@ def add_preview(trace: Trace) -> bool:
     return trace.input_preview is not None
 
 
-class TracesScreen(AppScreen):
+class TracesScreen(QueriedList):
     BINDINGS = [
         Binding("escape", "back", "Back", id="traces.back"),
         # Enter opens, as in every list, and L (live) is for later: their footer places go to
         # `e Errors` at 80 columns (both are in `?`).
         Binding("enter", "open", "Open", id="traces.open", priority=False, show=False),
         Binding(
-            "slash", "filter", "Filter", id="traces.filter", tooltip="Filter the loaded traces"
+            "slash",
+            "filter",
+            "Filter",
+            id="traces.filter",
+            tooltip="Query: error model:gpt-4o latency>2s cost>0.01 user:alice tag:prod refund",
         ),
+        # Live only while a query is on (esc clears it too, one thing at a time). Out of the
+        # footer, which has no room for it at 80 columns: the header says "x clears".
+        Binding("x", "clear_query", "Clear query", id="traces.clear_query", show=False),
         Binding("t", "time_range", "Range", id="traces.range", tooltip="Pick the time range"),
         Binding("s", "sort", "Sort", id="traces.sort", tooltip="Sort by start, duration or cost"),
         # r, like Enter and L, is in `?` only: the footer's room at 80 columns goes to o Overview.
@@ -87,6 +111,22 @@ class TracesScreen(AppScreen):
             show=False,
         ),
         Binding("a", "alerts", "Alerts", id="traces.alerts"),
+        Binding(
+            "S",
+            "sessions",
+            "Sessions",
+            id="traces.sessions",
+            tooltip="The project's sessions: each one's traces read as one conversation",
+            show=False,
+        ),
+        Binding(
+            "c",
+            "who_columns",
+            "Columns",
+            id="traces.columns",
+            tooltip="Show or hide the user, session and tags columns",
+            show=False,
+        ),
         Binding(
             "o",
             "overview",
@@ -108,6 +148,8 @@ class TracesScreen(AppScreen):
     TracesScreen #position { width: 24; padding: 0 1; color: $text-muted; text-align: right; }
     TracesScreen #columns { height: 1; color: $text-muted; text-style: bold; }
     TracesScreen #filter { dock: bottom; display: none; }
+    TracesScreen #answer { height: 1; display: none; background: $boost; padding: 0 1; }
+    TracesScreen #answer.-shown { display: block; }
     TracesScreen #filter.-open { display: block; }
     """
 
@@ -121,17 +163,12 @@ class TracesScreen(AppScreen):
         self._ids: set[str] = set()
         self.next_page: NextPage | None = None
         self.page_worker: Worker[None] | None = None
-        self.ended = False
-        # Set while a ranking (sort by duration or cost) pages in the rest of the range.
-        self.loading_all = False
-        self.filter_text = ""
-        self.errors_only = False  # `e`: the errored traces of the range, all of them loaded
-        self.sort = "start"
         self.live_timer: Timer | None = None
         self.load_error: str | None = None
         self.dropped = 0  # list items that were not records at all (see Page.dropped)
         self._left = False  # another screen has been on top since this one opened
         self._last_row = 0  # where the cursor was: the next page is fetched moving down
+        self.answers_shown = False  # some row has an answer, user, session or tags
         # The first page is asked for now, before the screen is built and drawn.
         self._early_page: asyncio.Task[Page] | None = self.ask_now(self._first_page)
 
@@ -150,8 +187,10 @@ class TracesScreen(AppScreen):
             # Apart from the header, so a cursor move repaints only these few cells (SSH).
             yield Static(id="position")
         yield Static(id="columns")
-        yield TraceTable()
-        yield Input(placeholder="filter loaded traces by name, id, status or input", id="filter")
+        yield TraceListTable()
+        # The selected trace's answer, user, session and tags, when the server sends them.
+        yield Static(id="answer")
+        yield QueryLine(id="filter")
         yield StatusBar()
         yield KeyFooter()
 
@@ -181,23 +220,25 @@ class TracesScreen(AppScreen):
         self.call_after_refresh(self._update_columns)
 
     def _update_columns(self) -> None:
-        table = self.query_one(TraceTable)
-        self.query_one("#columns", Static).update(
-            Text(header_line(table.content_width, table.previews))
-        )
+        table = self.query_one(TraceListTable)
+        self.query_one("#columns", Static).update(Text(table.header(table.content_width)))
 
     # -- loading ---------------------------------------------------------------------------------
 
     def action_refresh(self) -> None:
         """Reload from the first page; what is shown stays until the new page arrives. While
         ranked by duration or cost, the whole range is loaded again."""
-        self.loading_all = self.sort != "start" or self.errors_only
-        self.load_page(first=True)
+        self.loading_all = self.ranks_loaded_rows
+        self.load_page(first=True, filters=self.sent)
 
-    def load_page(self, first: bool = False) -> None:
-        """The first page (replacing what is loaded once it arrives) or the next one."""
+    def load_page(self, first: bool = False, filters: TraceFilter | None = None) -> None:
+        """The first page (replacing what is loaded once it arrives) or the next one. The
+        first page is asked for with `filters` (None: none); the next ones carry what the
+        first was asked with (in the cursor, and sent along for servers whose cursor does
+        not)."""
         start, end = self.range.bounds(self.tui.now())
         after = None if first else self.next_page
+        asked = filters if first else self.sent
         early, self._early_page = self._early_page, None
         if not first and early is not None:
             early.cancel()
@@ -207,6 +248,7 @@ class TracesScreen(AppScreen):
             self.load_error = None
             if first:
                 self.traces, self._haystacks, self._ids, self.dropped = [], [], set(), 0
+                self.sent, self.sent_for = asked, self.trace_query
             self.next_page = page.next_page
             self.ended = page.next_page is None or not page.items
             self.dropped += page.dropped
@@ -226,9 +268,14 @@ class TracesScreen(AppScreen):
 
         self.page_worker = self.call_api(
             lambda client: (
-                early
+                (early if asked is None else None)
                 or client.list_traces(
-                    self.project_id, start=start, end=end, limit=PAGE_SIZE, after=after
+                    self.project_id,
+                    start=start,
+                    end=end,
+                    limit=PAGE_SIZE,
+                    after=after,
+                    filters=asked,
                 )
             ),
             loaded,
@@ -241,6 +288,10 @@ class TracesScreen(AppScreen):
 
     def _add(self, traces: list[Trace], at_top: bool, to_top: bool = False) -> None:
         fresh = [t for t in traces if (t.id or "") not in self._ids or not t.id]
+        self.query_one(QueryLine).remember(fresh)
+        if not self.answers_shown and any(map(has_answer, fresh)):
+            self.answers_shown = True
+            self.query_one("#answer").add_class("-shown")
         previews = False
         for trace in fresh:
             if trace.id:
@@ -268,17 +319,27 @@ class TracesScreen(AppScreen):
             table.move_to(0)
 
     def apply_view(self, keep: Trace | None) -> None:
-        """Filter and sort what is loaded; the cursor stays on the trace it was on (or, given
-        none, where it is)."""
-        needle = self.filter_text.casefold()
+        """Filter and sort what is loaded, where the server did not; the cursor stays on the
+        trace it was on (or, given none, where it is)."""
+        query = self.filters_loaded_rows
+        sent = self.sent or TraceFilter()
         rows = (
-            [t for t, h in zip(self.traces, self._haystacks, strict=True) if needle in h]
-            if needle
+            [
+                t
+                for t, h in zip(self.traces, self._haystacks, strict=True)
+                if matches(t, query, h, strict=self.typed is None)
+            ]
+            if query is not None and not query.is_empty
             else list(self.traces)
         )
-        if self.errors_only:
+        if self.errors_only and sent.status != "error":
             rows = [t for t in rows if t.status == "error" or (t.error_count or 0) > 0]
-        if self.sort == "duration":
+        if self.trace_query.sort is not None:
+            if sent.sort != self.trace_query.sort or sent.order != self.trace_query.order:
+                rows = sort_rows(rows, self.trace_query.sort, self.trace_query.order)
+        elif sent.sort is not None:
+            pass  # in the server's order
+        elif self.sort == "duration":
             rows.sort(key=lambda t: -(t.duration_ms or 0))
         elif self.sort == "cost":
             rows.sort(key=lambda t: -(t.total_cost_usd or 0))
@@ -309,9 +370,8 @@ class TracesScreen(AppScreen):
             not self.fetching
             and not self.ended
             and self.next_page is not None
-            and not self.filter_text
-            and not self.errors_only
-            and self.sort == "start"
+            and self.filters_loaded_rows is None
+            and not self.ranks_loaded_rows
             and table.cursor >= table.row_count() - PREFETCH_ROWS
         ):
             self.load_page()
@@ -321,13 +381,20 @@ class TracesScreen(AppScreen):
         shown = len(table.rows)
         text = Text()
         text.append_text(safe_text(self.project_name, 40, style="bold"))
-        text.append(f" · {self.range.label} · {SORT_LABELS[self.sort]}")
+        text.append(f" · {self.range.label} · {self.sort_label}")
         if self.filter_text:
-            text.append(" · filter: ")
-            text.append_text(safe_text(self.filter_text, 30, style="italic"))
+            text.append(" · ")
+            text.append_text(safe_text(self.filter_text, 40, style="bold italic"))
+            text.append(" (x clears)", style="dim")
         if self.errors_only:
             text.append(" · ✗ errors only", style="bold red")
-        if self.filter_text or self.errors_only:
+        if self.filters_loaded_rows is not None and self.typed is None:
+            text.append(
+                f" · filtering loaded rows: {shown:,} of {len(self.traces):,}", style="bold"
+            )
+        elif self.sent is not None and not self.sent.is_empty:
+            text.append(f" · {shown:,} found", style="bold")
+        elif self.filter_text or self.errors_only:
             text.append(f" · {shown:,} of {len(self.traces):,} loaded")
         if self.dropped:
             text.append(f" · {self.dropped:,} unreadable skipped", style="dim")
@@ -336,8 +403,8 @@ class TracesScreen(AppScreen):
         if self.load_error:
             text.append(" · ")
             text.append_text(safe_text(self.load_error, 60, style="bold red"))
-            text.append(" (r retries)")
-        elif (self.sort != "start" or self.errors_only) and not self.ended:
+            text.append(" (ctrl+r retries)")
+        elif self.ranks_loaded_rows and not self.ended:
             doing = "ranking" if self.sort != "start" else "finding errors in"
             if self.loading_all:
                 text.append(
@@ -353,9 +420,8 @@ class TracesScreen(AppScreen):
         elif self.fetching:
             text.append(" · loading…", style="italic")
         elif self.ended:
-            text.append(
-                " · all loaded" if self.traces else " · no traces in this range", style="dim"
-            )
+            nothing = "nothing matches" if self.sent else "no traces in this range"
+            text.append(" · all loaded" if self.traces else f" · {nothing}", style="dim")
         self.query_one("#header", Static).update(text)
         self.update_position()
 
@@ -366,6 +432,10 @@ class TracesScreen(AppScreen):
         position = f"row {table.cursor + 1:,} of {shown:,}" if shown else ""
         # A fixed width and no layout: nothing else on screen moves, so nothing else repaints.
         self.query_one("#position", Static).update(Text(position), layout=False)
+        if self.answers_shown:
+            selected = table.selected
+            line = answer_line(selected) if selected is not None else Text()
+            self.query_one("#answer", Static).update(line, layout=False)
 
     # -- actions ---------------------------------------------------------------------------------
 
@@ -374,10 +444,7 @@ class TracesScreen(AppScreen):
         ranking still loading, then the screen itself."""
         field = self.query_one("#filter", Input)
         if field.has_class("-open") or self.filter_text:
-            field.remove_class("-open")
-            if field.value:
-                field.value = ""  # Input.Changed clears the filter
-            self.query_one(TraceTable).focus()
+            self.action_clear_query()
             return
         if self.loading_all:
             self.loading_all = False
@@ -390,45 +457,10 @@ class TracesScreen(AppScreen):
             return
         self.dismiss()
 
-    def action_errors(self) -> None:
-        """Only the errored traces, of the whole range: the rest of it is paged in (esc stops,
-        as for a ranking); `e` again shows every trace."""
-        self.errors_only = not self.errors_only
-        self.apply_view(keep=None)
-        self.query_one(TraceTable).move_to(0)
-        self.loading_all = self.errors_only and not self.ended
-        if self.loading_all and not self.fetching:
-            self.load_page()
-        self.update_header()
-
     def action_open(self) -> None:
         trace = self.query_one(TraceTable).selected
         if trace is not None and trace.id:
             self.tui.open_trace(trace.id, self.project_id)
-
-    def action_filter(self) -> None:
-        field = self.query_one("#filter", Input)
-        field.add_class("-open")
-        field.focus()
-
-    @on(Input.Changed, "#filter")
-    def _filter_changed(self, event: Input.Changed) -> None:
-        self.filter_text = event.value.strip()
-        self.apply_view(keep=self.query_one(TraceTable).selected)
-
-    @on(Input.Submitted, "#filter")
-    def _filter_done(self) -> None:
-        self.query_one(TraceTable).focus()
-
-    def action_sort(self) -> None:
-        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
-        # A new order starts at its top, not on the row that happened to be selected.
-        self.apply_view(keep=None)
-        self.query_one(TraceTable).move_to(0)
-        self.loading_all = self.sort != "start" and not self.ended
-        if self.loading_all and not self.fetching:
-            self.load_page()
-        self.update_header()
 
     def action_time_range(self) -> None:
         def chosen(value: TimeRange | None) -> None:
@@ -440,6 +472,17 @@ class TracesScreen(AppScreen):
     def set_range(self, value: TimeRange) -> None:
         self.range = value
         self.action_refresh()
+
+    def action_sessions(self) -> None:
+        from tui.ui.screens.sessions import SessionsScreen
+
+        self.tui.push_screen(SessionsScreen(self.project_id, self.project_name))
+
+    def action_who_columns(self) -> None:
+        table = self.query_one(TraceListTable)
+        table.who = not table.who
+        self._update_columns()
+        table.refresh()
 
     def action_alerts(self) -> None:
         self.tui.open_alerts(self.project_id, self.project_name)
@@ -459,9 +502,11 @@ class TracesScreen(AppScreen):
         self.update_header()
 
     def poll_new(self) -> None:
-        """Live mode: the traces that started since the newest one loaded."""
+        """Live mode: the traces that started since the newest one loaded (those the server's
+        filter keeps, when it filters)."""
         newest = max((t.started_at for t in self.traces if t.started_at), default=None)
         start, end = self.range.bounds(self.tui.now())
+        kept = replace(self.sent, sort=None, order=None) if self.sent is not None else None
 
         def arrived(page: Page) -> None:
             new = [t for t in page.items if t.id not in self._ids]
@@ -474,7 +519,11 @@ class TracesScreen(AppScreen):
 
         self.call_api(
             lambda client: client.list_traces(
-                self.project_id, start=newest or start, end=end, limit=PAGE_SIZE
+                self.project_id,
+                start=newest or start,
+                end=end,
+                limit=PAGE_SIZE,
+                filters=kept if kept is not None and not kept.is_empty else None,
             ),
             arrived,
             group="live",

@@ -1,0 +1,360 @@
+"""The trace list's query line: text such as
+`error model:gpt-4o latency>2s cost>0.01 user:alice tag:prod sort:-latency "refund"` read into a
+TraceFilter (`parse_query`), written back (`format_query`), and applied to loaded rows for a
+server that does not filter (`matches`, `sort_rows`).
+
+The language, word by word (whitespace apart; a "quoted phrase" is one word):
+- `error` / `ok` (or `status:error`, `status:ok`): the trace failed / did not;
+- `model:`, `name:`, `user:`, `session:` and `tag:` (repeatable) take a value, quoted if it has
+  spaces; values are exact (model and name case-insensitive, as the server reads them);
+- `latency>2s`, `latency<500ms` (units ms, s, m; bounds inclusive, `>=` and `<=` read the same),
+  `cost>0.01` (or `cost>$0.01`);
+- `sort:latency` (ascending) or `sort:-latency` (descending), by start, latency, cost or tokens;
+- any other word or "phrase": text the trace must contain (its inputs, outputs, names, errors).
+Anything else is a QueryError whose message says what is wrong and what is meant instead.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from tui.api.models import TraceFilter
+
+# The service's text index matches words of three characters or more: a query with a shorter
+# word filters the loaded rows instead.
+MIN_WORD = 3
+
+STATUS_WORDS = {"error": "error", "errors": "error", "failed": "error", "ok": "ok"}
+VALUE_FIELDS = {  # query word -> TraceFilter field
+    "model": "model",
+    "name": "name",
+    "user": "user_id",
+    "session": "session_id",
+    "tag": "tags",
+    "status": "status",
+    "sort": "sort",
+}
+SORT_NAMES = {
+    "start": "started_at",
+    "started": "started_at",
+    "time": "started_at",
+    "latency": "duration_ms",
+    "duration": "duration_ms",
+    "cost": "total_cost_usd",
+    "tokens": "total_tokens",
+}
+SORT_WORDS = {"started_at": "start", "duration_ms": "latency", "total_cost_usd": "cost"}
+SORT_WORDS["total_tokens"] = "tokens"
+UNITS = {"ms": 1.0, "s": 1000.0, "m": 60_000.0}
+# What completion offers first: every field, as it is typed.
+FIELD_WORDS = (
+    "error",
+    "ok",
+    "model:",
+    "name:",
+    "user:",
+    "session:",
+    "tag:",
+    "latency>",
+    "latency<",
+    "cost>",
+    "sort:-latency",
+    "sort:-cost",
+    "sort:-tokens",
+    "sort:start",
+)
+LABELS = {
+    "status": "the status",
+    "model": "model:",
+    "name": "name:",
+    "user_id": "user:",
+    "session_id": "session:",
+    "min_latency_ms": "latency>",
+    "max_latency_ms": "latency<",
+    "min_cost_usd": "cost>",
+    "sort": "sort:",
+    "order": "sort:",
+}
+KNOWN = "status, model, name, user, session, tag, latency, cost, sort"
+
+_NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+_COMPARISON = re.compile(r"^(latency|duration|cost)(>=|<=|>|<|=)(.*)$", re.IGNORECASE)
+_LATENCY = re.compile(rf"^({_NUMBER})(ms|s|m)$", re.IGNORECASE)
+_COST = re.compile(rf"^\$?({_NUMBER})$")
+_FIELD = re.compile(r"^([A-Za-z_]+):(.*)$", re.DOTALL)
+# A word: quoted runs and plain characters, up to whitespace outside quotes.
+_WORD = re.compile(r'(?:"[^"]*"|[^\s"])+')
+
+
+class QueryError(ValueError):
+    """The query cannot be read; str() says why, for the user."""
+
+
+def _words(text: str) -> list[str]:
+    if text.count('"') % 2:
+        raise QueryError('a quote (") is not closed')
+    return _WORD.findall(text)
+
+
+def _unquote(word: str) -> tuple[str, bool]:
+    """The word without its quotes, and whether any part of it was quoted."""
+    return word.replace('"', ""), '"' in word
+
+
+def _number(text: str, what: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise QueryError(f"{what}: {text} is too large")
+    return value
+
+
+def _latency(word: str, value: str) -> float:
+    found = _LATENCY.match(value)
+    if found is None:
+        raise QueryError(
+            f"{word}: a latency is a number with a unit, ms, s or m (latency>2s, latency<500ms)"
+        )
+    return _number(found.group(1), word) * UNITS[found.group(2).lower()]
+
+
+def _cost(word: str, value: str) -> float:
+    found = _COST.match(value)
+    if found is None:
+        raise QueryError(f"{word}: a cost is a number of dollars (cost>0.01 or cost>$0.01)")
+    return _number(found.group(1), word)
+
+
+def _sort(word: str, value: str) -> tuple[str, str]:
+    order = "desc" if value.startswith("-") else "asc"
+    key = SORT_NAMES.get(value.lstrip("+-").lower())
+    if key is None:
+        raise QueryError(
+            f"{word}: sort by start, latency, cost or tokens (sort:-latency is slowest first)"
+        )
+    return key, order
+
+
+def _text_term(word: str, quoted: bool) -> str:
+    """A word of text as the server's `q` holds it: a phrase with spaces keeps its quotes."""
+    if not word:
+        raise QueryError('"": an empty phrase finds nothing; put words between the quotes')
+    return f'"{word}"' if quoted and re.search(r"\s", word) else word
+
+
+def parse_query(text: str) -> TraceFilter:
+    """The TraceFilter a query line says; QueryError (only) for anything it cannot read."""
+    found: dict[str, Any] = {}
+    tags: list[str] = []
+    terms: list[str] = []
+
+    def put(field: str, value: Any, word: str) -> None:
+        if field in found and found[field] != value:
+            raise QueryError(f"{word}: {LABELS[field]} is given twice")
+        found[field] = value
+
+    for word in _words(text):
+        plain, quoted = _unquote(word)
+        comparison = None if quoted else _COMPARISON.match(word)
+        field = None if comparison else _FIELD.match(word)
+        if comparison:
+            name, operator, value = comparison.groups()
+            name = name.lower()
+            if operator == "=":
+                raise QueryError(f"{word}: use {name}> or {name}< (bounds are inclusive)")
+            if name == "cost":
+                if operator.startswith("<"):
+                    raise QueryError(f"{word}: a cost takes a lower bound only (cost>0.01)")
+                put("min_cost_usd", _cost(word, value), word)
+            else:
+                bound = "min_latency_ms" if operator.startswith(">") else "max_latency_ms"
+                put(bound, _latency(word, value), word)
+        elif field and not word.startswith('"'):
+            name, raw = field.groups()
+            value, _ = _unquote(raw)
+            key = VALUE_FIELDS.get(name.lower())
+            if key is None:
+                raise QueryError(
+                    f"{name}: is not a field (the fields are {KNOWN}); "
+                    f'to search for the text, quote it: "{plain}"'
+                )
+            if not value:
+                raise QueryError(f"{word} needs a value ({name}:something)")
+            if key == "tags":
+                if value not in tags:
+                    tags.append(value)
+            elif key == "status":
+                status = STATUS_WORDS.get(value.lower())
+                if status is None:
+                    raise QueryError(f"{word}: a status is ok or error")
+                put("status", status, word)
+            elif key == "sort":
+                sort, order = _sort(word, value)
+                put("sort", sort, word)
+                put("order", order, word)
+            else:
+                put(key, value, word)
+        elif not quoted and word.lower() in STATUS_WORDS:
+            put("status", STATUS_WORDS[word.lower()], word)
+        else:
+            term = _text_term(plain, quoted)
+            if term not in terms:
+                terms.append(term)
+    if (
+        found.get("min_latency_ms") is not None
+        and found.get("max_latency_ms") is not None
+        and found["min_latency_ms"] > found["max_latency_ms"]
+    ):
+        raise QueryError("latency> is above latency<: no trace can match")
+    return TraceFilter(**found, q=" ".join(terms) or None, tags=tuple(tags))
+
+
+def _value(value: str) -> str:
+    """A value written so that it reads back as itself (a value never holds a quote)."""
+    return value if value and not re.search(r"\s", value) else f'"{value}"'
+
+
+def _ms(value: float) -> str:
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _duration(ms: float) -> str:
+    """`2s` for 2000 ms (whole seconds read back exactly), else milliseconds."""
+    if ms >= 1000 and ms % 1000 == 0 and ms < 1e15:
+        return f"{int(ms) // 1000}s"
+    return f"{_ms(ms)}ms"
+
+
+def text_terms(q: str | None) -> list[str]:
+    """The words and "phrases" of a `q` (quotes dropped)."""
+    return [_unquote(word)[0] for word in _words(q or "")]
+
+
+def format_query(query: TraceFilter) -> str:
+    """The query line that reads back as `query`."""
+    parts: list[str] = []
+    if query.status:
+        parts.append(query.status)
+    for word, value in (
+        ("model", query.model),
+        ("name", query.name),
+        ("user", query.user_id),
+        ("session", query.session_id),
+    ):
+        if value is not None:
+            parts.append(f"{word}:{_value(value)}")
+    parts += [f"tag:{_value(tag)}" for tag in query.tags]
+    if query.min_latency_ms is not None:
+        parts.append(f"latency>{_duration(query.min_latency_ms)}")
+    if query.max_latency_ms is not None:
+        parts.append(f"latency<{_duration(query.max_latency_ms)}")
+    if query.min_cost_usd is not None:
+        parts.append(f"cost>{_ms(query.min_cost_usd)}")
+    if query.sort is not None:
+        sign = "-" if query.order == "desc" else ""
+        parts.append(f"sort:{sign}{SORT_WORDS.get(query.sort, query.sort)}")
+    for term in text_terms(query.q):
+        special = (
+            term.lower() in STATUS_WORDS
+            or _FIELD.match(term)
+            or _COMPARISON.match(term)
+            or re.search(r'[\s"]', term)
+        )
+        parts.append(f'"{term}"' if special else term)
+    return " ".join(parts)
+
+
+def without_sort(query: TraceFilter) -> TraceFilter:
+    return replace(query, sort=None, order=None)
+
+
+# -- applied to loaded rows, for a server that does not filter -------------------------------
+
+
+def trace_text(trace: Any) -> str:
+    """What a loaded row offers the text search: its name, id, status, error and previews."""
+    fields = (
+        trace.name,
+        trace.id,
+        trace.status,
+        trace.error_message,
+        trace.input_preview,
+        getattr(trace, "output_preview", None),
+    )
+    return " ".join(str(value) for value in fields if value).casefold()
+
+
+def _models_of(trace: Any) -> set[str]:
+    models = getattr(trace, "models", None)
+    names: Iterable[Any] = models if isinstance(models, (dict, list)) else ()
+    return {name.casefold() for name in names if isinstance(name, str)}
+
+
+def matches(trace: Any, query: TraceFilter, text: str | None = None, strict: bool = True) -> bool:
+    """Whether a loaded trace passes the filter (the sort aside). `text`: its trace_text, when
+    the caller keeps one. What a row does not carry (its models, without `models`) does not
+    match, unless not `strict` (a preview while typing: the server will tell)."""
+    if query.status is not None and trace.is_error != (query.status == "error"):
+        return False
+    if query.name is not None and (trace.name or "").casefold() != query.name.casefold():
+        return False
+    if (
+        query.model is not None
+        and query.model.casefold() not in _models_of(trace)
+        and (strict or getattr(trace, "models", None) is not None)
+    ):
+        return False
+    if query.user_id is not None and getattr(trace, "user_id", None) != query.user_id:
+        return False
+    if query.session_id is not None and getattr(trace, "session_id", None) != query.session_id:
+        return False
+    if query.tags and not set(query.tags) <= set(getattr(trace, "tags", None) or ()):
+        return False
+    duration = trace.duration_ms
+    if query.min_latency_ms is not None and (duration is None or duration < query.min_latency_ms):
+        return False
+    if query.max_latency_ms is not None and (duration is None or duration > query.max_latency_ms):
+        return False
+    cost = trace.total_cost_usd
+    if query.min_cost_usd is not None and (cost is None or cost < query.min_cost_usd):
+        return False
+    if query.q:
+        haystack = text if text is not None else trace_text(trace)
+        return all(term.casefold() in haystack for term in text_terms(query.q))
+    return True
+
+
+def _started(trace: Any) -> float | None:
+    return trace.started_at.timestamp() if trace.started_at else None
+
+
+_SORT_VALUES: dict[str, Callable[[Any], float | None]] = {
+    "started_at": _started,
+    "duration_ms": lambda t: t.duration_ms,
+    "total_cost_usd": lambda t: t.total_cost_usd,
+    "total_tokens": lambda t: t.total_tokens,
+}
+
+
+def sort_rows(rows: Sequence[Any], sort: str, order: str | None) -> list[Any]:
+    """Rows ordered by a sort key, as the server would (ties by id); rows without the value
+    last either way."""
+    value_of = _SORT_VALUES.get(sort, _SORT_VALUES["started_at"])
+    sign = -1 if (order or "desc") == "desc" else 1
+    known = [(value_of(row), row) for row in rows]
+    present = [(value, row) for value, row in known if value is not None]
+    present.sort(key=lambda pair: (sign * pair[0], pair[1].id or ""))
+    return [row for _, row in present] + [row for value, row in known if value is None]
+
+
+def completions(seen: Mapping[str, Iterable[str]]) -> list[str]:
+    """The words completion offers: the fields, then `field:value` for each value seen in the
+    loaded rows (`seen`: field word -> values), quoted where they need it."""
+    offered = list(FIELD_WORDS)
+    for field, values in seen.items():
+        offered += [f"{field}:{_value(value)}" for value in sorted(set(values)) if value]
+    return offered
