@@ -10,7 +10,7 @@
     proj_abc = "tt_pk_..."              # inline, or { env = "VAR" }, or { command = "..." }
 
     [profiles.local-phoenix]
-    kind = "phoenix"                    # Arize Phoenix's own API (default: "spec")
+    kind = "phoenix"                    # Arize Phoenix's own API (default: "auto", asks)
     base_url = "http://localhost:6006"  # its key: api_key..., or $PHOENIX_API_KEY as Phoenix's
 
 TRACETUI_PROFILE, TRACETUI_BASE_URL and TRACETUI_API_KEY override the file. A file that holds a
@@ -33,7 +33,7 @@ from tui.core.secret import Secret, SecretLike
 from tui.core.urls import is_loopback, split_url
 
 DEFAULT_PROFILE = "default"
-KINDS = ("spec", "phoenix")  # the servers a profile can name (tui/api/source.py reads them)
+KINDS = ("spec", "phoenix", "auto")  # the servers a profile can name (tui/api/source.py)
 PHOENIX_KEY_ENV = "PHOENIX_API_KEY"  # where Phoenix's own clients read its key
 COMMAND_TIMEOUT = 15.0
 
@@ -59,7 +59,7 @@ class Settings:
     profiles: tuple[str, ...] = ()
     keymap: dict[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
-    kind: str = "spec"
+    kind: str = "auto"
 
 
 def config_path(env: Mapping[str, str] = os.environ) -> Path:
@@ -178,7 +178,8 @@ def load_settings(
         raise ConfigError(f"{path}: profile {name!r} must be a table")
 
     url = base_url or env.get("TRACETUI_BASE_URL") or chosen.get("base_url")
-    server_kind = kind or chosen.get("kind") or "spec"
+    # No kind given: "auto", the server is asked whether it is a Phoenix (tui/api/source.py).
+    server_kind = kind or chosen.get("kind") or "auto"
     if server_kind not in KINDS:
         raise ConfigError(
             f"Profile {name!r}: kind must be one of {', '.join(KINDS)}, not {server_kind!r}"

@@ -21,6 +21,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import Status, StatusCode
 
 from tests.support.openai_stub import StubOpenAI
+from tests.support.otlp import PROTOBUF, new_span_id, new_trace_id, request, span
 from tests.support.phoenix import RunningPhoenix, running_phoenix
 
 PROJECT = "tracetui-phoenix"
@@ -107,6 +108,90 @@ def send_traces(running: RunningPhoenix, stub_llm: str) -> SeededPhoenix:
         provider.shutdown()
     tool_trace = wait_for_ingest(running.base_url, ids)
     return SeededPhoenix(running, PROJECT, ids["chat"], tool_trace, ids["failing"])
+
+
+# A second project: two users' sessions of a few turns each (one turn failing), and enough
+# priced model calls that a page of the trace list needs more than one GraphQL query.
+SESSIONS_PROJECT = "tracetui-phoenix-sessions"
+SESSIONS = {"sess-alpha": ("user-a", 3), "sess-beta": ("user-b", 2)}
+FAILING_TURN = ("sess-beta", 1)
+PRICED_TRACES = 60
+
+
+@dataclass(frozen=True)
+class SessionsSeeded:
+    base_url: str
+    project: str
+    turns: dict[str, list[str]]  # each session's trace ids, in the order they started
+
+
+@pytest.fixture(scope="session")
+def phoenix_sessions(phoenix: SeededPhoenix) -> SessionsSeeded:
+    """The second project, sent as OTLP protobuf (OpenInference's session.id and user.id)."""
+    start_ms = int(time.time() * 1000) - 600_000
+    spans: list[Any] = []
+    turns: dict[str, list[str]] = {}
+    for n, (session_id, (user_id, count)) in enumerate(SESSIONS.items()):
+        for turn in range(count):
+            trace_id, root = new_trace_id(), new_span_id()
+            turns.setdefault(session_id, []).append(trace_id.hex())
+            at = start_ms + n * 60_000 + turn * 5_000
+            failing = (session_id, turn) == FAILING_TURN
+            attributes = {
+                "openinference.span.kind": "CHAIN",
+                "session.id": session_id,
+                "user.id": user_id,
+                "input.value": f"turn {turn}",
+            }
+            spans.append(
+                span(
+                    trace_id,
+                    root,
+                    name=f"{session_id}-turn-{turn}",
+                    start_ms=at,
+                    duration_ms=900,
+                    attributes=attributes,
+                    error="the turn failed" if failing else None,
+                )
+            )
+            spans.append(priced_call(trace_id, root, at + 10))
+    for n in range(PRICED_TRACES):
+        trace_id = new_trace_id()
+        spans.append(priced_call(trace_id, b"", start_ms + 300_000 + n * 100))
+    message = request(*spans, resource={"openinference.project.name": SESSIONS_PROJECT})
+    answer = httpx.post(
+        phoenix.phoenix.otlp_endpoint,
+        content=message.SerializeToString(),
+        headers=PROTOBUF,
+        timeout=30,
+    )
+    assert answer.status_code == 200, answer.text
+    wait_for_spans(phoenix.base_url, SESSIONS_PROJECT, len(spans))
+    return SessionsSeeded(phoenix.base_url, SESSIONS_PROJECT, turns)
+
+
+def priced_call(trace_id: bytes, parent: bytes, start_ms: int) -> Any:
+    attributes = {
+        "openinference.span.kind": "LLM",
+        "llm.model_name": "gpt-4o-mini",
+        "llm.token_count.prompt": 100,
+        "llm.token_count.completion": 10,
+    }
+    return span(trace_id, new_span_id(), parent, "llm", start_ms, 500, attributes)
+
+
+def wait_for_spans(base_url: str, project: str, count: int) -> None:
+    deadline = time.monotonic() + INGEST_SECONDS
+    held = 0
+    while time.monotonic() < deadline:
+        answer = httpx.get(
+            f"{base_url}/v1/projects/{project}/spans", params={"limit": 1000}, timeout=10
+        )
+        held = len(answer.json().get("data", [])) if answer.status_code == 200 else 0
+        if held >= count:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"Phoenix holds {held} of {count} spans in {project}")
 
 
 def trace_id_of(span: Any) -> str:

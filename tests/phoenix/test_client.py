@@ -163,14 +163,51 @@ def test_a_phoenix_is_recognised_at_its_plain_address(
 
 
 def test_an_address_given_without_a_kind_is_read_as_phoenix(phoenix: SeededPhoenix) -> None:
-    kind, url, note = checked_address("spec", phoenix.base_url)
+    kind, url, note = checked_address("auto", phoenix.base_url)
     assert (kind, url) == ("phoenix", phoenix.base_url + "/v1")
     assert note is not None and f"Arize Phoenix {phoenix.phoenix.version}" in note
     assert checked_address("phoenix", phoenix.base_url)[:2] == ("phoenix", url)
-    assert checked_address("spec", "http://127.0.0.1:9/v1") == (
-        "spec",
+    # The OTLP endpoint, copied as the address: not the spec's either, and Phoenix's.
+    assert checked_address("auto", phoenix.base_url + "/v1/traces")[:2] == ("phoenix", url)
+    assert checked_address("auto", "http://127.0.0.1:9/v1") == (
+        "auto",
         "http://127.0.0.1:9/v1",
         None,
     )
     with pytest.raises(InvalidBaseUrl, match="must end in /v1"):
-        checked_address("spec", "http://127.0.0.1:9")  # not the spec's, and not a Phoenix
+        checked_address("auto", "http://127.0.0.1:9")  # not the spec's, and not a Phoenix
+    with pytest.raises(InvalidBaseUrl, match="must end in /v1"):
+        checked_address("spec", phoenix.base_url)  # a kind given is never second-guessed
+
+
+async def test_a_phoenix_at_a_spec_address_is_recognised_beside_the_first_frame(
+    phoenix: SeededPhoenix, stub_llm: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """http://HOST:6006/v1 reads as the spec's: without a kind, it is asked, when the client
+    is made (in the thread that loads it, after the first frame), and found to be Phoenix."""
+    address = phoenix.base_url + "/v1"
+    assert checked_address("auto", address) == ("auto", address, None)  # nothing asked yet
+    monkeypatch.setenv("PHOENIX_API_KEY", "phx-key-for-a-recognised-phoenix")
+    source = open_source("auto", address)
+    async with source:
+        assert isinstance(source, PhoenixClient) and source.base_url == address
+        assert source.recognised_note is not None
+        assert f"{phoenix.base_url} is Arize Phoenix {phoenix.phoenix.version}" in (
+            source.recognised_note
+        )
+        assert source.redact("phx-key-for-a-recognised-phoenix") != (
+            "phx-key-for-a-recognised-phoenix"
+        )  # Phoenix's own key variable, as for a profile of kind phoenix
+        assert {p.name for p in await source.list_projects()} >= {phoenix.project}
+    # A Phoenix under a path (behind a proxy, or its address copied with more at its end).
+    deeper = open_source("auto", phoenix.base_url + "/some/path/v1")
+    async with deeper:
+        assert isinstance(deeper, PhoenixClient) and deeper.base_url == address
+    # An HTTP server at a spec address that is not Phoenix, and nothing listening: the spec's.
+    for other in (stub_llm, "http://127.0.0.1:9/v1"):
+        plain = open_source("auto", other)
+        async with plain:
+            assert type(plain) is ApiClient and plain.base_url == other
+    explicit = open_source("spec", address)  # a kind given: not asked
+    async with explicit:
+        assert type(explicit) is ApiClient

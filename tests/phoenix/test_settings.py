@@ -39,7 +39,9 @@ def test_phoenix_api_key_is_not_given_to_other_kinds(tmp_path: Path) -> None:
     settings = load_settings(
         base_url="http://127.0.0.1:6006/v1", env={"PHOENIX_API_KEY": KEY}, path=tmp_path / "none"
     )
-    assert settings.kind == "spec" and settings.api_key is None
+    # No kind given: "auto" (the app asks the server what it is); Phoenix's key only for a
+    # server found to be Phoenix (tests/phoenix/test_client.py).
+    assert settings.kind == "auto" and settings.api_key is None
 
 
 def test_the_kind_flag_wins_and_an_unknown_kind_is_refused(tmp_path: Path) -> None:

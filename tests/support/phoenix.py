@@ -2,21 +2,32 @@
 never in the app's environment), built once and cached, and `phoenix serve` started from it on
 loopback with a temporary working directory, free ports and telemetry off.
 
-The virtualenv lives in ~/.cache/tracetui/phoenix-<version> ($TRACETUI_PHOENIX_VENV to put it
-elsewhere). It is built under a file lock (parallel xdist workers build it once) and marked built
-only when pip is done: a build cut short never counts as built, and is started over. When it cannot be built, the tests that need it fail with pip's own words:
-they are never skipped silently.
+Every package pip installs there is pinned by phoenix-constraints.txt (beside this file, made by
+`pip freeze` in a working one), so a new release of any of Phoenix's ~140 dependencies never
+changes what the tests run against. The virtualenv lives in
+~/.cache/tracetui/phoenix-<version>-<hash of the constraints> ($TRACETUI_PHOENIX_VENV to put it
+elsewhere): a change to the pins is a new place, so it is built anew. It is built under a file
+lock (parallel xdist workers build it once) and marked built only when pip is done: a build cut
+short never counts as built, and is started over. When it cannot be built, the tests that need
+it fail with pip's own words: they are never skipped silently.
+
+`phoenix serve` (one process, no children) dies with the process that started it, however that
+one dies, kill -9 included: it is started with PR_SET_PDEATHSIG (as tests/support/postgres.py
+starts PostgreSQL), and stopped as a process group on the way out otherwise.
 """
 
 from __future__ import annotations
 
+import ctypes
 import fcntl
+import hashlib
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -29,10 +40,17 @@ PHOENIX_VERSION = "20.26.1"
 BUILD_SECONDS = 900.0  # a cold build downloads ~850 MB of wheels
 BUILT_MARKER = ".tracetui-built"
 READY_SECONDS = 180.0  # phoenix serve takes ~10 s on an idle machine; much longer under load
+CONSTRAINTS = Path(__file__).with_name("phoenix-constraints.txt")
+PR_SET_PDEATHSIG = 1
 
 
 class PhoenixUnavailable(RuntimeError):
     """The Phoenix virtualenv could not be built, or `phoenix serve` did not come up."""
+
+
+def constraints_hash() -> str:
+    """The cache key's part that changes with the pins."""
+    return hashlib.sha256(CONSTRAINTS.read_bytes()).hexdigest()[:12]
 
 
 def venv_dir(version: str = PHOENIX_VERSION) -> Path:
@@ -40,7 +58,7 @@ def venv_dir(version: str = PHOENIX_VERSION) -> Path:
     if configured:
         return Path(configured)
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "tracetui" / f"phoenix-{version}"
+    return cache / "tracetui" / f"phoenix-{version}-{constraints_hash()}"
 
 
 def phoenix_executable(venv: Path) -> Path:
@@ -71,7 +89,10 @@ def _build(venv: Path, version: str) -> None:
     base_python = getattr(sys, "_base_executable", sys.executable)
     steps = (
         [base_python, "-m", "venv", str(venv)],
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", f"arize-phoenix=={version}"],
+        [
+            *(str(venv / "bin" / "python"), "-m", "pip", "install", "-q"),
+            *("--constraint", str(CONSTRAINTS), f"arize-phoenix=={version}"),
+        ],
     )
     for step in steps:
         try:
@@ -87,7 +108,7 @@ def _build(venv: Path, version: str) -> None:
             )
     if not phoenix_executable(venv).exists():
         raise PhoenixUnavailable(f"pip installed arize-phoenix=={version} but no phoenix command")
-    (venv / BUILT_MARKER).write_text(version + "\n")
+    (venv / BUILT_MARKER).write_text(f"{version} {constraints_hash()}\n")
 
 
 def free_port() -> int:
@@ -103,16 +124,25 @@ class RunningPhoenix:
     version: str
     working_dir: Path
     log_path: Path
+    pid: int  # `phoenix serve`'s process
 
     @property
     def otlp_endpoint(self) -> str:
         return f"{self.base_url}/v1/traces"
 
 
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 @contextmanager
 def running_phoenix(tmp: Path, version: str = PHOENIX_VERSION) -> Iterator[RunningPhoenix]:
     """`phoenix serve` from the cached virtualenv, on loopback, ready; stopped on the way out
-    (the whole process group, even when the test failed)."""
+    (the whole process group, even when the test failed), and killed by the kernel if the
+    process that started it dies first."""
+    if threading.current_thread() is not threading.main_thread():
+        # PR_SET_PDEATHSIG fires when the starting *thread* ends, not the process.
+        raise PhoenixUnavailable("start Phoenix from the main thread")
     venv = ensure_venv(version)
     port, grpc_port = free_port(), free_port()
     working_dir = tmp / "phoenix"
@@ -137,10 +167,11 @@ def running_phoenix(tmp: Path, version: str = PHOENIX_VERSION) -> Iterator[Runni
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
         try:
             served = _wait_ready(process, base_url, log_path)
-            yield RunningPhoenix(base_url, served, working_dir, log_path)
+            yield RunningPhoenix(base_url, served, working_dir, log_path, process.pid)
         finally:
             _stop(process)
 

@@ -6,6 +6,7 @@ it is."""
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
 from datetime import datetime
@@ -13,7 +14,17 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from tui.api.client import ApiClient, Page, Waiting
-    from tui.api.models import Alert, KeyInfo, Project, ProjectChange, RotatedSecret, Span, Trace
+    from tui.api.manage import DeliveryOutcome
+    from tui.api.models import (
+        Alert,
+        KeyInfo,
+        Project,
+        ProjectChange,
+        RotatedSecret,
+        Span,
+        Trace,
+        TraceFilter,
+    )
     from tui.api.offers import Offers
     from tui.api.pagination import NextPage
     from tui.api.ratelimit import RateBudget
@@ -23,7 +34,9 @@ if TYPE_CHECKING:
 
 SPEC = "spec"
 PHOENIX = "phoenix"
-KINDS = (SPEC, PHOENIX)
+AUTO = "auto"  # no kind given: the server is asked whether it is a Phoenix
+KINDS = (SPEC, PHOENIX, AUTO)
+PHOENIX_KEY_ENV = "PHOENIX_API_KEY"  # where Phoenix's own clients read its key
 
 
 @runtime_checkable
@@ -61,6 +74,17 @@ class TraceSource(Protocol):
         limit: int | None = 100,
         after: NextPage | None = None,
         include: str | None = None,
+        filters: TraceFilter | None = None,
+    ) -> Page: ...
+    async def list_sessions(
+        self,
+        project_id: str,
+        *,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        limit: int | None = 100,
+        after: NextPage | None = None,
+        user_id: str | None = None,
     ) -> Page: ...
     def iter_traces(
         self,
@@ -86,6 +110,8 @@ class TraceSource(Protocol):
     def offers_known(self) -> bool: ...
     @property
     def offers_key_management(self) -> bool: ...
+    @property
+    def offers_workspace_keys(self) -> bool: ...
     @property
     def offers_project_edit(self) -> bool: ...
     @property
@@ -116,6 +142,7 @@ class TraceSource(Protocol):
     async def delete_alert(self, project_id: str, alert_id: str) -> None: ...
     async def rotate_secret(self, project_id: str, alert_id: str) -> RotatedSecret: ...
     async def send_test_event(self, project_id: str, alert_id: str) -> str | None: ...
+    async def test_webhook(self, project_id: str, alert_id: str) -> DeliveryOutcome: ...
 
 
 def missing_feature(source: Any, feature: str) -> str:
@@ -129,7 +156,25 @@ def open_source(
     api_key: str | SecretLike | None = None,
     project_keys: Mapping[str, str | SecretLike] | None = None,
 ) -> ApiClient:
-    """The client of a profile's `kind` ("spec", the default, or "phoenix")."""
+    """The client of a profile's `kind`: "spec", "phoenix", or "auto" (no kind given), which
+    asks the server whether it is a Phoenix (`GET /arize_phoenix_version`) and makes the
+    client that reads it. The app calls this in the thread that loads the client, beside its
+    first frame, so that question never delays the first frame; a Phoenix found that way
+    carries the note that says so (`recognised_note`, shown by the app once it is up) and is
+    sent $PHOENIX_API_KEY when no key of tracetui's own is set, as a profile of kind phoenix."""
+    if kind == AUTO:
+        from tui.api.phoenix.probe import phoenix_root_at
+
+        found = phoenix_root_at(base_url)
+        if found is not None:
+            from tui.api.phoenix.client import PhoenixClient
+
+            root, version = found
+            key = api_key if api_key is not None else os.environ.get(PHOENIX_KEY_ENV) or None
+            client = PhoenixClient(root, key, project_keys)
+            client.recognised_note = recognised_note(root, version)
+            return client
+        kind = SPEC
     if kind == PHOENIX:
         from tui.api.phoenix.client import PhoenixClient
 
@@ -141,11 +186,21 @@ def open_source(
     return ApiClient(base_url, api_key, project_keys)
 
 
+def recognised_note(root: str, version: str) -> str:
+    """What the app says when it found a Phoenix at an address given without a kind."""
+    return (
+        f"{root} is Arize Phoenix {version}: reading it as one "
+        f'(--kind phoenix, or kind = "phoenix" in the profile, skips this check)'
+    )
+
+
 def checked_address(kind: str, base_url: str) -> tuple[str, str, str | None]:
-    """(kind, the base URL as the client takes it, a note for the user or None). An address
-    that is not the spec's (no /v1 at its end) is asked whether it is a Phoenix: if it is, it
-    is read as one and the note says so; if not, InvalidBaseUrl says what is wrong with it.
-    Only that failing case makes a request: start-up never waits on a probe otherwise."""
+    """(kind, the base URL as the client takes it, a note for the user or None), before the
+    app's first frame. With no kind given ("auto"), an address that is not the spec's (no /v1
+    at its end) is asked at once whether it is a Phoenix (it could not be read otherwise): if
+    it is, it is read as one and the note says so; if not, InvalidBaseUrl says what is wrong
+    with it. A spec address stays "auto": open_source asks it, beside the first frame. A kind
+    given ("spec" or "phoenix") is never asked."""
     from tui.api.base_url import InvalidBaseUrl, normalize_base_url
 
     if kind == PHOENIX:
@@ -155,15 +210,12 @@ def checked_address(kind: str, base_url: str) -> tuple[str, str, str | None]:
     try:
         return kind, normalize_base_url(base_url), None
     except InvalidBaseUrl:
-        from tui.api.phoenix.probe import phoenix_version_at
-
-        version = phoenix_version_at(base_url)
-        if version is None:
+        if kind != AUTO:
             raise
-    from tui.api.phoenix.address import phoenix_root
+        from tui.api.phoenix.probe import phoenix_root_at
 
-    note = (
-        f"{phoenix_root(base_url)} is Arize Phoenix {version}: reading it as one "
-        f'(--kind phoenix, or kind = "phoenix" in the profile, skips this check)'
-    )
-    return PHOENIX, normalize_base_url(phoenix_root(base_url) + "/v1"), note
+        found = phoenix_root_at(base_url)
+        if found is None:
+            raise
+    root, version = found
+    return PHOENIX, normalize_base_url(root + "/v1"), recognised_note(root, version)

@@ -10,7 +10,9 @@ errors (Phoenix answers many of them in plain text) are the spec client's. What 
   the trace list, each row's name and counts from its span summaries;
 - `GET /v1/projects/{id}/spans?trace_id=...` (cursor): a trace's spans, from which the trace is
   made (there is no endpoint for one trace);
-- `POST /graphql`: the costs Phoenix computes, one query per page or trace (graphql.py).
+- `POST /graphql`: the costs Phoenix computes, one query per page or trace (graphql.py), and a
+  project's sessions, one query per page (sessions.py);
+- the trace list's own filters for a session's traces, errors and latency (filters.py).
 
 What it has not (alerts, their history; keys, settings and alert actions: `discover_offers`
 offers none) is said plainly: `has_alerts` is False and a call
@@ -19,8 +21,10 @@ raises an ApiError saying this Phoenix server has no alerts.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote
@@ -28,12 +32,14 @@ from urllib.parse import quote
 from tui.api.client import MAX_PAGES, ApiClient, Page, iso
 from tui.api.envelopes import read_json, unwrap_record
 from tui.api.errors import ApiError, BadResponse, NotFound
-from tui.api.models import Alert, Project, Span, Trace
+from tui.api.models import Alert, Project, Span, Trace, TraceFilter
 from tui.api.offers import NOTHING, Offers
 from tui.api.pagination import NextPage, extract_items, extract_next
 from tui.api.phoenix import graphql
 from tui.api.phoenix.address import phoenix_root
+from tui.api.phoenix.filters import OFFERED_FILTERS, trace_filter_params
 from tui.api.phoenix.mapping import read_span, read_trace_row, trace_from_spans
+from tui.api.phoenix.sessions import read_sessions, sessions_query
 from tui.core.alert_rules import AlertDraft
 from tui.core.gcpause import gc_paused
 from tui.core.secret import SecretLike
@@ -49,6 +55,9 @@ class PhoenixClient(ApiClient):
 
     has_alerts = False
     server_name = "Phoenix"
+    # Set when the app found this Phoenix at an address given without a kind (open_source):
+    # what the app says about it once it is up.
+    recognised_note: str | None = None
 
     def __init__(
         self,
@@ -76,9 +85,10 @@ class PhoenixClient(ApiClient):
 
     async def discover_offers(self) -> Offers:
         """None of the management actions: Phoenix's own routes (a project's DELETE among
-        them) are not the ones this app's screens speak, so nothing is asked of it."""
-        self._offers = NOTHING
-        return NOTHING
+        them) are not the ones this app's screens speak, so nothing is asked of it. What it
+        does offer: the trace filters its list takes, and a project's sessions."""
+        self._offers = replace(NOTHING, trace_filters=OFFERED_FILTERS, sessions=True)
+        return self._offers
 
     def no_feature(self, feature: str) -> ApiError:
         return ApiError(f"This {self.server_name} server has no {feature}.", None)
@@ -178,9 +188,12 @@ class PhoenixClient(ApiClient):
         limit: int | None = 100,
         after: NextPage | None = None,
         include: str | None = None,
+        filters: TraceFilter | None = None,
     ) -> Page:
         """One page of traces, newest first, each with its cost (one GraphQL query a page).
-        `include` (the local service's extension) is not Phoenix's: it is left out."""
+        `include` (the local service's extension) is not Phoenix's: it is left out. `filters`:
+        those Phoenix's list takes (filters.py; OFFERED_FILTERS is what `discover_offers`
+        says), a session's traces among them; any other raises an ApiError that says so."""
         params: dict[str, Any] = {"include_spans": "true"}
         if start is not None:
             params["start_time"] = iso(start)
@@ -188,6 +201,8 @@ class PhoenixClient(ApiClient):
             params["end_time"] = iso(end)
         if limit is not None:
             params["limit"] = max(1, min(limit, MAX_LIMIT))
+        if filters is not None:
+            params.update(trace_filter_params(filters, self.server_name))
         url = f"projects/{_segment(project_id)}/traces"
         page = await self._read_page(url, params, project_id, after, read_trace_row, "traces")
         await self._add_trace_costs(project_id, page.items)
@@ -218,27 +233,46 @@ class PhoenixClient(ApiClient):
         ids = [trace.id for trace in traces if trace.id]
         if not ids:
             return
-        answer = await self._graphql(
-            graphql.traces_costs_query(await self._global_id(project_id), ids), project_id
+        project_gid = await self._global_id(project_id)
+        chunks = [
+            ids[i : i + graphql.ALIASES_PER_QUERY]
+            for i in range(0, len(ids), graphql.ALIASES_PER_QUERY)
+        ]
+        answers = await asyncio.gather(
+            *(
+                self._graphql(graphql.traces_costs_query(project_gid, chunk), project_id)
+                for chunk in chunks
+            )
         )
-        costs = graphql.read_traces_costs(answer, ids)
+        costs: dict[str, float] = {}
+        for chunk, answer in zip(chunks, answers, strict=True):
+            costs.update(graphql.read_traces_costs(answer, chunk))
         for trace in traces:
             if trace.id in costs:
                 trace.total_cost_usd = costs[trace.id]
 
     async def get_trace(self, trace_id: str, project_id: str | None = None) -> Trace:
         """The trace made from its spans, with the costs Phoenix computed for them. Without
-        `project_id`, the first project that has spans of the trace."""
+        `project_id`, the first project that has spans of the trace. The costs are asked for
+        while the spans' pages come (Phoenix answers one while it reads the other), so a big
+        trace waits about as long as its spans alone."""
         if project_id is None:
             project_id, spans = await self._find_trace(trace_id)
+            total, costs = await self._trace_costs(project_id, trace_id)
         else:
-            spans = await self.list_spans(trace_id, project_id)
+            costing = asyncio.ensure_future(self._trace_costs(project_id, trace_id))
+            try:
+                spans = await self.list_spans(trace_id, project_id)
+            except BaseException:
+                costing.cancel()
+                raise
+            total, costs = await costing
         if not spans:
             raise NotFound(f"No trace {trace_id} in this Phoenix project (HTTP 404)", 404)
-        total, costs = await self._trace_costs(project_id, trace_id)
         for span in spans:
-            if span.id in costs:
-                span.cost_usd = costs[span.id]
+            phoenix_id = (span.model_extra or {}).get("phoenix_id")
+            if phoenix_id in costs:
+                span.cost_usd = costs[phoenix_id]
         with gc_paused():
             spans.sort(key=lambda span: (span.started_at is None, span.started_at or 0))
             return trace_from_spans(trace_id, project_id, spans, total)
@@ -269,10 +303,16 @@ class PhoenixClient(ApiClient):
         total: float | None = None
         costs: dict[str, float] = {}
         after: str | None = None
+        every_span = False
         for _ in range(MAX_PAGES):
-            answer = await self._graphql(
-                graphql.trace_costs_query(project_gid, trace_id, after), project_id
-            )
+            query = graphql.trace_costs_query(project_gid, trace_id, after, every_span)
+            answer = await self._graphql(query, project_id)
+            if not every_span and after is None and graphql.graphql_errors(answer) is not None:
+                # A Phoenix that does not take the span filter: every span's cost, then.
+                every_span = True
+                answer = await self._graphql(
+                    graphql.trace_costs_query(project_gid, trace_id, None, every_span), project_id
+                )
             page_total, page_costs, after = graphql.read_trace_costs(answer)
             total = page_total if total is None else total
             costs.update(page_costs)
@@ -295,6 +335,34 @@ class PhoenixClient(ApiClient):
         if problem is not None:
             log.warning("Phoenix's GraphQL answered an error: %s", self.redact(problem)[:300])
         return answer
+
+    # -- sessions --------------------------------------------------------------------------------
+
+    async def list_sessions(
+        self,
+        project_id: str,
+        *,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        limit: int | None = 100,
+        after: NextPage | None = None,
+        user_id: str | None = None,
+    ) -> Page:
+        """One page of a project's sessions, newest last activity first (sessions.py: one
+        GraphQL query a page). Without `start` and `end`, every session of the project. A
+        session's traces: `list_traces` with TraceFilter(session_id=...)."""
+        query = sessions_query(
+            await self._global_id(project_id), limit, after.cursor if after else None, start, end
+        )
+        response = await self._request(
+            "POST", f"{self.root_url}/graphql", project_id=project_id, body=query
+        )
+        answer = read_json(response)
+        problem = graphql.graphql_errors(answer)
+        if problem is not None:
+            raise BadResponse(f"Phoenix could not list the sessions: {self.redact(problem)[:300]}")
+        sessions, cursor, unreadable = read_sessions(answer, user_id)
+        return Page(sessions, NextPage(cursor=cursor) if cursor else None, unreadable)
 
     # -- what Phoenix has not --------------------------------------------------------------------
 

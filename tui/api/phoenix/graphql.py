@@ -1,10 +1,13 @@
 """The GraphQL queries the Phoenix reader sends (`POST /graphql`), for what Phoenix's REST API
 does not give: the cost it computes per span and per trace from its model prices.
 
-One query per screen, never one per row: a page of the trace list asks for every row's cost in
-one query (a field alias per trace), and a trace's spans' costs come in one query (paged by
-Phoenix's connection cursor past SPANS_PER_QUERY spans). The answers are read
-tolerantly: a field that is missing or null is a cost not known, never an error.
+Never one query per row: a page of the trace list asks for its rows' costs with a field alias
+per trace, ALIASES_PER_QUERY of them a query (Phoenix refuses a query with more aliases), and a
+trace's spans' costs come in one query, paged by Phoenix's connection cursor past
+SPANS_PER_QUERY spans. Only the spans Phoenix can have costed are asked for (COSTED_SPANS:
+Phoenix computes a cost from a span's `llm.token_count.*` attributes, and a span without them
+has none), so a 10,000-span agent run with 1,000 LLM calls is one query, not ten. The answers
+are read tolerantly: a field that is missing or null is a cost not known, never an error.
 """
 
 from __future__ import annotations
@@ -15,16 +18,21 @@ from typing import Any
 from tui.core.lenient import to_float
 
 SPANS_PER_QUERY = 1000  # Phoenix refuses `first` above 1000
+ALIASES_PER_QUERY = 50  # Phoenix refuses a query with more field aliases
+# Phoenix's span filter (a Python expression over span fields): the spans that may have a cost.
+COSTED_SPANS = " or ".join(
+    f"llm.token_count.{count} is not None" for count in ("prompt", "completion", "total")
+)
 
 TRACE_COSTS = """
-query TraceCosts($project: ID!, $trace: ID!, $first: Int!, $after: String) {
+query TraceCosts($project: ID!, $trace: ID!, $first: Int!, $after: String, $filter: String) {
   node(id: $project) {
     ... on Project {
       trace(traceId: $trace) {
         costSummary { total { cost } }
-        spans(first: $first, after: $after) {
+        spans(first: $first, after: $after, filterCondition: $filter) {
           pageInfo { hasNextPage endCursor }
-          edges { node { spanId costSummary { total { cost } } } }
+          edges { node { id costSummary { total { cost } } } }
         }
       }
     }
@@ -33,8 +41,11 @@ query TraceCosts($project: ID!, $trace: ID!, $first: Int!, $after: String) {
 """
 
 
-def trace_costs_query(project_gid: str, trace_id: str, after: str | None = None) -> dict[str, Any]:
-    """The request body for a trace's total cost and its spans' costs."""
+def trace_costs_query(
+    project_gid: str, trace_id: str, after: str | None = None, every_span: bool = False
+) -> dict[str, Any]:
+    """The request body for a trace's total cost and its spans' costs: the spans that may have
+    one (COSTED_SPANS), or `every_span` for a Phoenix that does not take the filter."""
     return {
         "query": TRACE_COSTS,
         "variables": {
@@ -42,6 +53,7 @@ def trace_costs_query(project_gid: str, trace_id: str, after: str | None = None)
             "trace": trace_id,
             "first": SPANS_PER_QUERY,
             "after": after,
+            "filter": None if every_span else COSTED_SPANS,
         },
     }
 
@@ -49,8 +61,9 @@ def trace_costs_query(project_gid: str, trace_id: str, after: str | None = None)
 def read_trace_costs(
     answer: Any,
 ) -> tuple[float | None, dict[str, float], str | None]:
-    """(the trace's total cost, each span's cost by span id, the cursor of the next page of
-    spans or None) from a TraceCosts answer."""
+    """(the trace's total cost, each span's cost by Phoenix's GlobalID of the span (its REST
+    `id`: asked rather than `spanId`, which Phoenix looks up span by span), the cursor of the
+    next page of spans or None) from a TraceCosts answer."""
     trace = _dig(answer, "data", "node", "trace")
     if not isinstance(trace, Mapping):
         return None, {}, None
@@ -60,10 +73,10 @@ def read_trace_costs(
     edges = spans.get("edges") if isinstance(spans, Mapping) else None
     for edge in edges if isinstance(edges, list) else ():
         node = _dig(edge, "node")
-        span_id = _dig(node, "spanId")
+        global_id = _dig(node, "id")
         cost = to_float(_dig(node, "costSummary", "total", "cost"))
-        if isinstance(span_id, str) and cost is not None:
-            costs[span_id] = cost
+        if isinstance(global_id, str) and cost is not None:
+            costs[global_id] = cost
     after = None
     if _dig(spans, "pageInfo", "hasNextPage") is True:
         cursor = _dig(spans, "pageInfo", "endCursor")
@@ -72,7 +85,8 @@ def read_trace_costs(
 
 
 def traces_costs_query(project_gid: str, trace_ids: Sequence[str]) -> dict[str, Any]:
-    """One request for the total cost of each of `trace_ids` (a page of the trace list)."""
+    """One request for the total cost of each of `trace_ids` (at most ALIASES_PER_QUERY of a
+    page of the trace list)."""
     declared = "".join(f", $t{i}: ID!" for i in range(len(trace_ids)))
     fields = " ".join(
         f"t{i}: trace(traceId: $t{i}) {{ costSummary {{ total {{ cost }} }} }}"

@@ -6,6 +6,10 @@ Phoenix sends a span's attributes flattened in OpenInference form (`llm.input_me
 message.content`) but takes `openinference.span.kind` out of them into `span_kind`: it is put
 back, as the conversation's readers (tui/model/chat/openinference.py) look for it there. Its
 ids are the OpenTelemetry ones (hex); its own GlobalIDs (`id`) are kept in `phoenix_id`.
+
+A trace can hold 10,000 spans: each is read by the spec client's fast reader
+(tui/api/readers.py: a strict schema, no aliases) once its fields are in the spec's spelling,
+and by the tolerant model only when a value does not fit it (the same record either way).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from tui.api.models import Span, Trace
+from tui.api.readers import fast_span
 
 KIND_ATTRIBUTE = "openinference.span.kind"
 MODEL_ATTRIBUTES = ("llm.model_name", "embedding.model_name", "reranker.model_name")
@@ -27,7 +32,8 @@ def span_fields(item: Mapping[str, Any]) -> dict[str, Any]:
     context = item.get("context")
     context = context if isinstance(context, Mapping) else {}
     attributes = item.get("attributes")
-    attributes = dict(attributes) if isinstance(attributes, Mapping) else {}
+    # The item is the client's own, just parsed: its attributes are completed in place.
+    attributes = attributes if isinstance(attributes, dict) else {}
     kind = item.get("span_kind")
     if isinstance(kind, str) and kind and KIND_ATTRIBUTE not in attributes:
         attributes[KIND_ATTRIBUTE] = kind
@@ -68,7 +74,17 @@ def read_span(item: Any) -> Span | None:
     """A Phoenix span as the app's Span; None for an item that is not a span object."""
     if not isinstance(item, Mapping):
         return None
-    return Span.model_validate(span_fields(item))
+    fields = span_fields(item)
+    phoenix_id = fields.pop("phoenix_id")
+    span = fast_span(fields)
+    if span is None:
+        fields["phoenix_id"] = phoenix_id
+        return Span.model_validate(fields)
+    if phoenix_id is not None:
+        # The strict schema keeps no unknown field: Phoenix's GlobalID is added as the tolerant
+        # model keeps one (an extra, shown with the span's other fields).
+        span.__pydantic_extra__ = {"phoenix_id": phoenix_id}
+    return span
 
 
 def trace_row_fields(item: Mapping[str, Any]) -> dict[str, Any]:
