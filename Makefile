@@ -44,7 +44,7 @@ lint: $(VENV)/.installed-test
 	$(BIN)/mypy
 
 bench: $(VENV)/.installed-test
-	$(BIN)/python -m tests.perf
+	$(BIN)/python -m tests.perf $(BENCH)
 
 screenshots: $(VENV)/.installed-test
 	$(BIN)/python -m tests.screenshots

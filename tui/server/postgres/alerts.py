@@ -85,6 +85,18 @@ RETURNING {columns(DeliveryRow)}
 """
 
 
+SAMPLE_TRACES = """
+SELECT t.id, t.span_count
+FROM unnest(%s::bigint[], %s::bigint[]) WITH ORDINALITY AS s(lo, hi, n)
+CROSS JOIN LATERAL (
+    SELECT id, span_count FROM traces
+    WHERE project_id = %s AND started_at >= s.lo AND started_at < s.hi
+    ORDER BY started_at LIMIT 1
+) t
+ORDER BY s.n
+"""
+
+
 class AlertTables(ReplicaTables):
     """Alert storage over the store's `Connections` (and the replicas' leases and request
     counts, `leases.ReplicaTables`)."""
@@ -242,17 +254,16 @@ class AlertTables(ReplicaTables):
     def sample_traces(
         self, project_id: str, strata: Sequence[tuple[int, int]]
     ) -> list[tuple[str, int]]:
-        picked = []
-        sql = (
-            "SELECT id, span_count FROM traces WHERE project_id = %s AND started_at >= %s "
-            "AND started_at < %s ORDER BY started_at LIMIT 1"
-        )
+        # One statement for every stratum (the first trace of each by started_at, as a query
+        # per stratum would find): a round trip per stratum would be hundreds per round.
+        if not strata:
+            return []
         with self._db.connection() as db:
-            for start, end in strata:
-                row = db.execute(sql, (project_id, start, end)).fetchone()
-                if row is not None:
-                    picked.append((row[0], int(row[1])))
-        return picked
+            rows = db.execute(
+                SAMPLE_TRACES,
+                ([start for start, _ in strata], [end for _, end in strata], project_id),
+            ).fetchall()
+        return [(row[0], int(row[1])) for row in rows]
 
     def prompt_attributes(
         self, trace_id: str, spans: int = 3, project_id: str | None = None

@@ -29,6 +29,19 @@ from tui.server.rows import (
 from tui.server.store_keys import KEY_ID_LENGTH, hash_key, key_info, key_prefix
 from tui.server.store_sql import columns
 
+# The key looked up and, if it is known, its request added to the bucket's window (as
+# leases.COUNT_REQUESTS): one statement, so one round trip and one atomic step.
+KEY_SCOPE_COUNTED = """
+WITH known AS (SELECT project_id FROM api_keys WHERE key_hash = %(hash)s),
+counted AS (
+    INSERT INTO rate_counts (bucket, window_start, hits)
+    SELECT %(bucket)s, %(window)s, 1 FROM known
+    ON CONFLICT (bucket, window_start) DO UPDATE SET hits = rate_counts.hits + EXCLUDED.hits
+    RETURNING hits
+)
+SELECT known.project_id, counted.hits FROM known CROSS JOIN counted
+"""
+
 
 class KeyTables:
     """Keys and Idempotency-Keys over the store's `Connections`."""
@@ -91,6 +104,20 @@ class KeyTables:
             ).fetchone()
         return None if row is None else KeyScope(key_hash, row[0])
 
+    def key_scope_counted(
+        self, api_key: str, bucket: str, window_start: int
+    ) -> tuple[KeyScope, int] | None:
+        """The key's scope and the request counted, in one statement: None if the key is not
+        known (nothing is counted), else its scope and the total of `bucket`'s window starting
+        at `window_start` (epoch ms) across replicas, this request included (the rate
+        limiter's look-up and count, ratelimit.IdentifyCounted, in one round trip)."""
+        key_hash = hash_key(api_key)
+        with self._db.connection() as db:
+            row = db.execute(
+                KEY_SCOPE_COUNTED, {"hash": key_hash, "bucket": bucket, "window": window_start}
+            ).fetchone()
+        return None if row is None else (KeyScope(key_hash, row[0]), int(row[1]))
+
     # -- idempotency ---------------------------------------------------------------------------
 
     def create_once(
@@ -110,6 +137,14 @@ class KeyTables:
                 seen = self.remembered_response(db, once.key_hash, once.idempotency_key)
                 if seen is not None:
                     return seen
+            if isinstance(row, ProjectRow):
+                # Other writers of the table wait until this transaction ends: two racing
+                # creates (at two replicas too) never both take one name.
+                db.execute("LOCK TABLE projects IN SHARE ROW EXCLUSIVE MODE")
+                if db.execute("SELECT 1 FROM projects WHERE name = %s", (row.name,)).fetchone():
+                    from tui.server.store_admin import NameTaken
+
+                    raise NameTaken(row.name)
             db.execute(INSERT[type(row)], row)
             for extra in also:
                 db.execute(INSERT[type(extra)], extra)

@@ -4,9 +4,19 @@ driver error means to the service.
 The pool: `pool_size` connections at most (10 by default: a request holds one for a single
 store call, 0.3-0.5 ms for most reads, so 10 serve far more concurrent requests), 2 kept open
 when idle. Connections are in autocommit mode: a read is one round trip, and writes open a
-transaction explicitly (`Connections.transaction`). Each connection is checked when it is
-taken (an empty query): after PostgreSQL restarts, the connections of before are found dead
-there and replaced, so no request fails on one, and the pool reconnects by itself.
+transaction explicitly (`Connections.transaction`).
+
+Each connection is checked when it is taken, without a round trip (`hung_up`): an idle
+connection has nothing to read, so a socket that is readable (PostgreSQL restarted, or an
+admin ended the session: the server said FATAL and closed it) is checked with an empty query,
+which fails, and the pool replaces it. So after a restart no request fails on a connection of
+before, and the pool reconnects by itself. What the look at the socket cannot see (a host
+gone silent, a connection cut by a firewall without a word) fails the request's query
+instead: that is StoreUnavailable (503 with Retry-After, which clients and exporters retry),
+the broken connection is dropped by the pool when it is given back, and the next call gets
+a new one. An empty query on every checkout (psycopg_pool's check_connection) would catch no
+more of those (it would wait on the silent host just as long) and costs a round trip on every
+store call: a request of the service makes three or four.
 
 Errors, mapped at the edge of every store call (`Connections.guarded`):
 - the server unreachable, restarting, shutting down (admin shutdown), or no connection free
@@ -20,6 +30,7 @@ password, and never the password itself.
 
 from __future__ import annotations
 
+import select
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -102,6 +113,16 @@ def _configure(connection: Connection) -> None:
     connection.execute(CREATE_INGEST_TABLE)
 
 
+def hung_up(connection: Connection) -> None:
+    """The pool's check of a connection it is about to give out (see the module's docstring):
+    raises if the server has hung up on it; one poll of the socket, no round trip while the
+    connection is idle as it should be."""
+    socket = connection.pgconn.socket
+    readable, _, _ = select.select([socket], [], [], 0)
+    if readable:  # the server spoke first: a FATAL and EOF, or a message we never asked for
+        ConnectionPool.check_connection(connection)
+
+
 def connect_once(url: str, location: str) -> Connection:
     """One connection outside the pool (migrations run on it), or StoreUnreachable."""
     try:
@@ -121,7 +142,7 @@ class Connections:
             max_size=pool_size,
             kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
             configure=_configure,
-            check=ConnectionPool.check_connection,
+            check=hung_up,
             timeout=POOL_WAIT_S,
             reconnect_timeout=RECONNECT_TIMEOUT_S,
             name="tracetui",

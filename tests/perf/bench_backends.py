@@ -1,0 +1,557 @@
+"""Both backends side by side in one run: SQLite (a file) and PostgreSQL (the wheel's server,
+pg_server.bench_postgres, durable settings), each under a real `tracetui serve` process.
+
+- Ingest: bench_ingest's 50,000 GenAI spans (98 OTLP protobuf bodies of 512 spans) posted by
+  SENDERS threads over loopback HTTP into a fresh database, until all are listable; the
+  median of RUNS passes, against the floor: decoding the same bodies and writing the same span
+  and trace rows in one transaction from this process (binary COPY on PostgreSQL, executemany
+  on SQLite) into the same tables.
+- The trace list's p95 (first page of 100, read every 10 ms) while the same ingest runs, in a
+  pass of its own, against the same list idle.
+- On the big database (million.py: 1,000,000 traces, 3,000,000 spans, cached between runs):
+  the first page, page 200 reached by cursor, and opening one trace (of 50 spread over the
+  week), each the p95 of REQUESTS requests to the service over HTTP, against the same store
+  call made in this process (no HTTP, no JSON); an alert round of the 100 alerts there (the
+  first, every alert changing state; then rounds that change nothing) against one aggregate
+  read of a 24 h window.
+- PostgreSQL only: two `serve` replicas on one database, the senders split between them,
+  against one replica (a 2-core machine: the two share its cores with the senders and
+  PostgreSQL).
+
+`.venv/bin/python -m tests.perf bench_backends` runs only this.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import shutil
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import httpx
+
+from tests.perf import million
+from tests.perf.bench_ingest import KEY, PROJECT, SPANS, bodies, listed_spans, p95
+from tests.perf.pg_server import bench_postgres, database_size
+from tests.perf.report import Row
+from tests.support.builders import add_bulk_traces
+from tests.support.postgres import PostgresServer
+from tests.support.serve import Served, serving
+from tui.server.alerts.evaluator import Evaluator
+from tui.server.ingest import otlp_proto
+from tui.server.ingest.costs import PriceBook
+from tui.server.ingest.summaries import summarize, trace_rows
+from tui.server.open_store import ServiceStore, open_store
+from tui.server.rows import now_ms
+
+RUNS = int(os.environ.get("TRACETUI_BENCH_RUNS", "3"))
+SENDERS = 4
+REQUESTS = 50
+DEEP_PAGE = 200
+DAY_MS = 86_400_000
+SERVE_FLAGS = (
+    *("--rate-limit", "1000000000", "--ingest-rate-limit", "1000000000"),
+    *("--alert-interval", "0"),
+)
+
+
+class Backend:
+    """Fresh databases of one backend, and how `serve` is pointed at one."""
+
+    name = ""
+
+    def fresh(self) -> str:
+        """A new database with the project, the key and 10,000 traces already listed."""
+        raise NotImplementedError
+
+    def drop(self, database: str) -> None:
+        raise NotImplementedError
+
+    def store_location(self, database: str) -> str:
+        """What this process opens the store with (the same database as `database`)."""
+        return database
+
+    def serve(self, database: str) -> contextlib.AbstractContextManager[Served]:
+        """`serve` on `database`, its process group killed on the way out (the bench needs
+        no graceful stop, and a group kill leaves no ingest worker behind)."""
+        return serving(database, *SERVE_FLAGS, new_session=True)
+
+    @staticmethod
+    def fill(store: ServiceStore) -> None:
+        with store.transaction() as db:  # type: ignore[attr-defined]
+            store.insert_project(db, "ingest bench", None, 30, project_id=PROJECT)  # type: ignore[attr-defined]
+        store.add_key(KEY, None, "bench")
+        add_bulk_traces(store, PROJECT, 10_000, now_ms() - 2 * 3_600_000, span=3_600_000)  # type: ignore[arg-type]
+
+
+class SQLite(Backend):
+    name = "sqlite"
+
+    def fresh(self) -> str:
+        path = Path(tempfile.mkdtemp(prefix="tracetui-bench-backends-")) / "bench.sqlite3"
+        store = open_store(str(path))
+        try:
+            self.fill(store)
+        finally:
+            store.close()
+        return str(path)
+
+    def drop(self, database: str) -> None:
+        shutil.rmtree(Path(database).parent, ignore_errors=True)
+
+
+class Postgres(Backend):
+    """Databases on the bench's PostgreSQL; `serve` connects over TCP with the password given
+    in TRACETUI_DB, as docs/deploy.md has a team do."""
+
+    name = "postgres"
+
+    def __init__(self, server: PostgresServer) -> None:
+        self.server = server
+        self.made = 0
+
+    def fresh(self) -> str:
+        self.made += 1
+        name = f"ingest_{os.getpid()}_{self.made}"
+        self.server.execute(f'CREATE DATABASE "{name}" TEMPLATE template0 OWNER tracetui')
+        store = open_store(self.server.socket_url(name))
+        try:
+            self.fill(store)
+        finally:
+            store.close()
+        return name
+
+    def drop(self, database: str) -> None:
+        self.server.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+
+    def store_location(self, database: str) -> str:
+        return self.server.socket_url(database)
+
+    def serve(self, database: str) -> contextlib.AbstractContextManager[Served]:
+        url = self.server.tcp_url(database)
+        return serving(None, *SERVE_FLAGS, env={"TRACETUI_DB": url}, new_session=True)
+
+    def connections(self, database: str) -> int:
+        rows = self.server.execute(
+            f"SELECT count(*) FROM pg_stat_activity WHERE datname = '{database}'"
+        )
+        return int(rows[0][0])
+
+
+# -- ingest ----------------------------------------------------------------------------------
+
+
+def floor_seconds(backend: Backend, payloads: list[bytes]) -> tuple[float, float]:
+    """(decode the bodies + write their rows in one transaction; the write alone), seconds."""
+    prices = PriceBook()
+    now = now_ms()
+    started = time.perf_counter()
+    spans = [
+        span
+        for body in payloads
+        for draft in otlp_proto.decode(body, prices, now).drafts
+        for span in draft.spans
+    ]
+    traces = trace_rows(summarize(spans), PROJECT, '{"service.name": "bench"}')
+    decoded = time.perf_counter() - started
+    database = backend.fresh()
+    try:
+        store = open_store(backend.store_location(database))
+        try:
+            started = time.perf_counter()
+            with store.transaction() as db:  # type: ignore[attr-defined]
+                store.insert_traces(db, traces, spans, PROJECT)  # type: ignore[attr-defined]
+            written = time.perf_counter() - started
+        finally:
+            store.close()
+    finally:
+        backend.drop(database)
+    return decoded + written, written
+
+
+def post_all(urls: Sequence[str], payloads: list[bytes], senders: int = SENDERS) -> None:
+    """Every body posted once, by `senders` threads each on a connection of its own to one of
+    `urls` (in turn), as the exporters of several processes of an app do."""
+    queue: Iterator[bytes] = iter(payloads)
+    lock = threading.Lock()
+    failures: list[int] = []
+    headers = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/x-protobuf"}
+
+    def sender(url: str) -> None:
+        with httpx.Client(base_url=url, headers=headers, timeout=60) as client:
+            while True:
+                with lock:
+                    body = next(queue, None)
+                if body is None:
+                    return
+                status = client.post("/traces", content=body).status_code
+                if status != 200:
+                    failures.append(status)
+
+    threads = [threading.Thread(target=sender, args=(urls[n % len(urls)],)) for n in range(senders)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures, failures
+
+
+def list_latencies(url: str, stop: threading.Event, out: list[float]) -> None:
+    params = {"project_id": PROJECT, "limit": 100}
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {KEY}"}) as client:
+        while not stop.is_set():
+            started = time.perf_counter()
+            response = client.get("/traces", params=params)
+            out.append(time.perf_counter() - started)
+            assert response.status_code == 200
+            stop.wait(0.01)
+
+
+def wait_answering(url: str) -> None:
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {KEY}"}) as client:
+        deadline = time.monotonic() + 60
+        while client.get("/projects").status_code != 200:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+
+
+class Pass(NamedTuple):
+    elapsed: float  # first post to the last answer, s
+    idle: list[float]  # the list's latencies before the ingest, s (none when not read)
+    busy: list[float]  # the list's latencies during the ingest, s
+    connections: int  # the database's connections once the ingest was done (PostgreSQL)
+
+
+def ingest_pass(
+    backend: Backend, payloads: list[bytes], read_list: bool = False, replicas: int = 1
+) -> Pass:
+    """Every body posted into a fresh database served by `replicas` services."""
+    database = backend.fresh()
+    try:
+        with contextlib.ExitStack() as stack:
+            served = [stack.enter_context(backend.serve(database)) for _ in range(replicas)]
+            urls = [s.base_url for s in served]
+            for url in urls:
+                wait_answering(url)
+            time.sleep(1.0)  # the price table warms in the background
+            idle: list[float] = []
+            busy: list[float] = []
+            if read_list:
+                stop = threading.Event()
+                lister = threading.Thread(target=list_latencies, args=(urls[0], stop, idle))
+                lister.start()
+                time.sleep(3)
+                stop.set()
+                lister.join()
+            stop = threading.Event()
+            lister = threading.Thread(target=list_latencies, args=(urls[0], stop, busy))
+            if read_list:
+                lister.start()
+            started = time.perf_counter()
+            post_all(urls, payloads)
+            elapsed = time.perf_counter() - started
+            stop.set()
+            if read_list:
+                lister.join()
+            connections = backend.connections(database) if isinstance(backend, Postgres) else 0
+            listable = listed_spans(urls[0].removesuffix("/v1"))
+            assert listable == SPANS, listable
+    finally:
+        backend.drop(database)
+    return Pass(elapsed, idle, busy, connections)
+
+
+@dataclass
+class Ingest:
+    rate: float  # spans/s, the median pass
+    elapsed: float
+    floor: float
+    written: float  # the floor's write alone
+    idle_p95: float
+    busy_p95: float
+    connections: int
+    passes: list[float]
+
+
+def measure_ingest(backend: Backend, payloads: list[bytes]) -> Ingest:
+    floors = [floor_seconds(backend, payloads) for _ in range(RUNS)]
+    floor = statistics.median(f for f, _ in floors)
+    written = statistics.median(w for _, w in floors)
+    passes = sorted(ingest_pass(backend, payloads) for _ in range(RUNS))
+    median = passes[len(passes) // 2]
+    reading = ingest_pass(backend, payloads, read_list=True)
+    return Ingest(
+        SPANS / median.elapsed,
+        median.elapsed,
+        floor,
+        written,
+        p95(reading.idle),
+        p95(reading.busy),
+        median.connections,
+        [p.elapsed for p in passes],
+    )
+
+
+# -- the big database ------------------------------------------------------------------------
+
+
+def iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def p95_of(call: Callable[[], Any], count: int = REQUESTS, warm: int = 5) -> float:
+    """The p95 of `count` calls of `call`, in ms, after `warm` untimed ones."""
+    times = []
+    for n in range(warm + count):
+        started = time.perf_counter()
+        call()
+        if n >= warm:
+            times.append(time.perf_counter() - started)
+    return p95(times) * 1000
+
+
+@dataclass
+class Big:
+    first_page: tuple[float, float]  # (through the service, the store call alone), ms p95
+    deep_page: tuple[float, float]
+    open_trace: tuple[float, float]
+    first_round: float  # ms
+    round: float  # ms, median of the rounds that change nothing
+    round_floor: float  # ms
+    firing: int
+
+
+def measure_big(store: ServiceStore, served: Served, now: int) -> Big:
+    """Pages and traces through the service, the same calls on `store`; then alert rounds."""
+    start, end = now - 8 * DAY_MS, now
+    window = {"project_id": million.PROJECT, "limit": 100, "from": iso(start), "to": iso(end)}
+    headers = {"Authorization": f"Bearer {million.KEY}"}
+    with httpx.Client(base_url=served.base_url, headers=headers, timeout=60) as client:
+
+        def page(params: dict[str, Any]) -> dict[str, Any]:
+            response = client.get("/traces", params=params)
+            assert response.status_code == 200, response.text
+            body: dict[str, Any] = response.json()
+            assert len(body["data"]) == 100
+            return body
+
+        first = p95_of(lambda: page(window))
+        cursor = None
+        for _ in range(DEEP_PAGE - 1):
+            body = page({**window, **({"cursor": cursor} if cursor else {})})
+            cursor = body["next_cursor"]
+        deep_params = {"project_id": million.PROJECT, "limit": 100, "cursor": cursor}
+        deep = p95_of(lambda: page(deep_params))
+        rng = random.Random(5)
+        picks = [million.trace_id(rng.randrange(million.TRACES)) for _ in range(REQUESTS)]
+        opened = iter(picks * 2)
+
+        def open_trace() -> None:
+            response = client.get(f"/traces/{next(opened)}", params={"project_id": million.PROJECT})
+            assert response.status_code == 200 and len(response.json()["spans"]) == 3
+
+        # Each of the 50 traces opened once, cold (picked over the whole week).
+        opening = p95_of(open_trace, REQUESTS, warm=0)
+
+    kept_since = now - 3650 * DAY_MS
+    first_floor = p95_of(
+        lambda: store.list_traces(million.PROJECT, start, end, 100, None, kept_since)
+    )
+    after = store.list_traces(million.PROJECT, start, end, 100 * (DEEP_PAGE - 1), None)[0][-1]
+    from tui.server.rows import TracePosition
+
+    position = TracePosition(after.listed_at, after.id)
+    deep_floor = p95_of(
+        lambda: store.list_traces(million.PROJECT, start, end, 100, position, kept_since)
+    )
+    again = iter(picks)
+    open_floor = p95_of(lambda: store.list_spans(next(again), million.PROJECT), REQUESTS, warm=0)
+
+    # Alert rounds, in this process, at the moment the data was made.
+    firsts = []
+    for _ in range(2):
+        with store.transaction() as db:  # type: ignore[attr-defined]
+            for table in ("alert_states", "alert_events", "webhook_deliveries"):
+                db.execute(f"DELETE FROM {table}")
+        evaluator = Evaluator(store, lambda: now)
+        started = time.perf_counter()
+        result = evaluator.round()
+        firsts.append(time.perf_counter() - started)
+        assert result.evaluated == 100 and result.failed_projects == 0, result
+    steady = []
+    for _ in range(3):
+        started = time.perf_counter()
+        evaluator.round()
+        steady.append(time.perf_counter() - started)
+    floor = p95_of(
+        lambda: store.window_stats(
+            million.PROJECT, now - DAY_MS, now, errors=True, cost=True, p95=False
+        ),
+        5,
+        1,
+    )
+    firing = sum(s.state == "firing" for s in store.alert_states(million.PROJECT).values())
+    return Big(
+        (first, first_floor),
+        (deep, deep_floor),
+        (opening, open_floor),
+        statistics.median(firsts) * 1000,
+        statistics.median(steady) * 1000,
+        floor,
+        firing,
+    )
+
+
+# -- the table -------------------------------------------------------------------------------
+
+
+def rows_of(name: str, ingest: Ingest, big: Big, size_mb: float) -> list[Row]:
+    pg = name == "postgres"
+    out = [
+        Row(
+            f"{name}: ingest 50k spans via serve vs floor",
+            ingest.elapsed,
+            ingest.floor,
+            "s",
+            "ratio <= 2.5" if pg else "for reference",
+            ingest.elapsed <= 2.5 * ingest.floor or not pg,
+        ),
+        Row(
+            f"{name}: ingest spans per second",
+            ingest.rate / 1000,
+            0,
+            "k",
+            ">= 15 k/s" if pg else "for reference",
+            ingest.rate >= 15_000 or not pg,
+        ),
+        Row(
+            f"{name}: trace list p95 ingesting vs idle",
+            ingest.busy_p95 * 1000,
+            ingest.idle_p95 * 1000,
+            "ms",
+            "ratio <= 3",
+            ingest.busy_p95 <= 3 * ingest.idle_p95,
+        ),
+    ]
+    for label, (ours, floor) in (
+        ("1M traces: first page p95", big.first_page),
+        (f"1M traces: page {DEEP_PAGE} by cursor p95", big.deep_page),
+        ("1M traces: open a trace p95", big.open_trace),
+    ):
+        out.append(Row(f"{name}: {label}", ours, floor, "ms", "<= 20 ms", ours <= 20))
+    out += [
+        Row(
+            f"{name}: 1M: alert round, 100 alerts",
+            big.round,
+            big.round_floor,
+            "ms",
+            "<= 1000 ms",
+            big.round <= 1000,
+        ),
+        Row(
+            "  (the first: every alert changes)",
+            big.first_round,
+            big.round_floor,
+            "ms",
+            "<= 1000 ms",
+            big.first_round <= 1000,
+        ),
+        Row(f"{name}: 1M traces on disk", size_mb, 0, "MB", "for reference", True),
+    ]
+    return out
+
+
+def run() -> list[Row]:
+    payloads = bodies()
+    out: list[Row] = []
+    notes: list[str] = []
+    sqlite = SQLite()
+    path, built = million.sqlite_database()
+    how = "from the cache" if built.cached else "built now"
+    notes.append(f"sqlite: 1M traces {how} (a build takes {built.build_s:.0f} s)")
+    ingest = measure_ingest(sqlite, payloads)
+    store = open_store(str(path))
+    try:
+        with sqlite.serve(str(path)) as served:
+            wait_answering_big(served.base_url)
+            big = measure_big(store, served, built.now)
+    finally:
+        store.close()
+    size = sum(f.stat().st_size for f in path.parent.glob(path.name + "*")) / 1e6
+    out += rows_of("sqlite", ingest, big, size)
+    notes.append(describe("sqlite", ingest, big))
+
+    with bench_postgres(million.postgres_name()) as server:
+        postgres = Postgres(server)
+        built = million.postgres_database(server.socket_url(million.DATABASE), server.execute)
+        how = "from the cache" if built.cached else "built now"
+        notes.append(f"postgres: 1M traces {how} (a build takes {built.build_s:.0f} s)")
+        ingest = measure_ingest(postgres, payloads)
+        two = ingest_pass(postgres, payloads, replicas=2)
+        store = open_store(server.socket_url(million.DATABASE))
+        try:
+            with postgres.serve(million.DATABASE) as served:
+                wait_answering_big(served.base_url)
+                big = measure_big(store, served, built.now)
+        finally:
+            store.close()
+        size = database_size(server, million.DATABASE) / 1e6
+    out += rows_of("postgres", ingest, big, size)
+    two_rate = SPANS / two.elapsed
+    out.append(
+        Row(
+            "postgres: 2 replicas ingesting vs 1 (spans/s)",
+            two_rate / 1000,
+            ingest.rate / 1000,
+            "k",
+            "report (2 cores)",
+            True,
+        )
+    )
+    notes.append(describe("postgres", ingest, big))
+    notes.append(
+        f"postgres: two replicas {two.elapsed:.2f} s ({two_rate:,.0f} spans/s) against one "
+        f"{ingest.elapsed:.2f} s; {two.connections} connections to the database with two "
+        f"replicas after their ingest, {ingest.connections} with one"
+    )
+    print()
+    for note in notes:
+        print(note)
+    return out
+
+
+def wait_answering_big(url: str) -> None:
+    """Until the service answers, and then the time its start-up work takes (ingest worker
+    processes starting, the price table loading), which would fall into the first pages."""
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {million.KEY}"}) as c:
+        deadline = time.monotonic() + 60
+        while c.get("/projects").status_code != 200:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    time.sleep(2.0)
+
+
+def describe(name: str, ingest: Ingest, big: Big) -> str:
+    return (
+        f"{name}: ingest passes {[round(p, 2) for p in ingest.passes]} s, median "
+        f"{ingest.rate:,.0f} spans/s; floor {ingest.floor:.2f} s (the write alone "
+        f"{ingest.written:.2f} s, {SPANS / ingest.written:,.0f} spans/s); list p95 idle "
+        f"{ingest.idle_p95 * 1000:.1f} ms, ingesting {ingest.busy_p95 * 1000:.1f} ms; 1M: "
+        f"first round {big.first_round:.0f} ms, then {big.round:.0f} ms; {big.firing} of 100 "
+        "firing"
+    )
+
+
+if __name__ == "__main__":
+    from tests.perf.report import print_table
+
+    print_table(run())

@@ -1,0 +1,110 @@
+"""Replicas sharing a store look a request's key up and count it against the rate limit in one
+store call (ratelimit.IdentifyCounted; PostgresStore.key_scope_counted, one statement)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from tests.service.conftest import schema_url
+from tui.server.postgres.store import PostgresStore
+from tui.server.ratelimit import RateLimitMiddleware, SharedRateLimiter
+from tui.server.rows import KeyScope
+from tui.server.store_keys import hash_key
+
+KEY = "tt_ws_counted_key_0123456789"
+NOW = 600.0  # the limiter's clock: the window [600, 660) s
+
+
+def test_a_known_keys_look_up_counts_its_request_across_replicas(store_database: str) -> None:
+    url = schema_url(store_database)
+    first, second = PostgresStore(url, pool_size=1), PostgresStore(url, pool_size=1)
+    try:
+        first.add_key(KEY, None, "ci")
+        bucket = f"api:key:{hash_key(KEY)}"
+        assert first.key_scope_counted(KEY, bucket, 600_000) == (KeyScope(hash_key(KEY), None), 1)
+        assert second.key_scope_counted(KEY, bucket, 600_000) == (KeyScope(hash_key(KEY), None), 2)
+        # The same row the limiter's own count adds to.
+        assert first.count_requests(bucket, 600_000) == 3
+        assert first.key_scope_counted(KEY, bucket, 660_000) == (KeyScope(hash_key(KEY), None), 1)
+        # An unknown key: None, and nothing counted for it.
+        assert first.key_scope_counted("tt_ws_unknown", "api:key:x", 600_000) is None
+        assert first.count_requests("api:key:x", 600_000) == 1
+    finally:
+        first.close()
+        second.close()
+
+
+class CountingStore:
+    """What the middleware calls, counted: the key's look-up, the look-up and count in one,
+    and the limiter's separate count."""
+
+    def __init__(self) -> None:
+        self.keys = {KEY}
+        self.counts: dict[tuple[str, int], int] = {}
+        self.calls: list[str] = []
+
+    def identify(self, key: str) -> tuple[str, object] | None:
+        self.calls.append("identify")
+        return (hash_key(key), "scope") if key in self.keys else None
+
+    def identify_counted(
+        self, key: str, bucket: str, window: int
+    ) -> tuple[str, object, int] | None:
+        self.calls.append("identify_counted")
+        if key not in self.keys:
+            return None
+        assert bucket == f"api:key:{hash_key(key)}"
+        return hash_key(key), "scope", self.count(bucket, window, 1)
+
+    def count(self, bucket: str, window: int, hits: int = 1) -> int:
+        self.counts[bucket, window] = self.counts.get((bucket, window), 0) + hits
+        return self.counts[bucket, window]
+
+    def count_alone(self, bucket: str, window: int, hits: int = 1) -> int:
+        self.calls.append("count")
+        return self.count(bucket, window, hits)
+
+
+@pytest.fixture
+def counted() -> tuple[CountingStore, TestClient]:
+    store = CountingStore()
+
+    async def ok(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    limiter = SharedRateLimiter("api", store.count_alone, lambda: None, 3, 60.0, clock=lambda: NOW)
+    app = RateLimitMiddleware(
+        ok, limiter, identify=store.identify, identify_counted=store.identify_counted
+    )
+    return store, TestClient(app)
+
+
+def test_a_request_is_looked_up_and_counted_in_one_store_call(
+    counted: tuple[CountingStore, TestClient],
+) -> None:
+    store, client = counted
+    headers = {"Authorization": f"Bearer {KEY}"}
+    answers = [client.get("/v1/projects", headers=headers) for _ in range(3)]
+    assert [a.status_code for a in answers] == [200, 200, 200]
+    assert [a.headers["x-ratelimit-remaining"] for a in answers] == ["2", "1", "0"]
+    assert store.calls == ["identify_counted"] * 3
+    # Past the limit: 429, and once the window is spent the key is still looked up (a
+    # revoked key stops at once) but no longer counted.
+    store.calls.clear()
+    assert client.get("/v1/projects", headers=headers).status_code == 429
+    assert client.get("/v1/projects", headers=headers).status_code == 429
+    assert store.calls == ["identify_counted", "identify"]
+
+
+def test_an_unknown_key_is_counted_against_its_address(
+    counted: tuple[CountingStore, TestClient],
+) -> None:
+    store, client = counted
+    answer = client.post("/v1/projects", headers={"Authorization": "Bearer tt_ws_nope"}, json={})
+    assert answer.status_code == 401
+    assert store.calls == ["identify_counted", "count"]
+    assert list(store.counts) == [("api:ip:testclient", 600_000)]
