@@ -79,7 +79,7 @@ async def check_firing_alert(service: RunningService) -> None:
         text = table_text(screen)
         # p95 of [500, 800, 1200, 3000] ms: 2730 ms, breaching > 1000 ms.
         assert "▲ firing" in text and "2730 ms > 1000 ms" in text
-        assert "✓ ok" in text and "$0.00 > $2.50" in text
+        assert "✓ ok" in text and "$0.00 ≤ $2.50" in text  # the sign true of them
         assert "▲ 1 firing" in str(screen.query_one("#header").content)
         await wait_for(pilot, lambda: screen.collected is not None)
         slow = table_text(screen).splitlines()[0].split(" | ")
@@ -127,7 +127,7 @@ async def test_a_server_without_alert_state_gets_it_computed_from_traces(
         slow, spend = table_text(screen).splitlines()
         assert slow.startswith("▲ firing") and "*" in slow.split(" | ")[0]
         assert "11.7 s > 8 s" in slow
-        assert "$1.50 > $5.00" in spend and spend.startswith("✓ ok*")
+        assert "$1.50 ≤ $5.00" in spend and spend.startswith("✓ ok*")
         header = str(screen.query_one("#header").content)
         assert "▲ 1 firing" in header and "computed from traces" in header
         # The sparkline's last cell is above its midline (the threshold): a breach.
@@ -223,7 +223,9 @@ async def test_enter_opens_an_alerts_state_history_and_window_traces(tmp_path: P
             assert "value 2730" in history()
             assert [t.duration_ms for t in detail.ranked] == [3000, 1200, 800, 500]
             facts = str(detail.query_one("#facts").content)
-            assert "now 2730 ms > 1000 ms" in facts and "computed here: 2730 ms" in facts
+            assert "now 2730 ms · fires when > 1000 ms" in facts
+            assert "from the traces listed now" not in facts  # the app reads the same value
+            assert "value 2730 ms" in history()  # with its unit
             from tui.model import metrics
 
             for metric, value in served.items():  # the service's own numbers
@@ -347,7 +349,7 @@ async def test_a_resolved_alert_reads_ok_with_its_episode_in_the_history(tmp_pat
         ):
             screen = await open_alerts(app, pilot, project_id)
             row = table_text(screen).split(" | ")
-            assert row[0] == "✓ ok" and row[3] == "100 ms > 1000 ms"
+            assert row[0] == "✓ ok" and row[3] == "100 ms ≤ 1000 ms"
             await pilot.press("enter")
             await wait_for(pilot, lambda: showing(app, AlertDetailScreen))
             detail = app.screen

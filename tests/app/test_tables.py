@@ -90,7 +90,7 @@ async def test_the_alerts_table_fits_without_sideways_scrolling(
     assert rows[1][2] == "error rate /15m"
     assert rows[1][1].startswith("Error spike")
     if width == 80:  # the webhook host gives way to the sparkline (the detail shows it)
-        assert titles == ["State", "Name", "Metric", "Now / fires", "Last 24h"]
+        assert titles == ["State", "Name", "Metric", "Now vs threshold", "Last 24h"]
     else:  # the host keeps at least its first labels
         assert titles[-1] == "Webhook host"
         assert rows[0][5].startswith("hooks.slack") and rows[1][5].startswith("events.pagerd")

@@ -210,3 +210,55 @@ def test_one_project_is_read_by_its_id(
     with service.client(service.keys.projects["proj_rag"]) as stranger:
         assert stranger.get(f"projects/{project['id']}").status_code == 403
         assert stranger.get("projects/proj_rag").json()["id"] == "proj_rag"
+
+
+def test_a_name_another_project_has_is_refused_on_create_and_rename(
+    api: httpx.Client, project: dict[str, Any]
+) -> None:
+    taken = project["name"]
+    before = len(api.get("projects").json()["data"])
+    created = api.post("projects", json={"name": taken})
+    assert created.status_code == 409, created.text
+    assert created.json()["error"]["code"] == "name_taken"
+    assert [d["field"] for d in created.json()["error"]["details"]] == ["name"]
+    assert len(api.get("projects").json()["data"]) == before
+
+    other = api.post("projects", json={"name": f"other-{uuid.uuid4().hex[:6]}"}).json()
+    for params in ({"dry_run": "true"}, {}):
+        renamed = api.patch(f"projects/{other['id']}", json={"name": taken}, params=params)
+        assert renamed.status_code == 409 and renamed.json()["error"]["code"] == "name_taken"
+    assert api.get(f"projects/{other['id']}").json()["name"] == other["name"]
+    # Its own name again, with another field changed: not a clash.
+    same = api.patch(f"projects/{project['id']}", json={"name": taken, "retention_days": 31})
+    assert same.status_code == 200, same.text
+
+
+def test_a_repeated_create_answers_as_the_first_though_its_name_is_taken_now(
+    api: httpx.Client,
+) -> None:
+    name = f"repeat-{uuid.uuid4().hex[:6]}"
+    headers = {"Idempotency-Key": uuid.uuid4().hex}
+    first = api.post("projects", json={"name": name}, headers=headers)
+    again = api.post("projects", json={"name": name}, headers=headers)
+    assert first.status_code == again.status_code == 201 and again.json() == first.json()
+
+
+def test_racing_renames_to_one_name_give_it_to_one_project(api: httpx.Client) -> None:
+    """Many renames at once, each of another project to one new name: the store looks and
+    writes under one lock, so exactly one is taken and the others are refused."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    ids = [
+        api.post("projects", json={"name": f"racer-{uuid.uuid4().hex[:8]}"}).json()["id"]
+        for _ in range(6)
+    ]
+    wanted = f"winner-{uuid.uuid4().hex[:6]}"
+    with ThreadPoolExecutor(len(ids)) as pool:
+        statuses = sorted(
+            pool.map(
+                lambda pid: api.patch(f"projects/{pid}", json={"name": wanted}).status_code, ids
+            )
+        )
+    assert statuses == [200] + [409] * (len(ids) - 1)
+    names = [p["name"] for p in api.get("projects").json()["data"]]
+    assert names.count(wanted) == 1

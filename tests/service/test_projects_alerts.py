@@ -48,7 +48,9 @@ def test_create_project_with_defaults(api: httpx.Client) -> None:
     body = created.json()
     assert body["name"] == name and body["retention_days"] == 30 and body["description"] is None
     assert body["id"] in [p["id"] for p in api.get("projects").json()["data"]]
-    full = api.post("projects", json={"name": "x", "description": "d", "retention_days": 365})
+    full = api.post(
+        "projects", json={"name": f"{name}-full", "description": "d", "retention_days": 365}
+    )
     assert full.json()["retention_days"] == 365 and full.json()["description"] == "d"
 
 
@@ -181,6 +183,7 @@ def test_idempotency_key_never_creates_twice(service: RunningService, api: httpx
     assert other.status_code == 409
     assert service.store.count("alerts") == before + 1
     project = {"Idempotency-Key": uuid.uuid4().hex}
-    a = api.post("projects", json={"name": "once"}, headers=project).json()
-    b = api.post("projects", json={"name": "once"}, headers=project).json()
+    once = f"once-{uuid.uuid4().hex[:6]}"  # project names are unique
+    a = api.post("projects", json={"name": once}, headers=project).json()
+    b = api.post("projects", json={"name": once}, headers=project).json()
     assert a["id"] == b["id"]

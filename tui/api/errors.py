@@ -86,9 +86,19 @@ class ValidationFailed(ApiError):
 
 class Conflict(ApiError):
     """409: the request clashes with the server's state (for example an Idempotency-Key that
-    was already used with another body)."""
+    was already used with another body, or a project name that is taken); `fields` names the
+    fields that clash when the server says."""
 
     title = "Conflict (409)"
+
+    def __init__(
+        self, message: str, status: int | None = 409, fields: tuple[FieldError, ...] = ()
+    ) -> None:
+        super().__init__(message, status)
+        self.fields = fields
+
+    def field_messages(self) -> dict[str, str]:
+        return {error.field: error.message for error in reversed(self.fields)}
 
 
 class RateLimited(ApiError):
@@ -257,7 +267,7 @@ def error_for_response(
     if status == 404:
         return NotFound(full, status)
     if status == 409:
-        return Conflict(full, status)
+        return Conflict(full, status, fields_redacted)
     if status in (400, 422):
         return ValidationFailed(full, status, fields_redacted)
     if status == 429:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote
@@ -72,6 +73,10 @@ class ManageCalls:
     @property
     def offers_key_management(self) -> bool:
         return self.offers.key_management
+
+    @property
+    def offers_workspace_keys(self) -> bool:
+        return self.offers.workspace_keys
 
     @property
     def offers_project_edit(self) -> bool:
@@ -161,10 +166,17 @@ class ManageCalls:
     def _keys_url(project_id: str | None) -> str:
         return f"projects/{_segment(project_id)}/keys" if project_id else "keys"
 
+    @staticmethod
+    def _keys_offer(project_id: str | None, doing: str) -> tuple[str, str]:
+        """The offer a key call needs, and the action named when it is missing."""
+        if project_id is None:
+            return "workspace_keys", f"{doing} workspace keys"
+        return "key_management", f"{doing} keys"
+
     async def list_keys(self, project_id: str | None) -> list[KeyInfo]:
         """A project's keys (None: the workspace keys): never the keys themselves. The
         workspace key is used: a project key sees its own key's metadata at most."""
-        await self._require("key_management", "managing keys")
+        await self._require(*self._keys_offer(project_id, "managing"))
         return cast(
             "list[KeyInfo]", await self._client._all(KeyInfo, "keys", self._keys_url(project_id))
         )
@@ -173,7 +185,7 @@ class ManageCalls:
         self, project_id: str | None, label: str, idempotency_key: str | None = None
     ) -> KeyInfo:
         """A new key; its `key` (a secret) is in this answer only."""
-        await self._require("key_management", "creating keys")
+        await self._require(*self._keys_offer(project_id, "creating"))
         response = await self._write(
             "POST", self._keys_url(project_id), {"label": label}, idempotency_key=idempotency_key
         )
@@ -188,7 +200,7 @@ class ManageCalls:
         return created
 
     async def revoke_key(self, project_id: str | None, key_id: str) -> None:
-        await self._require("key_management", "revoking keys")
+        await self._require(*self._keys_offer(project_id, "revoking"))
         await self._write("DELETE", f"{self._keys_url(project_id)}/{_segment(key_id)}")
 
     # -- projects --------------------------------------------------------------------------------
@@ -260,12 +272,54 @@ class ManageCalls:
     async def send_test_event(self, project_id: str, alert_id: str) -> str | None:
         """Queue a test event for the alert's webhook; its id (the alert's history shows how
         the receiver answered), if the server said."""
+        return (await self._test_event(project_id, alert_id, wait=False)).webhook_id
+
+    async def test_webhook(self, project_id: str, alert_id: str) -> DeliveryOutcome:
+        """Send the alert's webhook a test event and learn how the receiver took it: the
+        service's `?wait=true` extension answers the first attempt's status and latency, or
+        its error. A server that only queues it (202) leaves `answered` False: the alert's
+        history shows the outcome."""
+        return await self._test_event(project_id, alert_id, wait=True)
+
+    async def _test_event(self, project_id: str, alert_id: str, wait: bool) -> DeliveryOutcome:
         await self._require("alert_test", "test events")
         url = self._alert_url(project_id, alert_id) + "/test"
-        response = await self._write("POST", url, {}, project_id=project_id)
+        response = await self._write(
+            "POST", url, {}, project_id=project_id, params={"wait": "true"} if wait else None
+        )
         try:
             data = self._record_of(response)
         except BadResponse:
-            return None
+            return DeliveryOutcome(None)
+        return DeliveryOutcome.of(data, answered=response.status_code == 200)
+
+
+@dataclass(frozen=True)
+class DeliveryOutcome:
+    """A test event sent: its webhook id, and, when the server waited for the first attempt
+    (`answered`), whether the receiver took it, its status code, latency or error."""
+
+    webhook_id: str | None
+    answered: bool = False
+    delivered: bool = False
+    status_code: int | None = None
+    latency_ms: int | None = None
+    error: str | None = None
+
+    @classmethod
+    def of(cls, data: dict[str, Any], answered: bool) -> DeliveryOutcome:
+        def number(name: str) -> int | None:
+            value = data.get(name)
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
         webhook_id = data.get("webhook_id") or data.get("id")
-        return webhook_id if isinstance(webhook_id, str) else None
+        error = data.get("error")
+        answered = answered and ("delivered" in data or "status_code" in data)
+        return cls(
+            webhook_id if isinstance(webhook_id, str) else None,
+            answered,
+            data.get("delivered") is True,
+            number("status_code"),
+            number("latency_ms"),
+            error if isinstance(error, str) else None,
+        )

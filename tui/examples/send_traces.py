@@ -7,6 +7,11 @@ The newcomer's path (README, "Send your own traces"):
     export OTEL_EXPORTER_OTLP_HEADERS=...
     python -m tui.examples.send_traces      # three traces, in project "send-traces-example"
 
+With the workspace key the traces go to the project named by their `tracetui.project`
+resource attribute ("send-traces-example", made on first use); with a project's key (made in
+the app's project settings) they go to that key's project whatever they say. At the end the
+script asks the service which project that is, and says so.
+
 It calls no model (it needs no network and no API key): each "call" is a span carrying the
 attributes an instrumented OpenAI call carries in the OTel GenAI conventions (model, tokens,
 gen_ai.input.messages / gen_ai.output.messages), so tracetui shows tokens, an estimated cost
@@ -22,6 +27,8 @@ import os
 import random
 import sys
 import time
+import urllib.parse
+import urllib.request
 
 PROJECT = "send-traces-example"
 QUESTIONS = (
@@ -98,8 +105,41 @@ def main() -> int:
             root.set_attribute("output.value", answer)
     provider.force_flush()
     provider.shutdown()
-    print(f"Sent {len(QUESTIONS)} traces to project {PROJECT!r}: open it in tracetui.")
+    print(f"Sent {len(QUESTIONS)} traces {where_they_went()}: open it in tracetui.")
     return 0
+
+
+def exporter_headers() -> dict[str, str]:
+    """OTEL_EXPORTER_OTLP_HEADERS as the exporter reads it: `name=value` pairs, comma
+    separated, URL-encoded."""
+    headers = {}
+    for pair in os.environ.get("OTEL_EXPORTER_OTLP_HEADERS", "").split(","):
+        name, _, value = pair.partition("=")
+        if name.strip():
+            headers[urllib.parse.unquote(name.strip())] = urllib.parse.unquote(value.strip())
+    return headers
+
+
+def where_they_went() -> str:
+    """Where the traces went, as the service says: a project key's traces go to its own
+    project, the workspace key's to the one they name. Said with less certainty when the
+    service does not answer (another server, say)."""
+    endpoint = os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"].rstrip("/")
+    names: list[object] = []
+    if endpoint.startswith(("http://", "https://")):  # what the exporter sends to
+        url = f"{endpoint}/v1/projects"
+        request = urllib.request.Request(url, headers=exporter_headers())  # noqa: S310
+        try:
+            with urllib.request.urlopen(request, timeout=5) as answer:  # noqa: S310
+                projects = json.load(answer).get("data", [])
+            names = [p.get("name") for p in projects if isinstance(p, dict)]
+        except (OSError, ValueError, AttributeError):  # URLError is an OSError
+            names = []
+    if PROJECT in names:
+        return f"to project {PROJECT!r}"
+    if len(names) == 1 and isinstance(names[0], str):
+        return f"to project {names[0]!r}, the project of the key in OTEL_EXPORTER_OTLP_HEADERS"
+    return f"tagged for project {PROJECT!r} (a project key puts them in its own project instead)"
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from itertools import accumulate, pairwise
 from operator import itemgetter
 
 from tui.api import Trace
-from tui.core.alert_rules import parse_metric
+from tui.core.alert_rules import amount, breach_text, parse_metric
 
 DRIFT_NOTE = "Prompt drift needs the prompts themselves: only the server can compute it."
 
@@ -249,3 +249,20 @@ def computable(metric: str | None) -> bool:
     """Whether trace list rows are enough for this metric (all but prompt drift)."""
     parsed = parse_metric(metric)
     return parsed is not None and parsed.measure != "prompt_drift"
+
+
+# The sign that is true of a value that does not breach, by condition.
+UNBREACHED = {"gt": "≤", "gte": "<", "lt": "≥", "lte": ">"}
+
+
+def compared_text(
+    metric: str | None, condition: str | None, value: float | None, threshold: float | None
+) -> str:
+    """The value beside the threshold with the sign that is true of them: `9120 ms > 8000 ms`
+    while it breaches, `1956 ms ≤ 8000 ms` while it does not (never `1956 ms > 8000 ms` beside
+    "ok"); `> 8000 ms` without a value."""
+    if value is None or threshold is None or condition not in UNBREACHED:
+        return breach_text(metric, condition, value, threshold)
+    if breaches(condition, value, threshold):
+        return breach_text(metric, condition, value, threshold)
+    return f"{amount(metric, value)} {UNBREACHED[condition]} {amount(metric, threshold)}"

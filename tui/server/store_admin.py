@@ -26,6 +26,11 @@ KEY_USE_RESOLUTION_MS = 60_000
 ALERT_CHILDREN = ("alert_events", "webhook_deliveries", "alert_states", "alert_secrets")
 
 
+class NameTaken(Exception):
+    """Another project has this name: two projects of one name could not be told apart in a
+    list, a palette or an ingest routed by name."""
+
+
 class AdminTables:
     """The statements of `store_admin` over the store's own connections."""
 
@@ -88,14 +93,30 @@ class AdminTables:
     # -- projects ------------------------------------------------------------------------------
 
     def update_project(self, row: ProjectRow) -> None:
-        """Store the project's name, description and retention as `row` has them."""
+        """Store the project's name, description and retention as `row` has them; NameTaken
+        (nothing stored) if another project has its name. The look and the write are one
+        transaction, with project writes held off meanwhile, so two racing renames never both
+        take one name."""
         with self._admin_write() as db:
+            self._hold_project_writes(db)
+            other = db.execute(
+                self._sql("SELECT 1 FROM projects WHERE name = ? AND id <> ?"), (row.name, row.id)
+            ).fetchone()
+            if other is not None:
+                raise NameTaken(row.name)
             db.execute(
                 self._sql(
                     "UPDATE projects SET name = ?, description = ?, retention_days = ? WHERE id = ?"
                 ),
                 (row.name, row.description, row.retention_days, row.id),
             )
+
+    def _hold_project_writes(self, db: Any) -> None:
+        """Hold off other writes of the projects table until this transaction ends. SQLite's
+        write transaction already excludes every other writer; PostgreSQL takes a lock that
+        only other writers of the table wait on (readers never do)."""
+        if self.PLACEHOLDER != "?":
+            db.execute("LOCK TABLE projects IN SHARE ROW EXCLUSIVE MODE")
 
     def count_traces_ending_before(self, project_id: str, cutoff: int) -> int:
         """How many of the project's traces have their newest span ending before `cutoff`:

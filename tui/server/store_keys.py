@@ -140,6 +140,15 @@ class KeyTables:
                 seen = self.remembered_response(db, once.key_hash, once.idempotency_key)
                 if seen is not None:
                     return seen
+            if (
+                isinstance(row, ProjectRow)
+                and db.execute("SELECT 1 FROM projects WHERE name = ?", (row.name,)).fetchone()
+            ):
+                # In the insert's transaction (BEGIN IMMEDIATE: one writer), so two racing
+                # creates never both take one name.
+                from tui.server.store_admin import NameTaken  # store_admin imports this module
+
+                raise NameTaken(row.name)
             db.execute(INSERT[type(row)], row)
             for extra in also:
                 db.execute(INSERT[type(extra)], extra)

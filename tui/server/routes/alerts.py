@@ -3,11 +3,14 @@ extensions: one alert with its state, its history of state changes and webhook a
 test webhook, changes (any field, pause, mute), deletion and a new signing secret. A project
 key manages its own project's alerts, as it creates them."""
 
+import json
+import time
 from typing import Annotated
 
 from anyio import from_thread
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel
 
 from tui.server.alerts.metrics import parse_metric
 from tui.server.alerts.payload import TEST, Evaluated, event_body
@@ -36,6 +39,7 @@ from tui.server.deps import (
 from tui.server.errors import ServiceError
 from tui.server.paging import decode_cursor, encode_cursor
 from tui.server.rows import (
+    AlertEventRow,
     AlertRow,
     AlertSecretRow,
     DeliveryRow,
@@ -57,6 +61,10 @@ MAX_LIMIT = 500
 # new secret within it, without a gap.
 SECRET_GRACE_MS = 24 * 3_600_000
 EVENT_CURSOR = {"s": int}  # the position of the last event of the page
+# How long `POST .../test?wait=true` waits for the test event's first attempt to end: past it,
+# the answer is the 202 of a plain test (the history shows the outcome when it comes).
+TEST_WAIT_S = 10.0
+TEST_POLL_S = 0.05
 
 router = APIRouter(responses=ERRORS)
 
@@ -158,11 +166,25 @@ def list_events(
     )
 
 
+class FirstAttempt(BaseModel):
+    """Extension (`?wait=true`): how the receiver answered the test event's first attempt."""
+
+    webhook_id: str
+    delivered: bool
+    status_code: int | None = None
+    latency_ms: int | None = None
+    error: str | None = None
+
+
 @router.post(
     "/projects/{project_id}/alerts/{alert_id}/test",
     status_code=202,
     summary="Send the alert's webhook a test event now",
+    description="Queues the event (202). With `wait=true` (an extension) the answer waits for "
+    "the event's first attempt, at most 10 s, and says how the receiver answered (200): its "
+    "status code and latency, or the error; past 10 s it is the 202 of a plain test.",
     response_model=QueuedWebhook,
+    responses={200: {"model": FirstAttempt, "description": "The first attempt's outcome"}},
 )
 def send_test(
     request: Request,
@@ -172,6 +194,7 @@ def send_test(
     clock: ClockDep,
     alerts: AlertsDep,
     alert_id: Annotated[str, Path()],
+    wait: Annotated[bool, Query(description="Wait for the first attempt (extension)")] = False,
 ) -> Response:
     alert = alert_in(store, project, alert_id)
     now = clock()
@@ -189,7 +212,44 @@ def send_test(
         request, store, scope, {"test": alert.id}, row, {"webhook_id": row.id}, status=202
     )
     alerts.wake()
-    return answer
+    if not wait or answer.status_code != 202:
+        return answer
+    # A replay of the same Idempotency-Key names the first request's event: that one's outcome.
+    webhook_id = json.loads(bytes(answer.body)).get("webhook_id", row.id)
+    outcome = first_attempt(store, alert.id, webhook_id, time.monotonic() + TEST_WAIT_S)
+    return answer if outcome is None else JSONResponse(outcome.model_dump())
+
+
+def first_attempt(
+    store: TraceStore, alert_id: str, webhook_id: str, deadline: float
+) -> FirstAttempt | None:
+    """The outcome of the delivery's first attempt once it is recorded (by whichever replica
+    made it: the store is what they share); None if it is not by `deadline` (monotonic). In
+    the route's worker thread: the wait blocks that thread only."""
+    while True:
+        delivery = store.get_delivery(webhook_id)
+        if delivery is not None and delivery.attempts >= 1:
+            event = attempt_event(store, alert_id, webhook_id)
+            if event is not None:
+                return FirstAttempt(
+                    webhook_id=webhook_id,
+                    delivered=bool(event.ok),
+                    status_code=event.status_code,
+                    latency_ms=event.duration_ms,
+                    error=event.error,
+                )
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(TEST_POLL_S)
+
+
+def attempt_event(store: TraceStore, alert_id: str, webhook_id: str) -> AlertEventRow | None:
+    """The history's record of the delivery's first attempt (among the newest events)."""
+    rows, _ = store.list_alert_events(alert_id, 200)
+    for _, event in rows:
+        if event.kind == "delivery" and event.webhook_id == webhook_id and event.attempt == 1:
+            return event
+    return None
 
 
 @router.patch(

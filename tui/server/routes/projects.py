@@ -1,7 +1,8 @@
 """GET and POST /v1/projects: a workspace key sees and creates every project, a project key
 sees its own. Extensions: GET one project, PATCH (name, description, retention, saying how many traces a
 shorter retention deletes; ?dry_run=true changes nothing) and DELETE (the project with its
-traces, alerts and keys), by the workspace key only."""
+traces, alerts and keys), by the workspace key only. Project names are unique: a create or a
+rename to a name another project has is refused (409 name_taken)."""
 
 from typing import Annotated, Any
 
@@ -17,15 +18,28 @@ from tui.server.deps import (
     StoreDep,
     apply_once,
     create_once,
+    once_of,
     readable_project,
 )
 from tui.server.errors import ServiceError
 from tui.server.rows import new_project
 from tui.server.schemas import ProjectCreate, ProjectUpdate, project_json
+from tui.server.store_admin import NameTaken
 
 WORKSPACE_ONLY = "Only the workspace key can change or delete projects."
 
 router = APIRouter(responses=ERRORS)
+
+
+def name_taken() -> ServiceError:
+    """409 for a name another project has (the name is not repeated: no answer echoes what
+    was sent)."""
+    return ServiceError(
+        409,
+        "name_taken",
+        "Another project has this name: choose another.",
+        [{"field": "name", "message": "another project has this name"}],
+    )
 
 
 @router.get("/projects", summary="List projects", response_model=ProjectList)
@@ -40,8 +54,18 @@ def create_project(
 ) -> Response:
     if not scope.is_workspace:
         raise ServiceError(403, "forbidden", "Only the workspace key can create projects.")
+    once = once_of(request, scope, payload)
+    replaying = (
+        once is not None and store.recall_response(once.key_hash, once.idempotency_key) is not None
+    )
+    # A repeat of a create answers as the first did (create_once), though its name is taken now.
+    if not replaying and any(p.name == payload.name for p in store.list_projects()):
+        raise name_taken()
     row = new_project(payload.name, payload.description, payload.retention_days)
-    return create_once(request, store, scope, payload, row, project_json(row))
+    try:
+        return create_once(request, store, scope, payload, row, project_json(row))
+    except NameTaken:  # a store that looks again in its insert's transaction
+        raise name_taken() from None
 
 
 @router.get("/projects/{project_id}", summary="Get one project", response_model=Project)
@@ -69,6 +93,10 @@ def update_project(
     if not scope.is_workspace:
         raise ServiceError(403, "forbidden", WORKSPACE_ONLY)
     changed = project._replace(**payload.changes())
+    if changed.name != project.name and any(
+        p.name == changed.name and p.id != project.id for p in store.list_projects()
+    ):
+        raise name_taken()  # the dry run says so too
     to_delete = 0
     if changed.retention_days < project.retention_days:
         cutoff = clock() - changed.retention_days * DAY_MS
@@ -78,7 +106,10 @@ def update_project(
         return JSONResponse(body)
 
     def change() -> tuple[int, dict[str, Any]]:
-        store.update_project(changed)
+        try:
+            store.update_project(changed)  # looks again, with project writes held off
+        except NameTaken:
+            raise name_taken() from None
         return 200, body
 
     return apply_once(request, store, scope, {"patch": payload.changes()}, change)

@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 from textual.binding import Binding
 
+from tui.core.alert_rules import amount, condition_symbol
 from tui.model import formatting as fmt
-from tui.model.text import safe_text
+from tui.model.text import notice, safe_text
 
 if TYPE_CHECKING:
     from tui.api import Alert, ApiClient, RotatedSecret
+    from tui.api.manage import DeliveryOutcome
     from tui.ui.app import TraceTuiApp
     from tui.ui.screens.dialogs import MuteChoice
 
@@ -38,8 +40,14 @@ GRACE_NOTE = (
 VERIFY_NOTE = (
     "To verify a delivery: base64 HMAC-SHA256, keyed with the base64 after whsec_, of "
     '"{webhook-id}.{webhook-timestamp}.{body}" equals a v1,<signature> in its '
-    "webhook-signature header (Standard Webhooks; docs/usage.md has a check in Python)."
+    "webhook-signature header (Standard Webhooks). Two checks in Python, with the "
+    'standardwebhooks package and by hand: docs/usage.md, "Verifying a webhook signature".'
 )
+
+
+def fires_when(metric: str | None, condition: str | None, threshold: float | None) -> str:
+    """`fires when > 8000 ms`."""
+    return f"fires when {condition_symbol(condition)} {amount(metric, threshold)}"
 
 
 def alert_bindings(prefix: str) -> list[Binding]:
@@ -274,22 +282,44 @@ class AlertActions:
         if alert is None or not alert.id:
             return
         alert_id = alert.id
+        self.notify("Sending a test event…", timeout=3)
 
-        def queued(webhook_id: str | None) -> None:
-            self.notify(
-                "Test event queued"
-                + (f" ({webhook_id})" if webhook_id else "")
-                + ": the alert's history shows how the receiver answered.",
-                timeout=6,
-            )
+        def sent(outcome: DeliveryOutcome) -> None:
+            said, failed = receiver_answer(outcome)
+            self.notify(said, severity="error" if failed else "information", timeout=10)
             self.after_test_event()
 
         self.call_api(
-            lambda client: client.send_test_event(self.project_id, alert_id),
-            queued,
+            lambda client: client.test_webhook(self.project_id, alert_id),
+            sent,
             group="alert-action",
             project_id=self.project_id,
         )
+
+
+def receiver_answer(outcome: DeliveryOutcome) -> tuple[str, bool]:
+    """What the receiver answered a test event, in a sentence; and whether it failed."""
+    if not outcome.answered:
+        named = f" ({notice(outcome.webhook_id, 40)})" if outcome.webhook_id else ""
+        return (
+            f"Test event queued{named}: the alert's history (Enter) shows how the receiver "
+            "answered.",
+            False,
+        )
+    took = f" in {fmt.duration(outcome.latency_ms)}" if outcome.latency_ms is not None else ""
+    if outcome.delivered:
+        return f"The receiver took the test event: HTTP {outcome.status_code}{took}.", False
+    if outcome.status_code is not None:
+        why = f" ({notice(outcome.error, 80)})" if outcome.error else ""
+        return (
+            f"The receiver refused the test event: HTTP {outcome.status_code}{why}{took}; "
+            "it is retried as a real one would be.",
+            True,
+        )
+    return (
+        f"The test event did not arrive: {notice(outcome.error or 'no answer', 200)}{took}.",
+        True,
+    )
 
 
 def show_created_secret(app: TraceTuiApp, alert: Alert) -> None:

@@ -20,12 +20,19 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
-from tui.core.alert_rules import amount, breach_text, metric_label, parse_metric, state_label
+from tui.core.alert_rules import amount, metric_label, parse_metric, state_label
 from tui.model import formatting as fmt
 from tui.model import metrics
+from tui.model.metrics import compared_text
 from tui.model.text import safe_text
 from tui.model.timerange import TimeRange
-from tui.ui.screens.alert_actions import AlertActions, alert_bindings, standing
+from tui.ui.screens.alert_actions import (
+    AlertActions,
+    alert_bindings,
+    fires_when,
+    merged,
+    standing,
+)
 from tui.ui.screens.base import AppScreen
 from tui.ui.trace_pages import Collected, collect
 from tui.ui.widgets.key_footer import KeyFooter
@@ -63,11 +70,12 @@ TRACE_COLUMNS = (
 )
 
 
-def event_row(event: AlertEvent) -> tuple[str, str, str]:
+def event_row(event: AlertEvent, metric: str | None = None) -> tuple[str, str, str]:
+    """A line of the history; a state change's value with the metric's unit."""
     when = fmt.local_time(event.at, seconds=True) if event.at else "–"
     if event.kind == "state":
         what = f"{state_label(event.from_state)} → {state_label(event.to_state)}"
-        value = "" if event.value is None else f"value {event.value:g}"
+        value = "" if event.value is None else f"value {amount(metric, event.value)}"
         return when, what, value
     ok = event.ok is True or event.ok == 1
     what = f"{'✓' if ok else '✗'} webhook #{event.attempt or '?'}"
@@ -82,6 +90,27 @@ def event_row(event: AlertEvent) -> tuple[str, str, str]:
         if part
     )
     return when, what, detail
+
+
+def event_lines(event: AlertEvent, alert: Alert) -> list[tuple[str, str]]:
+    """Every field of a history line, whole, for reading it in a dialog."""
+    when = fmt.local_time(event.at, seconds=True) if event.at else ""
+    if event.kind == "state":
+        return [
+            ("When", when),
+            ("Change", f"{state_label(event.from_state)} → {state_label(event.to_state)}"),
+            ("Value", "" if event.value is None else amount(alert.metric, event.value)),
+            ("Fires when", fires_when(alert.metric, alert.condition, alert.threshold)),
+        ]
+    ok = event.ok is True or event.ok == 1
+    return [
+        ("When", when),
+        ("Webhook", f"{event.event_type or 'event'}, attempt {event.attempt or '?'}"),
+        ("Outcome", "delivered" if ok else "not delivered"),
+        ("Status", f"HTTP {event.status_code}" if event.status_code else "no answer"),
+        ("Error", event.error or ""),
+        ("Took", fmt.duration(event.duration_ms) if event.duration_ms is not None else ""),
+    ]
 
 
 def trace_row(trace: Trace) -> tuple[str, str, str, str, str]:
@@ -125,6 +154,10 @@ class AlertDetailScreen(AlertActions, AppScreen):
         # The last 24 h the alerts screen already paged in: the chart needs no request of its own.
         self.collected = collected
         self.series: metrics.Series | None = None
+        self.events: list[AlertEvent] = []
+        # The metric's value now as read from the trace list here, and over how many traces.
+        self.computed: float | None = None
+        self.counted: int | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="header")
@@ -181,8 +214,9 @@ class AlertDetailScreen(AlertActions, AppScreen):
 
     # -- what is shown ---------------------------------------------------------------------------
 
-    def show_facts(self, computed: float | None = None, counted: int | None = None) -> None:
+    def show_facts(self) -> None:
         alert = self.alert
+        computed, counted = self.computed, self.counted
         header = Text()
         computed_state = None
         if alert.state is None and metrics.computable(alert.metric) and counted is not None:
@@ -204,8 +238,8 @@ class AlertDetailScreen(AlertActions, AppScreen):
         now = self.tui.now()
         if alert.state is not None:
             facts.append(
-                "now "
-                + breach_text(alert.metric, alert.condition, alert.last_value, alert.threshold)
+                f"now {amount(alert.metric, alert.last_value)} · "
+                + fires_when(alert.metric, alert.condition, alert.threshold)
             )
             if alert.state == "firing" and alert.firing_since is not None:
                 facts.append(
@@ -220,8 +254,8 @@ class AlertDetailScreen(AlertActions, AppScreen):
                     + (
                         metrics.DRIFT_NOTE
                         if (alert.metric or "").startswith("prompt_drift")
-                        else "computed here from its trace list: "
-                        + breach_text(alert.metric, alert.condition, computed, alert.threshold)
+                        else "read here from its trace list: "
+                        + compared_text(alert.metric, alert.condition, computed, alert.threshold)
                         + ("" if counted is None else f" over {counted:,} traces")
                         + (" (the first ones only)" if self.capped else "")
                     ),
@@ -229,13 +263,24 @@ class AlertDetailScreen(AlertActions, AppScreen):
                 )
             )
         if computed is not None and alert.state is not None:
-            facts.append(f" · computed here: {amount(alert.metric, computed)}", style="dim")
+            here = amount(alert.metric, computed)
+            # Only when it differs from the server's: traces arrived since its evaluation.
+            if here != amount(alert.metric, alert.last_value):
+                facts.append(f" · {here} from the traces listed now", style="dim")
         self.query_one("#facts", Static).update(facts)
 
     # -- loading ---------------------------------------------------------------------------------
 
     def action_refresh(self) -> None:
         self.load_chart()
+        # The alert as it is now: the header and the history, read together, agree.
+        self.call_api(
+            self._current,
+            self._reread,
+            group="alert-itself",
+            failed=lambda _error: True,  # the header keeps what it had; the status line tells
+            project_id=self.project_id,
+        )
         self.call_api(
             lambda client: client.list_alert_events(self.project_id, self.alert.id or ""),
             self._events,
@@ -313,14 +358,37 @@ class AlertDetailScreen(AlertActions, AppScreen):
             note=note,
         )
 
+    async def _current(self, client: ApiClient) -> Alert | None:
+        alerts = await client.list_alerts(self.project_id)
+        return next((a for a in alerts if a.id and a.id == self.alert.id), None)
+
+    def _reread(self, alert: Alert | None) -> None:
+        if alert is None:  # deleted elsewhere: the header says so; the actions stay harmless
+            self.query_one("#facts", Static).update(
+                Text("This alert no longer exists on the server.", style="bold")
+            )
+            return
+        self.alert = merged(self.alert, alert)
+        self.show_facts()
+        if self.events:  # the units follow an edited metric
+            self._events_again()
+        self.tell_screens_below("alert_changed", self.alert)
+
+    def _events_again(self) -> None:
+        rows = [(event_row(e, self.alert.metric), None) for e in self.events]
+        self.query_one("#events", Table).set_rows(rows)
+
     def _title(self, selector: str, text: str) -> None:
         self.query_one(selector, Static).update(safe_text(text, 120))
 
     def _events(self, page: Page) -> None:
         events: list[AlertEvent] = list(page.items)
-        self.query_one("#events", Table).set_rows([(event_row(e), None) for e in events])
+        metric = self.alert.metric
+        self.events = events
+        self.query_one("#events", Table).set_rows([(event_row(e, metric), None) for e in events])
         more = " (newest)" if page.next_page is not None else ""
-        self._title("#events-title", f"History: {fmt.counted(len(events), 'event')}{more}")
+        read = " · enter on one reads it whole" if events else ""
+        self._title("#events-title", f"History: {fmt.counted(len(events), 'event')}{more}{read}")
 
     def _no_events(self, error: ApiError) -> bool:
         from tui.api import NotFound
@@ -351,13 +419,24 @@ class AlertDetailScreen(AlertActions, AppScreen):
         parsed = parse_metric(metric)
         order = ORDERS.get(parsed.measure if parsed else "", "newest first")
         self._title("#traces-title", f"Traces of the window: {len(traces):,}, {order}")
-        self.show_facts(metrics.value_of(metric, traces), len(traces))
+        self.computed, self.counted = metrics.value_of(metric, traces), len(traces)
+        self.show_facts()
 
     # -- actions ---------------------------------------------------------------------------------
 
     @on(DataTable.RowSelected, "#traces")
     def _row_selected(self) -> None:  # Enter on the traces (the table takes the key first)
         self.action_open()
+
+    @on(DataTable.RowSelected, "#events")
+    def _event_selected(self) -> None:
+        """Enter on a line of the history: the whole of it (the table cuts long errors)."""
+        row = self.query_one("#events", Table).cursor_row
+        if 0 <= row < len(self.events):
+            from tui.ui.screens.dialogs import ReadDialog
+
+            event = self.events[row]
+            self.tui.push_screen(ReadDialog("History: one event", event_lines(event, self.alert)))
 
     def action_open(self) -> None:
         table = self.query_one("#traces", Table)

@@ -21,10 +21,11 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
 from tui.api import Alert
-from tui.core.alert_rules import breach_text, metric_label, state_label
+from tui.core.alert_rules import metric_label, state_label
 from tui.core.urls import host_of
 from tui.model import charts, metrics
 from tui.model.formatting import ago
+from tui.model.metrics import compared_text
 from tui.model.text import safe_text
 from tui.ui.screens.alert_actions import (
     AlertActions,
@@ -46,7 +47,8 @@ COLUMNS = (
     Column("State", least=9, most=14),
     Column("Name", least=12, most=40, share=2),
     Column("Metric", least=15, most=40, share=1),  # "error rate /15m": the period whole
-    Column("Now / fires", least=12, most=28),
+    # The sign between the two is true of them: `1956 ms ≤ 8000 ms` beside "ok".
+    Column("Now vs threshold", least=12, most=28),
     Column("Last 24h", least=8, most=32, share=2),  # a sparkline: its midline is the threshold
     # Where the page goes: left out below ~100 columns (the detail shows it).
     Column("Webhook host", least=14, most=32, share=2, optional=True),
@@ -224,7 +226,7 @@ class AlertsScreen(AlertActions, AppScreen):
                         else state_text(state, since, now) + ("*" if computed else ""),
                         (alert.name or "(no name)") + standing(alert, now),
                         metric_label(alert.metric, compact=True),
-                        breach_text(alert.metric, alert.condition, value, alert.threshold),
+                        compared_text(alert.metric, alert.condition, value, alert.threshold),
                         trend_cell(alert, self.series.get(index, None) if self.collected else None),
                         host_of(alert.webhook_url or "") or alert.webhook_url or "–",
                     ),

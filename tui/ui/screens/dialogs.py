@@ -250,3 +250,40 @@ class SecretDialog(AppModal[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+class ReadDialog(AppModal[None]):
+    """A record read whole (an alert history's line whose detail the table cuts): label and
+    value pairs, each value wrapped in full; it scrolls when taller than the screen."""
+
+    BINDINGS = [
+        Binding("escape,enter", "close", "Close", id="read.close"),
+        Binding("c", "copy", "Copy", id="read.copy"),
+    ]
+    DEFAULT_CSS = (
+        DIALOG_CSS.format(name="ReadDialog") + "ReadDialog > Vertical { overflow-y: auto; }\n"
+    )
+
+    def __init__(self, title: str, lines: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.title_text = title
+        self.lines = [(label, value) for label, value in lines if value]
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(safe_text(self.title_text, 70, style="bold"))
+            for label, value in self.lines:
+                line = Text(f"{label}: ", style="dim")
+                line.append_text(safe_text(value, multiline=True))
+                yield Static(line)
+            yield Static(Text("c copies it · enter or esc closes"), classes="hint")
+
+    def text(self) -> str:
+        return "\n".join(f"{label}: {value}" for label, value in self.lines)
+
+    def action_copy(self) -> None:
+        self.app.copy_to_clipboard(self.text())
+        self.notify("Copied.")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

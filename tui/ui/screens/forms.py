@@ -17,9 +17,10 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.css.query import NoMatches
 from textual.widgets import Input, Label, Static
 
-from tui.api import Alert, ApiClient, ApiError, Project, ValidationFailed
+from tui.api import Alert, ApiClient, ApiError, Conflict, Project, ValidationFailed
 from tui.core.alert_rules import (
     CONDITIONS,
     MEASURE_UNITS,
@@ -43,6 +44,13 @@ METRIC_HINT = (
     " · ".join(f"{measure}_{'|'.join(units)}" for measure, units in MEASURE_UNITS.items())
     + "; then a period: 5m, 1h, 24h, 7d"
 )
+# A webhook URL of a host the service sends to (a reserved name such as example.com passes
+# creation but is never sent to: it never resolves).
+WEBHOOK_EXAMPLE = "https://hooks.slack.com/services/T000/B000/XXXX"
+WEBHOOK_HINT = (
+    "A public host: example.com never receives; loopback and private ones need a service "
+    "run with --allow-private-webhooks."
+)
 # A form's title is cut to this (it may hold a project's name, which a server sent).
 TITLE_MAX_CHARS = 68
 
@@ -62,9 +70,9 @@ def url_problem(text: str) -> str | None:
     if url is None:
         return "This URL cannot be read (a stray [ or ], or a bad port?)."
     if url.scheme not in ("http", "https"):
-        return "Start with http:// or https://, e.g. https://hooks.example.com/alerts."
+        return f"Start with http:// or https://, e.g. {WEBHOOK_EXAMPLE}."
     if not url.hostname:
-        return f"Add the host after {url.scheme}://, e.g. {url.scheme}://hooks.example.com/alerts."
+        return f"Add the host after {url.scheme}://, e.g. {WEBHOOK_EXAMPLE}."
     return None
 
 
@@ -150,6 +158,23 @@ class CreateForm(AppModal[Any]):
         text = "\n".join(filter(None, [form_error, *unplaced]))
         self.query_one("#form-error", Static).update(safe_text(text, multiline=True))
 
+    @on(Input.Changed)
+    def _field_changed(self, event: Input.Changed) -> None:
+        """A field's error goes once the field is changed: what the server said was of the
+        value it was sent, and the form's own checks are run again on the new one (an error
+        that still holds is shown as it now reads)."""
+        name = (event.input.id or "").removeprefix("field-")
+        try:
+            error = self.query_one(f"#error-{name}", Static)
+        except NoMatches:
+            return
+        if not error.display:
+            return  # errors appear on ctrl+s, not while typing
+        message = self.check(self.values()).get(name, "")
+        error.update(safe_text(message, multiline=True))
+        error.display = bool(message)
+        event.input.set_class(bool(message), "-field-error")
+
     def check(self, values: dict[str, str]) -> dict[str, str]:
         raise NotImplementedError
 
@@ -198,6 +223,11 @@ class CreateForm(AppModal[Any]):
         if isinstance(error, ValidationFailed):
             self.show_errors(error.field_messages(), error.message)
             return True  # beside its fields: there is nothing else to say
+        if isinstance(error, Conflict):
+            # The values clash with what exists (a name taken): the same ctrl+s would clash
+            # again, so the form says what to change, not to retry.
+            self.show_errors(error.field_messages(), f"{error.message} Change it and press ctrl+s.")
+            return True
         # Nothing typed is lost; a retry looks before it sends if this one may have worked.
         self.outcome_unknown = self.outcome_unknown or error.outcome_unknown
         retry = self.retry_text()
@@ -263,7 +293,10 @@ class AlertForm(CreateForm):
         FieldSpec("condition", "Condition: gt, gte, lt or lte", "gt", "gt"),
         FieldSpec("threshold", "Threshold (a number)", "e.g. 2500"),
         FieldSpec(
-            "webhook_url", "Webhook URL (http or https)", "e.g. https://hooks.example.com/..."
+            "webhook_url",
+            "Webhook URL (http or https)",
+            "e.g. " + WEBHOOK_EXAMPLE,
+            hint=WEBHOOK_HINT,
         ),
     )
 

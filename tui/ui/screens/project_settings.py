@@ -20,6 +20,8 @@ from tui.ui.widgets.status_bar import StatusBar
 from tui.ui.widgets.table import Column, Table
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from tui.api import ApiClient, ApiError, KeyInfo, Project
     from tui.api.offers import Offers
 
@@ -44,6 +46,16 @@ def otel_lines(base_url: str, key: str) -> tuple[str, str]:
     return (
         f"export OTEL_EXPORTER_OTLP_ENDPOINT={root}",
         f'export OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer {key}"',
+    )
+
+
+def key_row(key: KeyInfo, now: datetime) -> tuple[str, str, str, str]:
+    """A key's cells: label, prefix, created, last used (never the key)."""
+    return (
+        key.label or "(no label)",
+        (key.prefix or "") + "…",
+        fmt.local_time(key.created_at, seconds=False) if key.created_at else "–",
+        fmt.ago(key.last_used_at, now) if key.last_used_at else "never",
     )
 
 
@@ -153,19 +165,8 @@ class ProjectSettingsScreen(AppScreen):
         self.query_one("#facts", Static).update(facts)
 
     def show_keys(self) -> None:
-        rows = [
-            (
-                (
-                    key.label or "(no label)",
-                    (key.prefix or "") + "…",
-                    fmt.local_time(key.created_at, seconds=False) if key.created_at else "–",
-                    fmt.ago(key.last_used_at, self.tui.now()) if key.last_used_at else "never",
-                ),
-                None,
-            )
-            for key in self.keys
-        ]
-        self.query_one(Table).set_rows(rows)
+        now = self.tui.now()
+        self.query_one(Table).set_rows([(key_row(key, now), None) for key in self.keys])
         if self.tui.client.offers_key_management:
             self.query_one("#keys-title", Static).update(
                 Text(f"Keys · {len(self.keys)} (the keys themselves are never shown again)")

@@ -1,5 +1,5 @@
 """The projects screen: the workspace's projects; Enter opens traces, `a` alerts, `s` settings
-and keys, `n` creates."""
+and keys, `n` creates, `w` the workspace keys (on a server that offers them)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,22 @@ class ProjectsScreen(AppScreen):
         Binding("o", "overview", "Overview", id="projects.overview"),
         Binding("s", "settings", "Settings", id="projects.settings", tooltip="Edit, keys, delete"),
         Binding("n", "new", "New project", id="projects.new"),
+        Binding(
+            "w",
+            "workspace_keys",
+            "Workspace keys",
+            id="projects.workspace_keys",
+            show=False,
+            tooltip="The keys that manage every project",
+        ),
+        Binding(
+            "S",
+            "sessions",
+            "Sessions",
+            id="projects.sessions",
+            show=False,
+            tooltip="The project's sessions, each read as one conversation",
+        ),
         Binding("r", "refresh", "Refresh", id="projects.refresh"),
     ]
     DEFAULT_CSS = """
@@ -51,6 +67,26 @@ class ProjectsScreen(AppScreen):
     def on_mount(self) -> None:
         self.query_one(Table).focus()
         self.action_refresh()
+        # What the server offers decides whether the workspace keys' key is there.
+        self.call_api(
+            lambda client: client.discover_offers(),
+            lambda _offers: self.refresh_bindings(),
+            group="offers",
+            failed=lambda _error: True,  # the key stays hidden; nothing else is wrong
+        )
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "workspace_keys":
+            try:
+                return bool(self.tui.client.offers_workspace_keys)
+            except RuntimeError:  # the client is still loading
+                return False
+        return super().check_action(action, parameters)
+
+    def action_workspace_keys(self) -> None:
+        from tui.ui.screens.workspace_keys import WorkspaceKeysScreen
+
+        self.tui.push_screen(WorkspaceKeysScreen())
 
     def action_refresh(self) -> None:
         self._header(Text("Projects · loading…", style="bold"))
@@ -112,6 +148,13 @@ class ProjectsScreen(AppScreen):
         project = self.selected()
         if project is not None and project.id:
             self.tui.open_overview(project.id, project.name)
+
+    def action_sessions(self) -> None:
+        project = self.selected()
+        if project is not None and project.id:
+            from tui.ui.screens.sessions import SessionsScreen
+
+            self.tui.push_screen(SessionsScreen(project.id, project.name))
 
     def action_settings(self) -> None:
         project = self.selected()

@@ -13,7 +13,7 @@ from rich.text import Text
 from textual.timer import Timer
 from textual.widgets import Static
 
-from tui.core.alert_rules import CONDITIONS, amount, breach_text, parse_metric
+from tui.core.alert_rules import CONDITIONS, amount, parse_metric
 from tui.model import charts, metrics
 from tui.model import formatting as fmt
 from tui.ui.trace_pages import Collected
@@ -89,7 +89,7 @@ class AlertPreview(Static):
             text.append(f"now {amount(metric, now)} · add a threshold to see how often it fires")
         else:
             self.fired = metrics.firings(series.values, condition, threshold)
-            text.append(f"now {breach_text(metric, condition, now, threshold)} · ")
+            text.append(f"now {metrics.compared_text(metric, condition, now, threshold)} · ")
             text.append(
                 f"would have fired {fmt.counted(self.fired, 'time')} in 24 h",
                 style="bold" if self.fired else "",

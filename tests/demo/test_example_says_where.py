@@ -1,0 +1,41 @@
+"""The example script says where its traces went: with a project's key, that key's project
+(the service routes them there whatever their resource says), not the project it names."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from tests.support.service import RunningService
+
+
+def run_example(service: RunningService, key: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")} | {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": service.base_url.removesuffix("/v1"),
+        "OTEL_EXPORTER_OTLP_HEADERS": f"Authorization=Bearer {key}",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "tui.examples.send_traces"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_with_a_project_key_it_names_the_keys_project(service: RunningService) -> None:
+    with service.client() as api:
+        name = api.get("projects/proj_support").json()["name"]
+    example = run_example(service, service.keys.projects["proj_support"])
+    assert example.returncode == 0, example.stderr
+    assert f"Sent 3 traces to project {name!r}" in example.stdout, example.stdout
+    assert "send-traces-example" not in example.stdout
+
+
+def test_with_the_workspace_key_it_names_the_project_the_traces_name(
+    service: RunningService,
+) -> None:
+    example = run_example(service, service.keys.workspace)
+    assert example.returncode == 0, example.stderr
+    assert "Sent 3 traces to project 'send-traces-example'" in example.stdout, example.stdout
