@@ -17,6 +17,7 @@ from tests.support.app import detail_lines, tree_lines, tree_shown, wait_for
 from tests.support.hostile import HOSTILE, MEGABYTE
 from tui.api import ApiClient
 from tui.ui.app import StartAt, TraceTuiApp
+from tui.ui.screens.prompts import ExportPrompt
 from tui.ui.widgets.span_tree import SpanTreeView
 
 DEEP = "[" * 10_000 + '"bottom"' + "]" * 10_000
@@ -106,7 +107,7 @@ async def test_lone_surrogates_are_shown_copied_and_exported(
     payload = json.dumps({"id": "surrogates", "name": "t\udc00", "spans": spans}).encode()
     assert b"\\ud800" in payload  # as a server would send it: valid JSON, ASCII only
     transport = httpx.MockTransport(answering(payload))
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))  # the export's default folder is under it
     async with ApiClient("http://hostile.example/v1", SecretStr("k"), transport=transport) as c:
         app = TraceTuiApp(c, StartAt(trace_id="surrogates"))
         async with app.run_test(size=(120, 40)) as pilot:
@@ -114,14 +115,21 @@ async def test_lone_surrogates_are_shown_copied_and_exported(
             assert "lone <U+D800" in tree_lines(app)[0]
             assert any('<U+DFFF> key: "v<U+D83D>"' in line for line in detail_lines(app))
             await pilot.press("y", "e")
-            await pilot.pause()
+            await wait_for(pilot, lambda: isinstance(app.screen, ExportPrompt))
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: any(exports(tmp_path)))
             assert app.is_running
             assert not [n for n in app._notifications if n.severity == "error"]
             assert json.loads(app.clipboard)["name"] == "lone \ud800 half"
     assert read_export(tmp_path)["spans"][0]["name"] == "lone \ud800 half"
 
 
+def exports(home: Path) -> list[Path]:
+    """The traces exported under `home` (the export prompt's default folder)."""
+    return list((home / "tracetui" / "exports").glob("trace-surrogates-*.json"))
+
+
 def read_export(folder: Path) -> Any:
     """The one exported trace in `folder`: valid UTF-8 JSON, with the halves escaped."""
-    (exported,) = folder.glob("trace-surrogates-*.json")
+    (exported,) = exports(folder)
     return json.loads(exported.read_text(encoding="utf-8"))

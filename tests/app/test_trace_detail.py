@@ -4,7 +4,6 @@ literally, triggering nothing when clicked."""
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from tests.support.app import (
     detail_lines,
     open_first_trace,
     running_app,
+    showing,
     tree_lines,
     tree_shown,
     wait_for,
@@ -22,6 +22,7 @@ from tests.support.service import RunningService
 from tui.server.rows import SpanRow, TraceRow
 from tui.server.store import now_ms
 from tui.ui.app import StartAt
+from tui.ui.screens.prompts import ExportPrompt
 from tui.ui.screens.trace_detail import TraceDetailScreen
 from tui.ui.widgets.span_tree import SpanTreeView
 
@@ -29,16 +30,20 @@ from tui.ui.widgets.span_tree import SpanTreeView
 async def test_export_and_copy(
     service: RunningService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))  # the export's default folder is under it
+    folder = tmp_path / "tracetui" / "exports"
     async with running_app(service, StartAt(project_id="proj_agent")) as (app, pilot):
         detail = await open_first_trace(app, pilot)
         await pilot.press("down", "y")
         copied = json.loads(app.clipboard)
         assert copied["id"] == detail.query_one(SpanTreeView).trace_tree.spans[1].id
         await pilot.press("e")
-        exported = sorted(str(p) for p in os.listdir(tmp_path) if p.startswith("trace-"))
+        await wait_for(pilot, lambda: showing(app, ExportPrompt))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any(folder.glob("trace-*.json")))
+        exported = sorted(folder.glob("trace-*.json"))
         assert len(exported) == 1
-        body = json.loads((tmp_path / exported[0]).read_text())
+        body = json.loads(exported[0].read_text())
         assert body["id"] == detail.trace_id and len(body["spans"]) == body["span_count"]
 
 

@@ -35,16 +35,50 @@ EARLIER_TURNS = (
     ("Hello, I have a question about an order.", "Of course, what would you like to know?"),
 )
 
-# What the docs search finds, by page: the content of each retrieved document.
-DOC_CONTENT = {
-    "sso": "SSO: add tracetui as a SAML 2.0 application in your identity provider, paste its "
-    "metadata URL under Settings -> Security, then map the email attribute.",
-    "api": "The public API allows 1,000 requests per minute per key; a 429 answer carries "
-    "Retry-After with the seconds to wait.",
-    "keys": "To rotate a key: create a new key, deploy it everywhere, then revoke the old one. "
-    "Revoked keys stop working at once.",
-    "webhooks": "Webhook deliveries are signed; a 401 from your endpoint usually means the "
-    "signing secret in its configuration is an old one.",
+# What the docs search finds: each page's passages (a document is one passage), the first
+# passage of a page being the one that answers its question.
+DOC_PASSAGES = {
+    "sso": (
+        "SSO: add tracetui as a SAML 2.0 application in your identity provider, paste its "
+        "metadata URL under Settings -> Security, then map the email attribute.",
+        "With Okta, choose SAML 2.0 when creating the app; the sign-on URL and the audience "
+        "come from the metadata.",
+        "People who sign in through SSO for the first time get the Viewer role until an admin "
+        "changes it.",
+    ),
+    "api": (
+        "The public API allows 1,000 requests per minute per key; a 429 answer carries "
+        "Retry-After with the seconds to wait.",
+        "Every answer carries X-RateLimit-Remaining and X-RateLimit-Reset, so a client can pace "
+        "itself.",
+        "List endpoints return at most 500 items per page; follow next_cursor for the rest.",
+    ),
+    "keys": (
+        "To rotate a key: create a new key, deploy it everywhere, then revoke the old one. "
+        "Revoked keys stop working at once.",
+        "API keys are made under Settings -> API keys; a key is shown once, when it is made.",
+        "A project key reads and writes one project; a workspace key reads every project.",
+    ),
+    "webhooks": (
+        "Webhook deliveries are signed; a 401 from your endpoint usually means the signing "
+        "secret in its configuration is an old one.",
+        "The signature is an HMAC-SHA256 of the timestamp and the body, in the X-Signature header.",
+        "Failed deliveries are retried with backoff for 24 hours, then marked failed in the "
+        "alert's history.",
+    ),
+}
+# Which page answers each docs question, and the follow-ups suggested after its answer.
+QUESTION_PAGES = {
+    "How do I configure SSO with Okta?": "sso",
+    "What is the rate limit of the public API?": "api",
+    "How do I rotate an API key?": "keys",
+    "Why is my webhook returning 401?": "webhooks",
+}
+FOLLOW_UPS = {
+    "sso": "Which role do new SSO users get?\nCan I require SSO for everyone?",
+    "api": "How do I see how many requests I have left?\nIs the limit per key or per account?",
+    "keys": "How do I revoke a key?\nCan a key be limited to one project?",
+    "webhooks": "How is the signature computed?\nHow long are failed deliveries retried?",
 }
 
 
@@ -167,8 +201,7 @@ def openinference_documents(query: str, docs: list[dict[str, Any]]) -> dict[str,
     """A retriever's query and documents (id, score, content), flattened as OpenInference does."""
     attributes: dict[str, Any] = {"openinference.span.kind": "RETRIEVER", "input.value": query}
     for n, doc in enumerate(docs):
-        page = doc["id"].split("/")[-1].split(".")[0]
         attributes[f"retrieval.documents.{n}.document.id"] = doc["id"]
         attributes[f"retrieval.documents.{n}.document.score"] = doc["score"]
-        attributes[f"retrieval.documents.{n}.document.content"] = DOC_CONTENT.get(page, doc["id"])
+        attributes[f"retrieval.documents.{n}.document.content"] = doc["content"]
     return attributes

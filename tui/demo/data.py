@@ -14,6 +14,7 @@ import base64
 import hashlib
 import random
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,17 +111,21 @@ def populate(
     now: int | None = None,
     scale: float = 1.0,
     big_traces: bool = True,
+    progress: Callable[[str], None] | None = None,
 ) -> DemoKeys:
     """Fill an empty database with the demo projects, traces, alerts and keys.
 
     `scale` shrinks the trace counts (tests use a small one); `big_traces` adds the 12,000-span
-    and the 2,500-deep traces to the coding agent.
+    and the 2,500-deep traces to the coding agent; `progress` is told each step as it starts.
     """
     now = now_ms() if now is None else now
     rng = random.Random(seed)
     keys = demo_keys(seed)
+    say = progress or (lambda step: None)
     with store.transaction() as db:
         for i, project in enumerate(DEMO_PROJECTS):
+            count = max(1, int(project.trace_count * scale))
+            say(f"Demo data {i + 1}/{len(DEMO_PROJECTS)}: {count:,} traces of {project.name}")
             store.insert_project(
                 db,
                 project.name,
@@ -130,9 +135,12 @@ def populate(
                 created_at=now - 30 * DAY_MS + i,
             )
             traces, spans = [], []
-            for _ in range(max(1, int(project.trace_count * scale))):
+            for _ in range(count):
                 start = daily_rhythm_start(rng, now)
-                b = TraceBuilder(rng, f"{rng.getrandbits(128):032x}")
+                # Each trace draws from its own generator: how one trace's story goes (a
+                # failure, its retry) leaves every other trace as it is.
+                trace_id = f"{rng.getrandbits(128):032x}"
+                b = TraceBuilder(random.Random(rng.getrandbits(64)), trace_id)
                 b.failure = "pending" if rng.random() < 0.035 else None  # most of these fail
                 name, attrs, duration = GENERATORS[project.id](b, start)
                 attrs |= {"environment": "production", "user.id": f"u_{rng.randint(1, 900)}"}
@@ -150,6 +158,7 @@ def populate(
                     **alert,
                 )
         if big_traces:
+            say("Demo data: a 12,000-span trace and a 2,500-deep one")
             insert_big_traces(store, db, rng, now)
     store.add_key(keys.workspace, None, "demo workspace key")
     for project_id, key in keys.projects.items():
@@ -258,10 +267,14 @@ def point_alerts_at(store: Store, receiver_url: str) -> None:
         store.set_webhook_url(alert.id, f"{receiver_url}/{alert.id}")
 
 
-def open_demo_store(path: str | Path | None = None, seed: int = 7) -> tuple[Store, DemoKeys]:
-    """A demo database at `path` (a fresh temporary file if None), filled if it is empty."""
+def open_demo_store(
+    path: str | Path | None = None, seed: int = 7, progress: Callable[[str], None] | None = None
+) -> tuple[Store, DemoKeys]:
+    """A demo database at `path` (a fresh temporary file if None), filled if it is empty;
+    `progress` is told each step of filling it."""
     if path is None:
         path = Path(tempfile.mkdtemp(prefix="tracetui-demo-")) / "demo.sqlite3"
     store = Store(path)
-    keys = populate(store, seed=seed) if store.count("projects") == 0 else demo_keys(seed)
-    return store, keys
+    if store.count("projects"):
+        return store, demo_keys(seed)
+    return store, populate(store, seed=seed, progress=progress)

@@ -4,7 +4,7 @@ It goes through the same door as a real application: an ExportTraceServiceReques
 (opentelemetry-proto) POSTed to /v1/traces with a project key, children first and the root
 last, as an SDK's batch processor sends them. Two apps take turns: a support chatbot that
 speaks the OTel GenAI conventions (gen_ai.input.messages / gen_ai.output.messages, a tool call,
-now and then a rate-limit error) and a docs search that speaks OpenInference (a CHAIN with a
+an order look-up run again when it times out) and a docs search that speaks OpenInference (a CHAIN with a
 RETRIEVER and an LLM span, flattened llm.input_messages.*). Costs are left to the service's
 estimate, as most instrumentations do. It never writes to the terminal (the app owns it):
 failures go to a debug log only.
@@ -31,18 +31,52 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
+from tui.demo.conventions import DOC_PASSAGES
+
 log = logging.getLogger("tracetui.demo.feed")
 
+# The support bot's questions: each about an order, which it looks up before it answers; the
+# answer it gives from the look-up.
 QUESTIONS = (
     ("Where is my order #48213?", "It shipped yesterday and arrives within 2 business days."),
-    ("Can I return shoes after 30 days?", "Returns are accepted for 60 days if unworn."),
-    ("My discount code SAVE20 doesn't work", "SAVE20 expired on Friday; try WINTER15."),
-    ("Do you ship to Norway?", "Yes, to Norway in 3-5 business days."),
+    (
+        "Can I still return the shoes of order #48213?",
+        "Yes: they were delivered 12 days ago, and unworn items can be returned for 60 days.",
+    ),
+    (
+        "My discount code SAVE20 didn't apply to order #48213",
+        "SAVE20 had expired when you ordered; I've applied WINTER15 to your next order instead.",
+    ),
+    (
+        "Does order #48213 ship to Norway?",
+        "Yes, it ships to Norway and arrives in 3-5 business days.",
+    ),
 )
+LOOKUP_RESULT = '{"order_id": 48213, "status": "shipped", "delivered": "12 days ago"}'
+# What the bot says when the order service did not answer twice: no answer made up.
+NO_LOOKUP_ANSWER = (
+    "I'm sorry, I can't reach our order system right now. I've passed your question to a "
+    "colleague, who will answer by email within a day."
+)
+LOOKUP_TIMEOUT_MS = 5000  # the bot's HTTP client gives the order service 5 s
+# The docs search's questions: the page that answers each, and the answer.
 DOCS_QUESTIONS = (
-    ("How do I rotate an API key?", "Create a new key, deploy it, then revoke the old one."),
-    ("How do I configure SSO with Okta?", "Add tracetui as a SAML app in Okta, then..."),
-    ("What is the rate limit of the public API?", "1000 requests per minute per key."),
+    (
+        "How do I rotate an API key?",
+        "keys",
+        "Create a new key, deploy it, then revoke the old one [1].",
+    ),
+    (
+        "How do I configure SSO with Okta?",
+        "sso",
+        "Add tracetui as a SAML 2.0 app in Okta and paste its metadata URL under Settings -> "
+        "Security [1].",
+    ),
+    (
+        "What is the rate limit of the public API?",
+        "api",
+        "1,000 requests per minute per key; a 429 says how long to wait [1].",
+    ),
 )
 
 
@@ -132,12 +166,27 @@ class Incidents:
 def support_ticket(
     rng: random.Random, now_ms: int, failure_rate: float = CALM_FAILURES
 ) -> tuple[list[Span], Span]:
-    """A support agent in OTel GenAI conventions: classify, look up the order, answer."""
+    """A support agent in OTel GenAI conventions: the model asks for the order, the tool looks
+    it up (run again once if it timed out), the model answers from what it found, or, when the
+    order service did not answer either time, says so and hands over to a person."""
     question, answer = rng.choice(QUESTIONS)
-    total = rng.randint(1800, 5200)
+    attempts = [rng.random() < failure_rate]  # True: that attempt timed out
+    if attempts[0]:
+        attempts.append(rng.random() < failure_rate)
+    found = not attempts[-1]
+    offsets = [950 + n * (LOOKUP_TIMEOUT_MS + 300) for n in range(len(attempts))]
+    answer_at = offsets[-1] + (LOOKUP_TIMEOUT_MS if not found else 400) + 50
+    answer_ms = rng.randint(900, 3800)
+    total = answer_at + answer_ms + 50
     b = OtlpTraceBuilder(rng, now_ms - total)
     root = rng.randbytes(8)
     user = [{"role": "user", "parts": [{"type": "text", "content": question}]}]
+    call = {
+        "type": "tool_call",
+        "id": "call_1",
+        "name": "lookup_order",
+        "arguments": {"order_id": 48213},
+    }
     model = rng.choice(["gpt-4o-mini", "gpt-4o"])
     b.span(
         f"chat {model}",
@@ -153,46 +202,45 @@ def support_ticket(
             "gen_ai.usage.output_tokens": rng.randint(5, 20),
             "gen_ai.input.messages": json.dumps(user),
             "gen_ai.output.messages": json.dumps(
-                [
-                    {
-                        "role": "assistant",
-                        "parts": [
-                            {
-                                "type": "tool_call",
-                                "id": "call_1",
-                                "name": "lookup_order",
-                                "arguments": {"order_id": 48213},
-                            }
-                        ],
-                        "finish_reason": "tool_call",
-                    }
-                ]
+                [{"role": "assistant", "parts": [call], "finish_reason": "tool_call"}]
             ),
         },
         kind=Span.SPAN_KIND_CLIENT,
     )
-    failed = rng.random() < failure_rate
-    b.span(
-        "execute_tool lookup_order",
-        root,
-        950,
-        rng.randint(30, 400),
-        {
+    for offset, timed_out in zip(offsets, attempts, strict=True):
+        tool_attributes = {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": "lookup_order",
             "gen_ai.tool.call.id": "call_1",
             "gen_ai.tool.call.arguments": '{"order_id": 48213}',
-            "gen_ai.tool.call.result": "" if failed else '{"status": "shipped"}',
+        }
+        if not timed_out:
+            tool_attributes["gen_ai.tool.call.result"] = LOOKUP_RESULT
+        b.span(
+            "execute_tool lookup_order",
+            root,
+            offset,
+            LOOKUP_TIMEOUT_MS + rng.randint(0, 40) if timed_out else rng.randint(30, 400),
+            tool_attributes,
+            error=("httpx.ReadTimeout", "timed out reading from orders-service:8080 after 5 s")
+            if timed_out
+            else None,
+        )
+    result = LOOKUP_RESULT if found else '{"error": "orders-service timed out twice"}'
+    said = answer if found else NO_LOOKUP_ANSWER
+    conversation = [
+        *user,
+        {"role": "assistant", "parts": [call]},
+        {
+            "role": "tool",
+            "parts": [{"type": "tool_call_response", "id": "call_1", "response": result}],
         },
-        error=("httpx.ReadTimeout", "timed out reading from orders-service:8080")
-        if failed
-        else None,
-    )
+    ]
     b.span(
         f"chat {model}",
         root,
-        1400,
-        total - 1450,
+        answer_at,
+        answer_ms,
         {
             "gen_ai.operation.name": "chat",
             "gen_ai.provider.name": "openai",
@@ -201,12 +249,12 @@ def support_ticket(
             "gen_ai.usage.input_tokens": rng.randint(900, 2400),
             "gen_ai.usage.output_tokens": rng.randint(40, 220),
             "gen_ai.usage.cache_read.input_tokens": rng.choice([0, 512, 1024]),
-            "gen_ai.input.messages": json.dumps(user),
+            "gen_ai.input.messages": json.dumps(conversation),
             "gen_ai.output.messages": json.dumps(
                 [
                     {
                         "role": "assistant",
-                        "parts": [{"type": "text", "content": answer}],
+                        "parts": [{"type": "text", "content": said}],
                         "finish_reason": "stop",
                     }
                 ]
@@ -231,23 +279,32 @@ def support_ticket(
 def docs_question(
     rng: random.Random, now_ms: int, failure_rate: float = CALM_FAILURES
 ) -> tuple[list[Span], Span]:
-    """A RAG answer in OpenInference conventions: retrieve, then one LLM call."""
-    question, answer = rng.choice(DOCS_QUESTIONS)
+    """A RAG answer in OpenInference conventions: retrieve distinct passages (the page that
+    answers first), then one LLM call that answers from them."""
+    question, page, answer = rng.choice(DOCS_QUESTIONS)
     total = rng.randint(900, 3500)
     b = OtlpTraceBuilder(rng, now_ms - total)
     root = rng.randbytes(8)
+    others = [
+        (p, n) for p, passages in DOC_PASSAGES.items() if p != page for n in range(len(passages))
+    ]
+    chosen = [(page, 0), *rng.sample(others, rng.randint(1, 3))]
     docs: dict[str, Any] = {}
-    for n in range(rng.randint(2, 4)):
-        page = rng.choice(["keys", "sso", "limits", "webhooks"])
-        docs[f"retrieval.documents.{n}.document.id"] = f"docs/{page}.md#{n}"
-        docs[f"retrieval.documents.{n}.document.score"] = round(rng.uniform(0.5, 0.95), 3)
-        docs[f"retrieval.documents.{n}.document.content"] = f"({page}) {answer}"
+    for n, (doc_page, section) in enumerate(chosen):
+        score = rng.uniform(0.85, 0.95) if n == 0 else rng.uniform(0.4, 0.7)
+        docs[f"retrieval.documents.{n}.document.id"] = f"docs/{doc_page}.md#{section}"
+        docs[f"retrieval.documents.{n}.document.score"] = round(score, 3)
+        docs[f"retrieval.documents.{n}.document.content"] = DOC_PASSAGES[doc_page][section]
     b.span(
         "retrieve",
         root,
         5,
         rng.randint(40, 200),
         {"openinference.span.kind": "RETRIEVER", "input.value": question, **docs},
+    )
+    context = "\n".join(
+        f"[{n + 1}] {DOC_PASSAGES[doc_page][section]}"
+        for n, (doc_page, section) in enumerate(chosen)
     )
     model = rng.choice(["claude-3-5-haiku-20241022", "gpt-4o-mini"])
     b.span(
@@ -260,9 +317,9 @@ def docs_question(
             "llm.model_name": model,
             "llm.provider": "anthropic" if model.startswith("claude") else "openai",
             "llm.input_messages.0.message.role": "system",
-            "llm.input_messages.0.message.content": "Answer from the documents only.",
+            "llm.input_messages.0.message.content": "Answer from the documents only, citing [n].",
             "llm.input_messages.1.message.role": "user",
-            "llm.input_messages.1.message.content": question,
+            "llm.input_messages.1.message.content": f"{question}\n\nDocuments:\n{context}",
             "llm.output_messages.0.message.role": "assistant",
             "llm.output_messages.0.message.content": answer,
             "llm.token_count.prompt": rng.randint(1500, 5000),

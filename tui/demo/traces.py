@@ -2,7 +2,9 @@
 of trace (support chat, RAG search, coding agent) with their phrases and errors, the 12,000-span
 and the 2,500-deep traces, and when traces start over a day.
 
-Deterministic from the builder's random generator: the same seed makes the same traces.
+Deterministic from the builder's random generator: the same seed makes the same traces. Some
+550 lines: the builder's failures and retries and the three stories that use them are read
+together (their phrases and errors are in `phrases` and `failures`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tui.demo import conventions
+from tui.demo.failures import (
+    LLM_ERRORS,
+    LLM_TIMEOUT_MS,
+    LONG_PROMPT,
+    RETRIEVAL_ERRORS,
+    RETRY_BACKOFF_MS,
+    TOOL_ERRORS,
+    timeout_ms,
+)
+from tui.demo.phrases import (
+    AGENT_ACTIONS,
+    ANSWERS,
+    FILES,
+    KB_ARTICLES,
+    QUESTIONS,
+    SUPPORT_CASES,
+)
 from tui.demo.prices import cost_usd
 from tui.server.ingest.preview import one_line
 from tui.server.rows import SpanRow, TraceRow
@@ -38,6 +57,7 @@ class TraceBuilder:
     rows: list[SpanRow] = field(default_factory=list)
     next_span: int = 0
     failure: str | None = None
+    gave_up: str | None = None  # a failure the trace cannot go on from
 
     def span_id(self) -> str:
         self.next_span += 1
@@ -101,14 +121,50 @@ class TraceBuilder:
         messages: list[dict[str, Any]] | None = None,
         openinference: bool = False,
     ) -> int:
-        """A model call: its input is `messages` (GenAI) if given, else `prompt` from the user."""
+        """A model call: its input is `messages` (GenAI) if given, else `prompt` from the user.
+
+        A failure is one its provider really answers with. A passing one (a rate limit, a
+        timeout, an overload) is retried once, as the SDKs do: a second span of the same name,
+        which succeeds. One that cannot pass (a prompt over the context window, possible only
+        for calls with long prompts) ends the story: `gave_up` holds it, for the caller to stop."""
+        provider = conventions.provider_of(model)
+        passing, fatal = LLM_ERRORS[provider]
+        error = self.maybe_fail(passing + (fatal if prompt_tokens[1] >= LONG_PROMPT else ()))
+        args = (parent, name, model, prompt_tokens, completion_tokens, prompt, completion)
+        end = self._llm_span(*args, start, system, messages, openinference, error)
+        if error in fatal:
+            self.gave_up = error
+        elif error:
+            end = self._llm_span(
+                *args, end + RETRY_BACKOFF_MS, system, messages, openinference, None
+            )
+        return end
+
+    def _llm_span(
+        self,
+        parent: str,
+        name: str,
+        model: str,
+        prompt_tokens: tuple[int, int],
+        completion_tokens: tuple[int, int],
+        prompt: str,
+        completion: str,
+        start: int,
+        system: str | None,
+        messages: list[dict[str, Any]] | None,
+        openinference: bool,
+        error: str | None,
+    ) -> int:
         inp = self.rng.randint(*prompt_tokens)
         out = self.rng.randint(*completion_tokens)
         duration = self.latency(250 + out * 18)
-        error = self.maybe_fail(LLM_ERRORS)
         if error:
-            duration = min(duration, self.rng.randint(200, 60_000))
-            out = 0
+            # A refused call reports no usage and costs nothing; a timeout lasts its timeout.
+            inp = out = 0
+            timed_out = "timed out" in error
+            duration = (
+                LLM_TIMEOUT_MS + self.rng.randint(0, 400) if timed_out else min(duration, 900)
+            )
         temperature = self.rng.choice([0, 0.2, 0.7])
         response_id = f"{self.rng.getrandbits(48):012x}"
         answer = None if error else completion
@@ -135,92 +191,47 @@ class TraceBuilder:
         result: str,
         call_id: str | None = None,
     ) -> int:
-        duration = self.latency(self.rng.choice([15, 40, 120, 900]))
-        error = self.maybe_fail(TOOL_ERRORS)
+        """A tool's execution. The tools that can fail (TOOL_ERRORS) fail as they really do,
+        and are run again once, with the same call: the second run gives `result`."""
         call_id = call_id or f"call_{self.trace_id[:6]}{self.next_span}"
+        error = self.maybe_fail(TOOL_ERRORS.get(name, ()))
+        end = self._tool_span(parent, name, start, args, result, call_id, error)
+        if error:
+            end = self._tool_span(parent, name, end + RETRY_BACKOFF_MS, args, result, call_id, None)
+        return end
+
+    def _tool_span(
+        self,
+        parent: str,
+        name: str,
+        start: int,
+        args: dict[str, Any],
+        result: str,
+        call_id: str,
+        error: str | None,
+    ) -> int:
+        duration = self.latency(self.rng.choice([15, 40, 120, 900]))
+        if error and (timeout := timeout_ms(error)):
+            duration = timeout + self.rng.randint(0, 50)
         attributes = conventions.genai_tool(name, call_id, args, None if error else result)
         self.add(parent, name, "tool", start, duration, attributes=attributes, error=error)
         return start + duration
 
     def maybe_fail(self, messages: tuple[str, ...]) -> str | None:
-        """Fail this span if the trace was chosen to fail and has not failed yet."""
-        if self.failure == "pending" and self.rng.random() < 0.5:
+        """Fail this span if the trace was chosen to fail and has not failed yet (and this kind
+        of span can fail: `messages` is not empty)."""
+        if messages and self.failure == "pending" and self.rng.random() < 0.5:
             self.failure = self.rng.choice(messages)
             return self.failure
         return None
 
 
-LLM_ERRORS = (
-    "RateLimitError: Error code: 429 - Rate limit reached for requests per min (RPM): "
-    "Limit 500, Used 500, Requested 1. Please try again in 120ms.",
-    "APITimeoutError: Request timed out after 60.0 seconds.",
-    "BadRequestError: Error code: 400 - This model's maximum context length is 128000 tokens. "
-    "However, your messages resulted in 131205 tokens.",
-    "InternalServerError: Error code: 529 - {'type': 'error', 'error': {'type': "
-    "'overloaded_error', 'message': 'Overloaded'}}",
-    "OutputParserException: Could not parse LLM output: expected JSON object, got text.",
-)
-TOOL_ERRORS = (
-    "ToolError: order 48213 not found",
-    "httpx.ReadTimeout: timed out reading from inventory-service:8080",
-    "PermissionError: [Errno 13] Permission denied: '/repo/.git/index.lock'",
-    "subprocess.CalledProcessError: Command '['pytest', '-x']' returned non-zero exit status 1.",
-)
-RETRIEVAL_ERRORS = (
-    "psycopg.errors.QueryCanceled: canceling statement due to statement timeout",
-    "qdrant_client.http.exceptions.ResponseHandlingException: timed out",
-)
-
-QUESTIONS = (
-    "Where is my order #48213?",
-    "How do I reset my password?",
-    "Can I return shoes after 30 days?",
-    "Do you ship to Norway?",
-    "My discount code SAVE20 doesn't work",
-    "How do I configure SSO with Okta?",
-    "What is the rate limit of the public API?",
-    "How do I rotate an API key?",
-    "Why is my webhook returning 401?",
-)
-# What the apps answer each question (the support bot the first five, the docs search the rest).
-ANSWERS = {
-    "Where is my order #48213?": "Your order shipped yesterday and should arrive within 2 "
-    "business days.",
-    "How do I reset my password?": "Use 'Forgot password' on the sign-in page; the link in the "
-    "email is valid for one hour.",
-    "Can I return shoes after 30 days?": "Yes: unworn items can be returned for free within 60 "
-    "days, from the order page.",
-    "Do you ship to Norway?": "Yes, we ship to Norway; delivery takes 3-5 business days.",
-    "My discount code SAVE20 doesn't work": "SAVE20 expired on Friday, and codes cannot be "
-    "combined; WINTER15 is valid until the end of the month.",
-    "How do I configure SSO with Okta?": "Add tracetui as a SAML 2.0 app in Okta, paste its "
-    "metadata URL under Settings -> Security, then map the email attribute [1].",
-    "What is the rate limit of the public API?": "1,000 requests per minute per key; a 429 "
-    "says how long to wait in Retry-After [1].",
-    "How do I rotate an API key?": "Go to Settings -> API keys, create a new key, deploy it, "
-    "then revoke the old one [1].",
-    "Why is my webhook returning 401?": "Your endpoint is probably checking the signature with "
-    "an old signing secret; copy the current one from the alert [1].",
-}
-# The support bot's knowledge base articles (the content its search returns).
-KB_ARTICLES = (
-    "Orders ship within one business day; tracking links are emailed when the parcel leaves.",
-    "Returns are free within 60 days for unworn items; start one from the order page.",
-    "Discount codes cannot be combined, and expire at midnight UTC on their end date.",
-    "We ship to the EU, Norway, Switzerland and the UK; delivery takes 3-5 business days.",
-    "A password reset link is valid for one hour; check the spam folder if it does not come.",
-)
-FILES = (
-    "src/billing/invoice.py",
-    "src/api/routes.py",
-    "tests/test_invoice.py",
-    "src/core/retry.py",
-    "pyproject.toml",
-)
-
-
 def support_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int]:
+    """A support agent: the input guardrail, a search of the knowledge base, the intent, the
+    tool the question needs (an order look-up, a discount code check), the reply from what was
+    found, the output guardrail. A tool that times out is run again before the reply."""
     question = b.rng.choice(QUESTIONS[:5])
+    intent, article, tool = SUPPORT_CASES[question]
     root = b.span_id()
     t = start + 3
     t = b.tool(root, "guardrails.input", t, {"text": question}, "allowed") + 2
@@ -228,10 +239,16 @@ def support_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int
     s0 = t
     t = b.llm(search, "embed_query", t, "text-embedding-3-small", (12, 60), (0, 0), question, "")
     t += b.latency(35)
-    article = b.rng.randint(100, 999)
-    score = round(b.rng.uniform(0.6, 0.95), 3)
-    content = KB_ARTICLES[article % len(KB_ARTICLES)]
-    docs = [{"id": f"kb-{article}", "score": score, "content": content}]
+    # The article that answers first, then another one, less close: two distinct documents.
+    other = (article + b.rng.randint(1, len(KB_ARTICLES) - 1)) % len(KB_ARTICLES)
+    docs = [
+        {
+            "id": f"kb-{100 + n}",
+            "score": round(b.rng.uniform(lo, hi), 3),
+            "content": KB_ARTICLES[n],
+        }
+        for n, (lo, hi) in ((article, (0.82, 0.95)), (other, (0.45, 0.7)))
+    ]
     b.add(
         root,
         "kb.search",
@@ -253,11 +270,11 @@ def support_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int
         (300, 700),
         (3, 12),
         question,
-        "order",
+        intent,
         system=conventions.CLASSIFY_SYSTEM,
     )
     # The conversation so far: now and then an earlier turn, then the question and, when the
-    # order was looked up, the model's tool call and its result.
+    # question needs a tool, the model's call and its result.
     turn = int(b.trace_id[-2:], 16) % (len(conventions.EARLIER_TURNS) + 2)
     messages = []
     if turn < len(conventions.EARLIER_TURNS):
@@ -267,13 +284,12 @@ def support_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int
             conventions.text_message("assistant", answered),
         ]
     messages.append(conventions.text_message("user", question))
-    if b.rng.random() < 0.5:
+    if tool is not None:
+        name, arguments, result = tool
         call_id = f"call_{b.trace_id[:12]}"
-        arguments = {"order_id": 48213}
-        result = '{"status": "shipped", "carrier": "DHL", "eta": "2 business days"}'
-        t = b.tool(root, "orders.lookup", t + 2, arguments, result, call_id=call_id)
+        t = b.tool(root, name, t + 2, arguments, result, call_id=call_id)
         messages += [
-            conventions.tool_call_message(call_id, "orders.lookup", arguments),
+            conventions.tool_call_message(call_id, name, arguments),
             conventions.tool_result_message(call_id, result),
         ]
     model = b.rng.choice(["gpt-4o", "claude-3-5-sonnet-20241022", "gpt-4o-mini"])
@@ -303,9 +319,34 @@ def support_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int
     return "handle_ticket", {"input": question, "output": answer}, t - start
 
 
+def retrieved(b: TraceBuilder, page: str, count: int) -> list[dict[str, Any]]:
+    """`count` distinct passages of the docs, closest first: the question's page scores high
+    (its first passage, which answers it, highest), the other pages lower."""
+    docs: list[dict[str, Any]] = []
+    for other_page, passages in conventions.DOC_PASSAGES.items():
+        for n, content in enumerate(passages):
+            if other_page == page:
+                lo, hi = (0.86, 0.95) if n == 0 else (0.68, 0.84)
+            else:
+                lo, hi = 0.32, 0.62
+            docs.append(
+                {
+                    "id": f"docs/{other_page}.md#{n}",
+                    "score": round(b.rng.uniform(lo, hi), 3),
+                    "content": content,
+                }
+            )
+    docs.sort(key=lambda doc: doc["score"], reverse=True)
+    return docs[:count]
+
+
 def rag_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int]:
-    """The docs search, in OpenInference conventions (as Phoenix's instrumentations write)."""
+    """The docs search, in OpenInference conventions (as Phoenix's instrumentations write):
+    embed the question, search the vectors, rerank, answer from the three best documents. A
+    search or a rerank that fails is run again; an answer whose prompt is over the model's
+    window is not: the trace ends there, with no answer."""
     question = b.rng.choice(QUESTIONS[5:])
+    page = conventions.QUESTION_PAGES[question]
     root = b.span_id()
     t = b.llm(
         root,
@@ -318,33 +359,29 @@ def rag_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int]:
         "",
         openinference=True,
     )
-    found: list[dict[str, Any]] = []
+    found = retrieved(b, page, b.rng.randint(4, 8))
     for name, median in (("pgvector.search", 60), ("rerank", 180)):
-        duration = b.latency(median)
-        error = b.maybe_fail(RETRIEVAL_ERRORS)
         model = "rerank-english-v3.0" if name == "rerank" else None
-        tokens = (b.rng.randint(2000, 6000), 0) if model else (0, 0)
-        docs: list[dict[str, Any]] = [
-            {
-                "id": f"docs/{b.rng.choice(['sso', 'api', 'keys', 'webhooks'])}.md#{i}",
-                "score": round(b.rng.uniform(0.4, 0.9), 3),
-            }
-            for i in range(b.rng.randint(3, 8))
-        ]
-        if model:  # a reranker answers best first
-            docs.sort(key=lambda doc: doc["score"], reverse=True)
-        attributes = conventions.openinference_documents(question, docs)
-        if model:
-            attributes["openinference.span.kind"] = "RERANKER"
-        b.add(root, name, "retrieval", t + 1, duration, model, tokens, attributes, error)
-        t += 1 + duration
-        found = docs
+        if model:  # the reranker answers best first, three of them, with its own scores
+            found = [doc | {"score": round(min(0.99, doc["score"] + 0.05), 3)} for doc in found[:3]]
+        error = b.maybe_fail((RETRIEVAL_ERRORS[name],))
+        for attempt_error in (error, None) if error else (None,):
+            duration = b.latency(median)
+            if attempt_error and (timeout := timeout_ms(attempt_error)):
+                duration = timeout + b.rng.randint(0, 50)
+            tokens = (b.rng.randint(2000, 6000), 0) if model and not attempt_error else (0, 0)
+            attributes = conventions.openinference_documents(question, found)
+            if attempt_error:
+                attributes = {k: v for k, v in attributes.items() if "documents" not in k}
+            if model:
+                attributes["openinference.span.kind"] = "RERANKER"
+            b.add(
+                root, name, "retrieval", t + 1, duration, model, tokens, attributes, attempt_error
+            )
+            t += 1 + duration + (RETRY_BACKOFF_MS if attempt_error else 0)
     model = b.rng.choice(["claude-3-5-haiku-20241022", "gpt-4o-mini", "gpt-4o"])
-    answer = ANSWERS[question]
-    context = "\n".join(
-        f"[{n + 1}] {conventions.DOC_CONTENT[d['id'][5:].split('.')[0]]}"
-        for n, d in enumerate(found[:3])
-    )
+    answer: str | None = ANSWERS[question]
+    context = "\n".join(f"[{n + 1}] {doc['content']}" for n, doc in enumerate(found[:3]))
     t = b.llm(
         root,
         "synthesize_answer",
@@ -353,11 +390,13 @@ def rag_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int]:
         (1500, 6000),
         (80, 600),
         f"{question}\n\nDocuments:\n{context}",
-        answer,
+        answer or "",
         system=conventions.DOCS_SYSTEM,
         openinference=True,
     )
-    if b.rng.random() < 0.3:
+    if b.gave_up:
+        answer = None
+    elif b.rng.random() < 0.3:
         t = b.llm(
             root,
             "suggest_followups",
@@ -365,30 +404,38 @@ def rag_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int]:
             "gpt-4o-mini",
             (200, 500),
             (20, 80),
-            answer,
-            "How do I revoke a key?\nCan a key be limited to one project?",
+            answer or "",
+            conventions.FOLLOW_UPS[page],
             openinference=True,
         )
+    root_attributes = {"openinference.span.kind": "CHAIN", "input.value": question}
+    if answer is not None:
+        root_attributes["output.value"] = answer
     b.add(
         None,
         "answer_question",
         "chain",
         start,
         t + 2 - start,
-        attributes={
-            "openinference.span.kind": "CHAIN",
-            "input.value": question,
-            "output.value": answer,
-        },
+        attributes=root_attributes,
+        error=b.gave_up,
         span_id=root,
     )
-    return "answer_question", {"input": question, "output": answer}, t + 2 - start
+    attrs: dict[str, Any] = {"input": question}
+    if answer is not None:
+        attrs["output"] = answer
+    return "answer_question", attrs, t + 2 - start
 
 
 def agent_step(b: TraceBuilder, parent: str, start: int, depth: int) -> int:
-    """One step of the coding agent: think, act with tools, sometimes delegate a subtask."""
+    """One step of the coding agent: plan the next actions, run them, sometimes delegate a
+    subtask. A plan whose prompt outgrew the model's window stops the agent."""
     step = b.span_id()
     t = start + 1
+    actions = [
+        (b.rng.choice(list(AGENT_ACTIONS)), b.rng.choice(FILES)) for _ in range(b.rng.randint(1, 3))
+    ]
+    plan = " Then: ".join(AGENT_ACTIONS[name][0].format(path=path) for name, path in actions)
     t = b.llm(
         step,
         "plan",
@@ -397,14 +444,15 @@ def agent_step(b: TraceBuilder, parent: str, start: int, depth: int) -> int:
         (2000, 9000),
         (100, 900),
         "Decide the next action.",
-        "Read the failing test.",
+        plan,
         system=conventions.AGENT_SYSTEM,
     )
-    for _ in range(b.rng.randint(1, 3)):
-        name = b.rng.choice(["read_file", "run_tests", "apply_patch", "grep"])
-        t = b.tool(step, name, t + 1, {"path": b.rng.choice(FILES)}, "ok") + 1
-    if depth < 5 and b.rng.random() < 0.35:
-        t = agent_step(b, step, t + 1, depth + 1)
+    if not b.gave_up:
+        for name, path in actions:
+            result = AGENT_ACTIONS[name][1].format(path=path)
+            t = b.tool(step, name, t + 1, {"path": path}, result) + 1
+        if depth < 5 and b.rng.random() < 0.35:
+            t = agent_step(b, step, t + 1, depth + 1)
     b.add(parent, f"step.depth{depth}", "agent", start, t + 1 - start, span_id=step)
     return t + 1
 
@@ -414,8 +462,10 @@ def agent_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int]:
     t = start + 5
     for _ in range(b.rng.randint(2, 5)):
         t = agent_step(b, root, t, 2)
-    b.add(None, "fix_failing_test", "agent", start, t + 3 - start, span_id=root)
+        if b.gave_up:
+            break  # the agent stops: nothing more is planned or run
     task = f"Fix {b.rng.choice(FILES[2:3])}::test_{b.rng.choice(['rounding', 'retry', 'tax'])}"
+    b.add(None, "fix_failing_test", "agent", start, t + 3 - start, error=b.gave_up, span_id=root)
     return "fix_failing_test", {"input": task, "repository": "acme/shop"}, t + 3 - start
 
 

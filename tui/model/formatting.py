@@ -1,4 +1,5 @@
-"""Pure number, time and cell-width formatting for tables (no Textual)."""
+"""Pure number, time and cell-width formatting (no Textual): the one way the app writes counts,
+money, durations, shares and times, so that one figure reads the same on every screen."""
 
 from __future__ import annotations
 
@@ -34,11 +35,13 @@ def counted(count: int, noun: str) -> str:
     return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
 
 
-def tokens(value: int | None) -> str:
-    if value is None:
+def count(value: float | None) -> str:
+    """Every count the app shows (traces, tokens, requests): `2,367` below ten thousand (the
+    thousands marked), then `23.4k`, `234k`, `1.2M`. One way everywhere, so figures compare."""
+    if value is None or not math.isfinite(value):
         return "–"
     if abs(value) < 10_000:
-        return str(value)
+        return f"{value:,.0f}"
     if abs(value) < 100_000:
         return f"{value / 1000:.1f}k"
     if abs(value) < 1_000_000:
@@ -48,7 +51,28 @@ def tokens(value: int | None) -> str:
     return "huge"
 
 
-def cost(value: float | None) -> str:
+def tokens(value: int | None) -> str:
+    """A token count (as every count: `count`)."""
+    return count(value)
+
+
+# What a span's cost shows when its model has no price: its $0 is not a price.
+UNKNOWN_COST = "unknown"
+
+
+def cost_is_unknown(attributes: object) -> bool:
+    """Whether the service could not price a span's model: it then records 0 and says so in
+    `tracetui.cost_source` (servers that send null instead show "–")."""
+    return (
+        isinstance(attributes, dict) and attributes.get("tracetui.cost_source") == "unknown_model"
+    )
+
+
+def cost(value: float | None, known: bool = True) -> str:
+    """Every amount of money the app shows: `$0.0086` below a dollar, `$2.05` above; `known`
+    False for a model without a price (UNKNOWN_COST, never `$0`)."""
+    if not known:
+        return UNKNOWN_COST
     if value is None or not math.isfinite(value):
         return "–"
     if value == 0:
@@ -60,6 +84,15 @@ def cost(value: float | None) -> str:
     if abs(value) < 1e6:
         return f"${value:,.2f}"
     return "$huge"
+
+
+def percent(value: float | None) -> str:
+    """A share in per cent: one decimal below 10 % (`1.9%`), none above (`42%`)."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    if value == 0:
+        return "0%"
+    return f"{value:.1f}%" if abs(value) < 10 else f"{value:.0f}%"
 
 
 def duration(ms: float | None) -> str:

@@ -207,18 +207,38 @@ def print_otlp_lines(service: LocalService, key: str | None, db: str | None) -> 
         host = LOOPBACK
     root = f"http://{f'[{host}]' if ':' in host else host}:{service.port}"
     shown = key or "<KEY>"
+    tracetui = runnable_command()
     print("  send your app's traces here (OTLP/HTTP): paste these two lines into its shell,")
     print(f"    export OTEL_EXPORTER_OTLP_ENDPOINT={root}")
     print(f'    export OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer {shown}"')
     if key is None:
         if db is None:
-            print("  with a key from: tracetui keys create --workspace  (its URL in TRACETUI_DB)")
+            print(
+                f"  with a key from: {tracetui} keys create --workspace  (its URL in TRACETUI_DB)"
+            )
         else:
-            print(f"  with a key from: tracetui keys create --workspace --db {db}")
+            print(f"  with a key from: {tracetui} keys create --workspace --db {db}")
     print(
-        f"  and browse them: TRACETUI_BASE_URL={root}/v1 TRACETUI_API_KEY={shown} tracetui",
+        f"  and browse them: TRACETUI_BASE_URL={root}/v1 TRACETUI_API_KEY={shown} {tracetui}",
         flush=True,
     )
+
+
+def runnable_command() -> str:
+    """How to run tracetui from another shell, as the banner prints it: `tracetui` when that is
+    on PATH and is this one, else the path of the script that was run (a virtualenv's bin, not
+    activated), else `python -m tui` with this interpreter."""
+    import os
+    import shlex
+    import shutil
+
+    script = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    on_path = shutil.which("tracetui")
+    if on_path and (not script or os.path.realpath(on_path) == os.path.realpath(script)):
+        return "tracetui"
+    if os.path.basename(script) == "tracetui" and os.access(script, os.X_OK):
+        return shlex.quote(script)
+    return f"{shlex.quote(sys.executable)} -m tui"
 
 
 def stop_on_sigterm() -> None:

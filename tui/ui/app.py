@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Union
 from rich.segment import Segments
 from rich.text import Text
 from textual import events
-from textual.app import App
+from textual.await_complete import AwaitComplete
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.notifications import SeverityLevel
@@ -55,6 +55,11 @@ def palette_commands() -> type[Provider]:
     return TraceTuiCommands
 
 
+class StartFailed(Exception):
+    """Raised by a client factory that cannot start (the demo's database is from a newer
+    tracetui): the app ends, and `start_failure` holds the message for its caller to print."""
+
+
 @dataclass(frozen=True)
 class StartAt:
     """Where the app opens: the projects, one project's traces, or one trace."""
@@ -73,7 +78,8 @@ class TraceTuiApp(Navigation):
         Binding("ctrl+o", "api_log", "API log", show=False, id="app.api_log"),
         Binding("q", "quit", "Quit", id="app.quit"),
     ]
-    COMMANDS = App.COMMANDS | {palette_commands}
+    # The app's entries only: Textual's own (themes, screenshots, its Quit) are not tracetui's.
+    COMMANDS = {palette_commands}
 
     def __init__(
         self,
@@ -107,11 +113,15 @@ class TraceTuiApp(Navigation):
         self.waiting_until: float | None = None
         self._recent_toasts: dict[tuple[str, str], float] = {}
         self._retry: Callable[[], Any] | None = None
+        # Each screen's last failure, so ctrl+r retries what the screen in view failed to load
+        # (two screens failing at once, the trace and the projects beneath it, keep theirs).
+        self._retry_on: dict[Screen[Any], Callable[[], Any]] = {}
         self._ticker: Timer | None = None
         self.prompting_key_for: str | None = None
         # Tests and screenshots fix these; the app itself uses the real clock and host.
         self.now: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
         self.server_label = server_label or (self._client.host if self._client else "")
+        self.start_failure: str | None = None
 
     @property
     def client(self) -> ApiClient:
@@ -156,20 +166,36 @@ class TraceTuiApp(Navigation):
     def _load_client(self) -> None:
         assert self._make_client is not None
         self._first_frame_drawn.wait(timeout=1.0)
-        client = self._make_client()
+        try:
+            client = self._make_client()
+        except StartFailed as failure:
+            self.start_failure = str(failure)
+            self.call_from_thread(self.exit, None, 2)
+            return
         self.call_from_thread(self._client_ready, client)
+
+    def show_progress(self, text: str) -> None:
+        """What start-up is doing (a client factory that takes a while: the demo's), on the
+        starting screen."""
+        from tui.ui.screens.starting import StartingScreen
+
+        for screen in self.screen_stack:
+            if isinstance(screen, StartingScreen):
+                screen.say(text)
 
     def _client_ready(self, client: ApiClient) -> None:
         self._use_client(client)
+        self.server_label = self.server_label or client.host
         self._open_start()  # over the starting screen, which stays at the bottom unseen
+        # The kind of server recognised at an address given without a kind (open_source asked
+        # it in the loading thread): said once the first screen is up.
+        note = getattr(client, "recognised_note", None)
+        if note:
+            self.notify(note, title="Server recognised", timeout=12)
 
     def _open_start(self) -> None:
         from tui.ui.screens.projects import ProjectsScreen
-        from tui.ui.screens.too_small import TooSmallScreen
 
-        # A too-small notice shown before start-up goes back on top of what start-up opens.
-        if isinstance(self.screen, TooSmallScreen):
-            self.pop_screen()
         # Start-up's objects live as long as the app: out of the collector's full walks, else
         # the first one (some 50 ms) lands on the first trace list's first frame (tui/core/gcpause.py).
         hold_start_up()
@@ -204,13 +230,41 @@ class TraceTuiApp(Navigation):
         self.check_size(event.size)
 
     def check_size(self, size: Size | None = None) -> None:
+        """Show the too-small notice below 80x24, and take it away (only it) at 80x24 or more."""
         size = size or self.size
-        if size.width >= MIN_WIDTH and size.height >= MIN_HEIGHT:
-            return
+        small = size.width < MIN_WIDTH or size.height < MIN_HEIGHT
+        if small and not self._notice_on_top():
+            from tui.ui.screens.too_small import TooSmallScreen
+
+            super().push_screen(TooSmallScreen(MIN_WIDTH, MIN_HEIGHT))
+        elif not small and self._notice_on_top():
+            super().pop_screen()
+
+    def _notice_on_top(self) -> bool:
         from tui.ui.screens.too_small import TooSmallScreen
 
-        if not isinstance(self.screen, TooSmallScreen):
-            self.push_screen(TooSmallScreen(MIN_WIDTH, MIN_HEIGHT))
+        stack = self.screen_stack
+        return bool(stack) and isinstance(stack[-1], TooSmallScreen)
+
+    # The notice stays on top of the stack while it shows: a screen opened meanwhile (a key
+    # prompt, the API log, the palette) goes beneath it, and a screen closed meanwhile (a dialog
+    # whose save finished) is the one under it. So taking the notice away never closes anything.
+
+    def push_screen(self, screen: Any, *args: Any, **kwargs: Any) -> Any:
+        if not self._notice_on_top():
+            return super().push_screen(screen, *args, **kwargs)
+        super().pop_screen()
+        pushed = super().push_screen(screen, *args, **kwargs)
+        self.check_size()
+        return pushed
+
+    def pop_screen(self) -> AwaitComplete:
+        if not self._notice_on_top():
+            return super().pop_screen()
+        super().pop_screen()
+        popped = super().pop_screen()
+        self.check_size()
+        return popped
 
     def on_projects_loaded(self, message: ProjectsLoaded) -> None:
         self.projects = message.projects
@@ -275,28 +329,33 @@ class TraceTuiApp(Navigation):
         retry: Callable[[], Any] | None = None,
         project_id: str | None = None,
         quiet: bool = False,
+        screen: Screen[Any] | None = None,
     ) -> None:
-        """Show an API error the way its kind calls for; keep `retry` for ctrl+r or the timer."""
+        """Show an API error the way its kind calls for; keep `retry` for ctrl+r or the timer
+        (`screen`: the screen that failed, whose retry ctrl+r runs while it is in view)."""
         from tui.api import ConnectionFailed, Forbidden, RateLimited, TimedOut, Unauthorized
+        from tui.ui.screens.base import plain_message
 
         self._retry = retry
+        if screen is not None and retry is not None:
+            self._retry_on[screen] = retry
         self.waiting = self.waiting_until = None  # the client has given up waiting
         if isinstance(error, RateLimited):
             self.rate_limited_until = time.time() + error.retry_after
             self._start_ticker()
         elif isinstance(error, (ConnectionFailed, TimedOut)):
-            self.problem = f"⚠ {error.title} · ctrl+r retries · rows kept"
+            self.problem = f"⚠ {error.title} · ctrl+r retries"
         elif isinstance(error, (Unauthorized, Forbidden)) and project_id and not quiet:
             self.ask_for_key(project_id, error)
         elif isinstance(error, Unauthorized) and not quiet:
             self.notify(
-                f"{error.message}. {self.where_the_key_comes_from()}",
+                f"{plain_message(error)}. {self.where_the_key_comes_from()}",
                 title=error.title,
                 severity="error",
                 timeout=15,
             )
         elif not quiet:
-            self.notify(error.message, title=error.title, severity="error", timeout=8)
+            self.notify(plain_message(error), title=error.title, severity="error", timeout=8)
         self.refresh_status()
 
     def where_the_key_comes_from(self) -> str:
@@ -342,7 +401,10 @@ class TraceTuiApp(Navigation):
         self.refresh_status()
 
     def action_retry(self) -> None:
-        retry, self._retry = self._retry, None
+        self._retry_on = {s: r for s, r in self._retry_on.items() if s in self.screen_stack}
+        retry = self._retry_on.pop(self.screen, None)
+        if retry is None or retry is self._retry:
+            retry, self._retry = retry or self._retry, None
         self.problem = None
         self.refresh_status()
         if retry is not None:
@@ -377,6 +439,7 @@ class TraceTuiApp(Navigation):
     def ask_for_key(self, project_id: str, error: ApiError) -> None:
         if self.prompting_key_for == project_id:
             return
+        from tui.ui.screens.base import error_line
         from tui.ui.screens.prompts import KeyAnswer, KeyPrompt
 
         self.prompting_key_for = project_id
@@ -405,7 +468,7 @@ class TraceTuiApp(Navigation):
             if retry is not None:
                 retry()
 
-        reason = f"{error.title}: {error.message}"
+        reason = error_line(error)
         self.push_screen(
             KeyPrompt(project_id, reason, str(self.config_path or "the config file")), answered
         )

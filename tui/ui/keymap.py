@@ -19,6 +19,19 @@ import tui.ui.widgets
 # Where the app's bindings are declared: the app itself, every screen and every widget.
 _PACKAGES = (tui.ui.screens, tui.ui.widgets)
 
+# Keys kept out of a screen's own footer (show=False) that the footer offers all the same when
+# there is room left after the screen's keys (tui/ui/widgets/key_footer.py): the ones a newcomer
+# looks for first. In the order offered.
+FOOTER_WHEN_ROOM = (
+    "traces.open",
+    "detail.reload",
+    "traces.refresh",
+    "traces.live",
+    "detail.copy",
+    "detail.export",
+    "tree.previous_error",
+)
+
 
 def _ids_of(bindings: Iterable[object]) -> set[str]:
     return {b.id for b in bindings if isinstance(b, Binding) and b.id}

@@ -4,7 +4,9 @@ the app to open the next one, so each screen's module is imported only when it i
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual.app import App
@@ -14,6 +16,14 @@ if TYPE_CHECKING:
     from tui.api import Alert, Project
     from tui.model.timerange import TimeRange
     from tui.ui.trace_pages import Collected
+
+
+def default_export_path(trace_id: str, now: float | None = None) -> Path:
+    """Where an export goes unless the user says otherwise: ~/tracetui/exports/trace-ID-TIME.json
+    (the id cut and made safe for a file name)."""
+    safe_id = "".join(c if c.isalnum() or c in "-_" else "_" for c in trace_id)[:80]
+    moment = int(time.time() if now is None else now)
+    return Path.home() / "tracetui" / "exports" / f"trace-{safe_id}-{moment}.json"
 
 
 class Navigation(App[str | None]):
@@ -97,6 +107,29 @@ class Navigation(App[str | None]):
                 self.open_trace(value)
 
         self.push_screen(TraceIdPrompt(), chosen)
+
+    def export_trace(self, trace_id: str, text: Callable[[], str]) -> None:
+        """Ask where to write a trace's JSON (by default a new file under ~/tracetui/exports),
+        write it there, and say the path; never into the working directory unasked."""
+        from tui.ui.screens.prompts import ExportPrompt
+
+        def chosen(answer: object) -> None:
+            if isinstance(answer, str):
+                self._write_export(Path(answer).expanduser(), text)
+
+        default = default_export_path(trace_id)
+        self.push_screen(ExportPrompt(f"trace {trace_id[:32]}", str(default)), chosen)
+
+    def _write_export(self, path: Path, text: Callable[[], str]) -> None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("x", encoding="utf-8") as out:  # never over an existing file
+                out.write(text())
+        except OSError as exc:
+            reason = "it already exists" if isinstance(exc, FileExistsError) else exc.strerror
+            self.notify(f"Could not write {path}: {reason}", severity="error", timeout=10)
+            return
+        self.notify(f"Trace exported to {path}", title="Exported", timeout=10)
 
     def set_time_range(self, value: TimeRange) -> None:
         from tui.ui.screens.traces import TracesScreen

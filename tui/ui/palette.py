@@ -21,6 +21,20 @@ if TYPE_CHECKING:
 PALETTE_NAME_CHARS = 80
 
 
+def workspace_keys_offered(app: TraceTuiApp) -> bool:
+    """Whether the server offers workspace keys (as learnt: the projects screen asks)."""
+    try:
+        return bool(app.client.offers_workspace_keys)
+    except RuntimeError:  # the client is still loading
+        return False
+
+
+def open_workspace_keys(app: TraceTuiApp) -> None:
+    from tui.ui.screens.workspace_keys import WorkspaceKeysScreen
+
+    app.push_screen(WorkspaceKeysScreen())
+
+
 class TraceTuiCommands(Provider):
     """Palette entries: open a trace, switch project, set the time range, the API log."""
 
@@ -56,6 +70,14 @@ class TraceTuiCommands(Provider):
                     "Name, description, retention, keys",
                 )
             )
+        if workspace_keys_offered(app):
+            commands.append(
+                ("Workspace keys", partial(open_workspace_keys, app), "List, make, revoke")
+            )
+        # Sessions (each project's) and, over the trace list, its optional columns.
+        from tui.ui.screens.sessions import search_commands
+
+        commands += search_commands(app, self.screen)
         for preset in PRESETS:
             commands.append(
                 (f"Time range: last {preset}", partial(app.set_time_range, TimeRange(preset)), "")
@@ -78,7 +100,8 @@ class TraceTuiCommands(Provider):
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for name, run, help_text in self._commands():
-            score = matcher.match(name)
+            # The help is matched too: a project is found by its id as well as by its name.
+            score = max(matcher.match(name), matcher.match(help_text) * 0.9)
             if score > 0:
                 # highlight() parses its argument as markup: names come from servers.
                 yield Hit(

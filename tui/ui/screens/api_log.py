@@ -1,13 +1,15 @@
-"""The API log: recent requests with status, timing, attempt and rate-limit headers (no keys)."""
+"""The API log: recent requests with status, timing, attempt and rate-limit headers (no keys).
+Enter on a row shows its error and path whole (the table cuts them to the width)."""
 
 from __future__ import annotations
 
 import time
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Static
+from textual.widgets import DataTable, Static
 
 from tui.core.urls import split_url
 from tui.model.text import safe_text
@@ -44,6 +46,10 @@ class ApiLogScreen(AppScreen):
     ApiLogScreen Table { height: 1fr; }
     """
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.details: list[str] = []  # each row's error and path, whole
+
     def compose(self) -> ComposeResult:
         yield Static(id="header")
         yield Table(COLUMNS)
@@ -60,10 +66,12 @@ class ApiLogScreen(AppScreen):
         header.append(f" · {len(client.log)} requests, newest first", style="bold")
         self.query_one("#header", Static).update(header)
         rows = []
+        self.details = []
         for entry in reversed(client.log):
             path = shown_path(entry.url, client.host)
             # The error first: on an 80-column terminal the path would push it out of sight.
             detail = path if entry.error is None else f"{entry.error} — {path}"
+            self.details.append(detail)
             rows.append(
                 (
                     (
@@ -82,3 +90,11 @@ class ApiLogScreen(AppScreen):
 
     def action_back(self) -> None:
         self.dismiss()
+
+    @on(DataTable.RowSelected)
+    def _read_whole(self, event: DataTable.RowSelected) -> None:
+        """Enter: the row's error and path, whole, in a dialog."""
+        from tui.ui.screens.prompts import ReadWhole
+
+        if 0 <= event.cursor_row < len(self.details):
+            self.app.push_screen(ReadWhole("Request", self.details[event.cursor_row]))

@@ -61,7 +61,10 @@ class OverviewScreen(AppScreen):
         self.project_id = project_id
         self.project_name = project_name
         self.range = range_ or TimeRange()
-        self.overview: Overview | None = None
+        self.overview: Overview | None = None  # what is shown
+        self._incoming: Overview | None = None  # what is being paged in, shown from its first page
+        self.stale: str | None = None  # why a refresh brought nothing: what is shown is older
+        self.shown_at: float | None = None  # when what is shown was paged in
         self.paging = False
         self.stopped = False
         self.failed: str | None = None
@@ -88,9 +91,15 @@ class OverviewScreen(AppScreen):
 
     # -- paging ----------------------------------------------------------------------------------
 
-    def action_refresh(self) -> None:
+    def action_refresh(self, keep: bool = True) -> None:
+        """Page the range in again. What is shown stays until the first page of the new figures
+        arrives (`keep`), so a refresh that fails (the server down) leaves it, marked stale; a
+        new range starts empty (the old figures answer another question)."""
         start, end = self.range.bounds(self.tui.now())
-        self.overview = Overview(start, end)
+        self._incoming = Overview(start, end)
+        if not keep or self.overview is None:
+            self.overview = self._incoming
+        self.stale = None
         self.stopped = False
         self.failed = None
         self.pages = 0
@@ -108,7 +117,7 @@ class OverviewScreen(AppScreen):
     async def _page_all(self, client: ApiClient) -> None:
         from tui.api import ApiError, ValidationFailed
 
-        overview = self.overview
+        overview = self._incoming
         assert overview is not None
         include: str | None = "models" if self.models_offered is not False else None
         after = None
@@ -129,9 +138,10 @@ class OverviewScreen(AppScreen):
                     include, self.models_offered = None, False
                     continue
                 raise
-            if overview is not self.overview:
+            if overview is not self._incoming:
                 return  # a refresh or a new range started over
             overview.add(page.items)
+            self.overview, self.shown_at = overview, time.time()
             self.pages += 1
             if after is None and include:
                 self.models_offered = overview.rows_with_models > 0 or not page.items
@@ -147,7 +157,10 @@ class OverviewScreen(AppScreen):
 
     def _failed(self, error: ApiError) -> bool:
         self.paging = False
-        self.failed = error.title
+        if self.overview is not self._incoming:
+            self.stale = error.title  # nothing came: the last figures stay, said to be older
+        else:
+            self.failed = error.title
         self.draw()
         return False  # the app says it too, and keeps ctrl+r to retry
 
@@ -171,19 +184,24 @@ class OverviewScreen(AppScreen):
             header.append(" · paging… s stops", style="bold")
         elif self.stopped:
             header.append(" · stopped: partial", style="bold")
+        elif self.stale:
+            moment = time.strftime("%H:%M", time.localtime(self.shown_at or time.time()))
+            header.append_text(
+                safe_text(f" · stale, as of {moment}: {self.stale}", 60, style="bold")
+            )
         elif self.failed:
             header.append_text(safe_text(f" · partial: {self.failed}", 60, style="bold"))
         self.query_one("#header", Static).update(header)
         self.query_one("#totals", Static).update(self.totals_text(totals))
-        per = f"/{_period(overview.size)}"
+        per = f"per {_period(overview.size)}"
         start, end = overview.start, overview.end
         q, name = PERCENTILES[self.percentile]
         for selector, values, title, label in (
-            ("#traces-chart", overview.counts(), f"traces {per}", _count),
-            ("#errors-chart", overview.error_rates(), f"errors % {per}", _percent),
-            ("#latency-chart", overview.latency(q), f"latency {name} {per} (p)", _ms),
-            ("#tokens-chart", overview.tokens(), f"tokens {per}", _count),
-            ("#cost-chart", overview.costs(), f"cost {per}", _usd),
+            ("#traces-chart", overview.counts(), f"traces {per}", fmt.count),
+            ("#errors-chart", overview.error_rates(), f"errors % {per}", fmt.percent),
+            ("#latency-chart", overview.latency(q), f"latency {name} {per} · p: p50/95/99", _ms),
+            ("#tokens-chart", overview.tokens(), f"tokens {per}", fmt.count),
+            ("#cost-chart", overview.costs(), f"cost {per}", fmt.cost),
         ):
             self.query_one(selector, MetricChart).show(
                 values, start, end, label, title=Text(title, style="bold")
@@ -194,16 +212,22 @@ class OverviewScreen(AppScreen):
         # One line at 80 columns: "errors 16 (22.2%) · p50 5.6s p95 14.2s p99 15.8s · ..."
         text = Text()
         rate = totals.error_rate
-        text.append(f"errors {totals.errors:,}")
-        text.append(f" ({rate:.1f}%)" if rate is not None else "")
+        text.append(f"errors {fmt.count(totals.errors)}")
+        text.append(f" ({fmt.percent(rate)})" if rate is not None else "")
         text.append(
             f" · p50 {fmt.duration(totals.p50)} p95 {fmt.duration(totals.p95)}"
             f" p99 {fmt.duration(totals.p99)}"
         )
-        text.append(f" · {fmt.tokens(totals.tokens)} tokens · {_usd(totals.cost)}")
+        text.append(f" · {fmt.count(totals.tokens)} tokens · {fmt.cost(totals.cost)}")
         return text
 
     def models_text(self) -> Text:
+        """The cost by model, and under it the charts' legend (the one panel with room)."""
+        text = self._cost_by_model()
+        text.append(f"\n{self.legend()}", style="dim")
+        return text
+
+    def _cost_by_model(self) -> Text:
         overview = self.overview
         assert overview is not None
         text = Text("cost by model", style="bold")
@@ -212,7 +236,7 @@ class OverviewScreen(AppScreen):
         ):
             text.append("\nthis server's trace list does not name models", style="dim")
             return text
-        ranked = overview.by_model()[:MODEL_ROWS]
+        ranked = overview.by_model()[: MODEL_ROWS - 1]  # a row left for the legend
         if not ranked:
             text.append("\nno model calls in this range" if not self.paging else "\n…", "dim")
             return text
@@ -224,8 +248,14 @@ class OverviewScreen(AppScreen):
             text.append_text(safe_text(name, name_width))
             text.append(" " * (name_width - min(len(name), name_width) + 1))
             text.append_text(charts.hbar(part, bar_width))
-            text.append(f" {_usd(share.cost)}".rjust(9))
+            text.append(f" {fmt.cost(share.cost)}".rjust(9))
         return text
+
+    def legend(self) -> str:
+        """How to read the charts: what a bar is, what `_` and a blank mean."""
+        overview = self.overview
+        bucket = _period(overview.size) if overview is not None else "bucket"
+        return f"a bar per {bucket}; _ zero, blank none"
 
     def on_resize(self) -> None:
         if self.overview is not None:
@@ -241,7 +271,7 @@ class OverviewScreen(AppScreen):
         def chosen(value: TimeRange | None) -> None:
             if value is not None:
                 self.range = value
-                self.action_refresh()  # replaces the running worker (one group)
+                self.action_refresh(keep=False)  # replaces the running worker (one group)
 
         self.tui.pick_time_range(self.range, chosen)
 
@@ -257,19 +287,5 @@ def _period(size: timedelta) -> str:
     return f"{hours}h"
 
 
-def _count(value: float) -> str:
-    return f"{value:,.0f}" if value < 10_000 else f"{value / 1000:,.0f}k"
-
-
-def _percent(value: float) -> str:
-    return f"{value:.0f}%"
-
-
 def _ms(value: float) -> str:
     return fmt.duration(value)
-
-
-def _usd(value: float) -> str:
-    if value >= 0.01 or value == 0:
-        return f"${value:,.2f}"
-    return f"${value:.4f}" if value >= 0.0001 else "<$0.0001"

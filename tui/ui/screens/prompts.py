@@ -1,4 +1,5 @@
-"""Small prompts: a project's API key (masked, optionally saved 0600), a trace id to open."""
+"""Small prompts: a project's API key (masked, optionally saved 0600), a trace id to open, where
+to export a trace, a long text read whole."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pydantic import SecretStr
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Checkbox, Input, Label, Static
 
 from tui.model.text import safe_text
@@ -81,3 +82,40 @@ class TraceIdPrompt(PromptBase):
     def _done(self, event: Input.Submitted) -> None:
         if event.value.strip():
             self.dismiss(event.value.strip())
+
+
+class ExportPrompt(PromptBase):
+    """Asks where to write an export, with a default path filled in (Enter takes it)."""
+
+    def __init__(self, what: str, default: str) -> None:
+        super().__init__()
+        self.what, self.default = what, default
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(safe_text(f"Export {self.what} as JSON to (Enter writes, esc cancels):"))
+            yield Input(value=self.default, id="export-path")
+
+    def on_mount(self) -> None:
+        self.query_one("#export-path", Input).focus()
+
+    @on(Input.Submitted)
+    def _done(self, event: Input.Submitted) -> None:
+        if event.value.strip():
+            self.dismiss(event.value.strip())
+
+
+class ReadWhole(PromptBase):
+    """A server's text (an error, a path) shown whole, wrapped and scrollable; esc closes."""
+
+    DEFAULT_CSS = "ReadWhole VerticalScroll { height: auto; max-height: 20; }"
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__()
+        self.title_text, self.text = title, text
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(safe_text(f"{self.title_text} (esc closes)", style="bold"))
+            with VerticalScroll():
+                yield Static(safe_text(self.text, 20_000, multiline=True), id="whole")

@@ -1,4 +1,5 @@
-"""The notice shown while the terminal is smaller than the app needs."""
+"""The notice shown while the terminal is smaller than the app needs. The app shows it and takes
+it away (TraceTuiApp.check_size), keeping it on top of every screen opened meanwhile."""
 
 from __future__ import annotations
 
@@ -15,17 +16,7 @@ class TooSmallScreen(AppModal[None]):
     def __init__(self, min_width: int, min_height: int) -> None:
         super().__init__()
         self.min_width, self.min_height = min_width, min_height
-        self._dismissing = False
 
     def compose(self) -> ComposeResult:
         needed = f"{self.min_width}x{self.min_height}"
         yield Static(Text(f"Terminal too small: tracetui needs at least {needed}."))
-
-    def on_resize(self) -> None:
-        # One growth may bring several Resize events: dismissed once, not once per event (a
-        # second dismiss would pop the screen underneath).
-        if self._dismissing:
-            return
-        if self.app.size.width >= self.min_width and self.app.size.height >= self.min_height:
-            self._dismissing = True
-            self.dismiss(None)

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
@@ -26,12 +24,13 @@ from tui.core.gcpause import (
     return_to_collections,
 )
 from tui.model import formatting as fmt
-from tui.model.chat import trace_facts, trace_preview
-from tui.model.spans import TraceTree, build_tree, search_order, span_matcher
+from tui.model.chat import message_text, trace_facts, trace_preview
+from tui.model.spans import TraceTree, build_tree, conversation_at, search_order, span_matcher
 from tui.model.text import safe_text
 from tui.ui.screens.base import AppScreen, error_line
 from tui.ui.widgets.document import DocumentView
 from tui.ui.widgets.key_footer import KeyFooter
+from tui.ui.widgets.load_failure import trace_not_loaded
 from tui.ui.widgets.span_detail import SpanDetail
 from tui.ui.widgets.span_tree import SpanTreeView, header_line
 from tui.ui.widgets.status_bar import StatusBar
@@ -75,7 +74,14 @@ def summary_text(trace: Trace, tree: TraceTree, now: datetime) -> Group:
     # The trace's own attributes: who, which session, tags; and what it was asked.
     attributes = trace.attributes if isinstance(trace.attributes, dict) else {}
     tags = {"tags": trace.attributes} if isinstance(trace.attributes, list) else {}
-    context: list[tuple[str, str]] = trace_facts(attributes, trace.model_extra, tags)
+    # The server's own fields first (the search extension's user_id, session_id, tags).
+    fields = {"user_id": trace.user_id, "session_id": trace.session_id, "tags": trace.tags}
+    context: list[tuple[str, str]] = trace_facts(fields, attributes, trace.model_extra, tags)
+    # The answer at a glance (the server's preview, else the root's or the last model call's
+    # output), before the input: on a narrow terminal the row is cut from its end.
+    answer = trace.output_preview or answer_of(tree)
+    if answer:
+        context.append(("answer", answer))
     asked = trace_preview({"input_preview": trace.input_preview}, trace.model_extra, attributes)
     if asked:
         context.append(("input", asked))
@@ -84,8 +90,32 @@ def summary_text(trace: Trace, tree: TraceTree, now: datetime) -> Group:
         if n:
             row.append(" · ", style="dim")
         row.append(f"{label} ", style="dim")
-        row.append_text(safe_text(value, 200 if label == "input" else 40))
+        limit = {"input": 200, "answer": 120}.get(label, 40)
+        row.append_text(safe_text(value, limit, style="bold" if label == "answer" else ""))
     return Group(text, row) if context else Group(text)
+
+
+ANSWER_SPANS = 200  # model calls looked at, from the last, for a trace's answer
+
+
+def answer_of(tree: TraceTree) -> str | None:
+    """A trace's final answer in one line: its root's output messages, else the last model
+    call's (of the last ANSWER_SPANS spans: a huge trace is not read whole for a summary)."""
+    roots = [i for i in range(tree.size) if tree.parent[i] == -1][:1]
+    calls = [
+        i
+        for i in range(tree.size - 1, max(-1, tree.size - 1 - ANSWER_SPANS), -1)
+        if tree.spans[i].kind in ("llm", "generation") or tree.spans[i].model
+    ]
+    for position in roots + calls[:1]:
+        conv = conversation_at(tree, position)
+        if conv is not None and conv.output:
+            text = " ".join(message_text(conv.output[-1]).split())
+            if text:
+                return text[:200]
+        if conv is not None and isinstance(conv.output_value, str) and conv.output_value.strip():
+            return " ".join(conv.output_value.split())[:200]
+    return None
 
 
 SEARCH_BATCH = 200  # spans a search looks at between two frames
@@ -180,13 +210,15 @@ class TraceDetailScreen(AppScreen):
     TraceDetailScreen.-narrow #panes:focus-within #tree-pane { height: 5; }
     TraceDetailScreen.-narrow #panes:focus-within #tree-pane:focus-within { height: 1fr; }
     TraceDetailScreen.-wide #panes { layout: horizontal; }
-    TraceDetailScreen.-wide #tree-pane { width: 3fr; height: 1fr; }
+    TraceDetailScreen.-wide #tree-pane { width: 3fr; height: 1fr; max-width: 84; }
     TraceDetailScreen.-wide SpanDetail { width: 2fr; height: 1fr; border-left: solid $primary-darken-2; }
     TraceDetailScreen.-zoom #summary, TraceDetailScreen.-zoom #tree-pane { display: none; }
     TraceDetailScreen.-zoom SpanDetail { width: 1fr; height: 1fr; border-left: none; }
     TraceDetailScreen #search { dock: bottom; display: none; }
     TraceDetailScreen #search.-open { display: block; }
     TraceDetailScreen #message { padding: 1 2; }
+    TraceDetailScreen.-failed SpanDetail, TraceDetailScreen.-failed #tree-header { display: none; }
+    TraceDetailScreen.-failed #panes:focus-within #tree-pane { max-height: 100%; height: 1fr; }
     """
 
     def __init__(self, trace_id: str, project_id: str | None = None) -> None:
@@ -255,15 +287,40 @@ class TraceDetailScreen(AppScreen):
     def _failed(self, error: ApiError) -> bool:
         if self.query(SpanTreeView):
             return False  # a reload failed: the tree stays, and the app says what went wrong
-        message = self.query_one("#message", Static)
-        if isinstance(error, NotFound):
-            message.update(safe_text(f"Trace {self.trace_id} was not found on this server."))
-            return True  # said in place; there is nothing to retry
-        message.update(safe_text(error_line(error)))
-        return False
+        # Nothing to show but why: the panes and their keys go, esc leaves, ctrl+r retries.
+        not_found = isinstance(error, NotFound)
+        self.load_failed = "not found" if not_found else "retryable"
+        self.add_class("-failed")
+        for widget in (self.query_one(SpanDetail), self.query_one("#search")):
+            widget.disabled = True  # nor focused: their keys would show
+        self.set_focus(None)
+        beneath = len(self.app.screen_stack) > 2  # the bottom one is Textual's empty screen
+        back = "esc goes back" if beneath else "esc quits (ctrl+p opens a trace or a project)"
+        self.query_one("#message", Static).update(
+            trace_not_loaded(self.trace_id, error_line(error), not not_found, not_found, back)
+        )
+        self.refresh_bindings()
+        return not_found  # said in place; there is nothing to retry
+
+    # What a trace that did not load leaves: "not found", "retryable", or None (loading, loaded).
+    load_failed: str | None = None
+    # The keys that need a loaded trace: out of the footer, and not run, until there is one.
+    NEED_A_TRACE = frozenset(["switch_pane", "switch_view", "zoom", "search", "copy", "export"])
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self.trace_tree is None and action in self.NEED_A_TRACE:
+            return False
+        if action == "reload" and self.trace_tree is None:
+            return self.load_failed == "retryable"
+        return super().check_action(action, parameters)
 
     def _loaded(self, loaded: tuple[Trace, TraceTree]) -> None:
         self.trace, self.trace_tree = loaded
+        self.load_failed = None
+        self.remove_class("-failed")
+        for widget in (self.query_one(SpanDetail), self.query_one("#search")):
+            widget.disabled = False
+        self.refresh_bindings()
         self._show()
 
     def _show(self) -> None:
@@ -318,8 +375,10 @@ class TraceDetailScreen(AppScreen):
             self._focus(self._search_in)
         elif self.has_class("-zoom"):
             self.action_zoom()
-        elif self._detail_focused():
+        elif self._detail_focused() and self.query(SpanTreeView):
             self._focus("tree")  # back a level: from the pane to the tree, then off the trace
+        elif len(self.app.screen_stack) <= 2:  # nothing beneath: the trace was all there was
+            self.app.exit()
         else:
             project_id = self.trace.project_id if self.trace is not None else None
             self.tui.close_trace(project_id or self.project_id)
@@ -413,13 +472,6 @@ class TraceDetailScreen(AppScreen):
                 self.tui.copy_text(json_text(span), "span as JSON")
 
     def action_export(self) -> None:
-        if self.trace is None:
-            return
-        safe_id = "".join(c if c.isalnum() or c in "-_" else "_" for c in self.trace_id)[:80]
-        path = Path.cwd() / f"trace-{safe_id}-{int(time.time())}.json"
-        try:
-            path.write_text(json_text(self.trace), encoding="utf-8")
-        except OSError as exc:
-            self.notify(f"Could not write {path}: {exc.strerror}", severity="error", markup=False)
-            return
-        self.notify(f"Trace exported to {path}", title="Exported", markup=False)
+        trace = self.trace
+        if trace is not None:  # the app asks where (never the working directory unasked)
+            self.tui.export_trace(self.trace_id, lambda: json_text(trace))

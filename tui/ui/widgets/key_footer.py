@@ -12,9 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.cells import cell_len
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
+
+from tui.ui.keymap import FOOTER_WHEN_ROOM
 
 
 class KeyFooter(Footer):
@@ -36,7 +41,7 @@ class KeyFooter(Footer):
 
     def _keys_shown(self) -> tuple[Any, ...]:
         """Everything of the screen's bindings that the footer's compose reads."""
-        return tuple(
+        keys = tuple(
             (
                 binding.key,
                 binding.key_display,
@@ -48,13 +53,49 @@ class KeyFooter(Footer):
                 binding.tooltip,
             )
             for _, binding, enabled, tooltip in self.screen.active_bindings.values()
-            if binding.show
+            if binding.show or binding.id in FOOTER_WHEN_ROOM
         )
+        return (*keys, self.app.size.width)  # the width: how many of FOOTER_WHEN_ROOM fit
 
     def compose(self) -> ComposeResult:
         if self._bindings_ready:
             self._shown = self._keys_shown()  # read with what this build draws
         yield from super().compose()
+        if self._bindings_ready:
+            yield from self._keys_when_room()
+
+    def _keys_when_room(self) -> ComposeResult:
+        """The keys of FOOTER_WHEN_ROOM that the screen has but keeps out of its footer, after
+        its own keys, as many as fit in the width (never pushing its own off the line)."""
+        active = self.screen.active_bindings.values()
+        shown = [b for _, b, _, _ in active if b.show]
+        used = sum(self._width_of(binding) for binding in shown)
+        room = (self.app.size.width or 80) - used
+        extra = {b.id: (b, enabled, tip) for _, b, enabled, tip in active if not b.show and b.id}
+        actions = {binding.action for binding in shown}
+        for binding_id in FOOTER_WHEN_ROOM:
+            if binding_id not in extra:
+                continue
+            binding, enabled, tooltip = extra[binding_id]
+            need = self._width_of(binding)
+            if binding.action in actions or need > room:
+                continue
+            room -= need
+            actions.add(binding.action)
+            # The footer is a grid of one column per key: one more for this one.
+            self.styles.grid_size_columns = len(actions)
+            yield FooterKey(
+                binding.key,
+                self.app.get_key_display(binding),
+                binding.description,
+                binding.action,
+                disabled=not enabled,
+                tooltip=tooltip or binding.tooltip,
+            ).data_bind(compact=Footer.compact)
+
+    def _width_of(self, binding: Binding) -> int:
+        # A compact key: its key, a space, its description, and a space after it.
+        return cell_len(self.app.get_key_display(binding)) + len(binding.description) + 2
 
     async def _rebuild_if_changed(self) -> None:
         self._rebuild_due = False

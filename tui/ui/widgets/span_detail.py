@@ -53,7 +53,11 @@ def facts(span: Span, started: bool = False) -> list[Piece]:
     pieces.append(
         (f"{fmt.tokens(span.input_tokens)} in / {fmt.tokens(span.output_tokens)} out", "")
     )
-    pieces += [(" · ", "dim"), (fmt.cost(span.cost_usd), ""), (" · ", "dim")]
+    known = not fmt.cost_is_unknown(span.attributes)
+    shown_cost = fmt.cost(span.cost_usd, known) + (
+        "" if known else " cost (no price for its model)"
+    )
+    pieces += [(" · ", "dim"), (shown_cost, ""), (" · ", "dim")]
     pieces.append((fmt.duration(span.duration_ms), ""))
     if started:
         pieces.append((f" from {fmt.local_time(span.started_at)}", ""))

@@ -155,7 +155,10 @@ class SpanTreeView(VirtualRows):
             (fmt.fit_right(sigma + fmt.tokens(inp), c["in"]), None),
             (fmt.fit_right(sigma + fmt.tokens(out), c["out"]), None),
             (
-                fmt.fit_right(sigma + fmt.cost(cost), c["cost"]),
+                fmt.fit_right(
+                    sigma + fmt.cost(cost, collapsed or not fmt.cost_is_unknown(span.attributes)),
+                    c["cost"],
+                ),
                 TOTAL if collapsed else None,
             ),
             (fmt.fit_right(fmt.duration(span.duration_ms), c["dur"]), None),

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets import Static
 
+from tui.model import formatting as fmt
 from tui.model.text import safe_text
 
 
@@ -62,10 +63,13 @@ def status_line(status: Status, width: int) -> Text:
     parts: list[tuple[int, Text]] = []  # (place on the line, text), in order of importance
     if status.problem is not None:
         parts.append((0, status.problem))
-    parts.append((1, safe_text(status.server, 30)))
+    if status.server:  # none yet while the demo starts its service
+        parts.append((1, safe_text(status.server, 30)))
     if status.rate_remaining is not None:
-        limit = status.rate_limit if status.rate_limit is not None else "?"
-        parts.append((3, Text(f"rate {status.rate_remaining}/{limit}")))
+        # The spec's budget is per key and minute: what is left of it, with its unit.
+        limit = fmt.count(status.rate_limit) if status.rate_limit is not None else "?"
+        left = fmt.count(status.rate_remaining)
+        parts.append((3, Text(f"{left}/{limit} req/min left")))
     if status.refreshed_at is not None:
         moment = time.strftime("%H:%M:%S", time.localtime(status.refreshed_at))
         parts.append((4, Text(f"refreshed {moment}")))

@@ -46,13 +46,24 @@ def header_line(width: int, previews: bool = False) -> str:
 
 
 class TraceTable(VirtualRows):
-    """Shows `rows`; the screen replaces the list and calls rows_changed()."""
+    """Shows `rows`; the screen replaces the list and calls rows_changed(). Its ages ("3m ago")
+    keep counting while it is on screen: redrawn every AGE_TICK_S seconds from the app's clock."""
+
+    AGE_TICK_S = 15.0
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)
         self.rows: list[Trace] = []
         self.now = datetime.now(timezone.utc)
         self.previews = False  # some trace has an input preview: the input column shows
+
+    def on_mount(self) -> None:
+        self.set_interval(self.AGE_TICK_S, self._tick_ages)
+
+    def _tick_ages(self) -> None:
+        clock = getattr(self.app, "now", None)  # the app's, which tests and screenshots fix
+        self.now = clock() if callable(clock) else datetime.now(timezone.utc)
+        self.refresh()
 
     def row_count(self) -> int:
         return len(self.rows)

@@ -1,0 +1,64 @@
+"""Exporting a trace asks where (a path under ~/tracetui/exports filled in), writes there, says
+the path, and never writes over a file that is there."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.app import loaded_traces, open_first_trace, running_app, showing, wait_for
+from tests.support.service import RunningService
+from tui.ui.app import StartAt
+from tui.ui.screens.projects import ProjectsScreen
+from tui.ui.screens.prompts import ExportPrompt
+
+
+def toasts(app: object) -> list[str]:
+    return [str(n.message) for n in app._notifications]  # type: ignore[attr-defined]
+
+
+def exports_in(folder: Path) -> list[Path]:
+    return list(folder.glob("trace-*.json"))
+
+
+async def test_export_asks_where_and_says_the_path(
+    service: RunningService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    async with running_app(service) as (app, pilot):
+        await wait_for(pilot, lambda: showing(app, ProjectsScreen))
+        app.export_trace("abc123", lambda: json.dumps({"id": "abc123"}))
+        await wait_for(pilot, lambda: showing(app, ExportPrompt))
+        field = app.screen.query_one("#export-path")
+        assert field.value.startswith(str(tmp_path / "tracetui" / "exports" / "trace-abc123-"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any("exported to" in t for t in toasts(app)))
+        [written] = (tmp_path / "tracetui" / "exports").iterdir()
+        assert json.loads(written.read_text()) == {"id": "abc123"}
+        assert str(written) in " ".join(toasts(app))
+        assert not exports_in(tmp_path)  # nothing in the working directory
+
+        app.export_trace("abc123", lambda: "{}")  # to a file that is there: refused, said
+        await wait_for(pilot, lambda: showing(app, ExportPrompt))
+        field = app.screen.query_one("#export-path")
+        field.value = str(written)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any("already exists" in t for t in toasts(app)))
+        assert json.loads(written.read_text()) == {"id": "abc123"}
+
+
+async def test_e_on_a_trace_asks_where(
+    service: RunningService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    async with running_app(service, StartAt("proj_support")) as (app, pilot):
+        await loaded_traces(app, pilot)
+        screen = await open_first_trace(app, pilot)
+        await pilot.press("e")
+        await wait_for(pilot, lambda: showing(app, ExportPrompt))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: showing(app, type(screen)))
+        await wait_for(pilot, lambda: any((tmp_path / "tracetui" / "exports").glob("*.json")))
