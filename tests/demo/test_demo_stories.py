@@ -21,7 +21,7 @@ from tui.server.store import Store
 NOW = 1_795_000_000_000
 ANTHROPIC_WORDS = ("overloaded_error", "rate_limit_error", "invalid_request_error", "200000")
 OPENAI_WORDS = ("128000 tokens", "Sorry about that", "requests per min (RPM)")
-TIMEOUT = re.compile(r"(?:timed out|timeout) after ([\d.]+) ?(?:s|seconds)")
+TIMEOUT = re.compile(r"(?:timed out|timeout)\b[^;]*? after ([\d.]+) ?(?:s|seconds)")
 
 
 def timeout_ms(error: str) -> int | None:

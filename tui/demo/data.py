@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import random
 import tempfile
 from collections.abc import Callable
@@ -143,7 +144,9 @@ def populate(
                 b = TraceBuilder(random.Random(rng.getrandbits(64)), trace_id)
                 b.failure = "pending" if rng.random() < 0.035 else None  # most of these fail
                 name, attrs, duration = GENERATORS[project.id](b, start)
-                attrs |= {"environment": "production", "user.id": f"u_{rng.randint(1, 900)}"}
+                attrs |= {"environment": "production"}
+                who = who_and_where(trace_id, start)
+                b.rows = with_root_attributes(b.rows, who)
                 traces.append(trace_row(b, project.id, name, start, duration, attrs))
                 spans += b.rows
             store.insert_traces(db, traces, spans)
@@ -278,3 +281,30 @@ def open_demo_store(
     if store.count("projects"):
         return store, demo_keys(seed)
     return store, populate(store, seed=seed, progress=progress)
+
+
+# The users the demo's traces come from: a few named (the ones a reader tries first) among many.
+NAMED_USERS = ("alice", "bob", "carol", "dave", "erin")
+SESSION_MS = 2 * 3_600_000  # one user's traces within two hours make one session
+
+
+def who_and_where(trace_id: str, start: int) -> dict[str, Any]:
+    """The user, session and tags of a demo trace, as OpenInference names them on a root span
+    (`user.id`, `session.id`, `tag.tags`; the store reads them from there as ingest does).
+    Drawn from the trace's id, not the demo's generator, so every other trace stays as it is."""
+    pick = random.Random(trace_id)
+    user = pick.choice(NAMED_USERS) if pick.random() < 0.3 else f"u_{pick.randint(1, 400)}"
+    tags = (
+        ["prod"] + (["vip"] if user == "alice" else []) + (["beta"] if pick.random() < 0.1 else [])
+    )
+    return {"user.id": user, "session.id": f"sess_{user}_{start // SESSION_MS}", "tag.tags": tags}
+
+
+def with_root_attributes(rows: list[Any], extra: dict[str, Any]) -> list[Any]:
+    """The rows with `extra` merged into the root span's attributes (JSON text)."""
+    return [
+        row._replace(attributes=json.dumps(json.loads(row.attributes) | extra))
+        if row.parent_id is None
+        else row
+        for row in rows
+    ]

@@ -63,7 +63,7 @@ RETRIEVAL_ERRORS: dict[str, str] = {
     "rerank": "cohere.errors.ServiceUnavailableError: status_code: 503, body: "
     "{'message': 'Service temporarily unavailable'}",
 }
-_TIMEOUT = re.compile(r"(?:timed out|timeout) after ([\d.]+) ?(s|seconds)")
+_TIMEOUT = re.compile(r"(?:timed out|timeout)\b[^;]*? after ([\d.]+) ?(s|seconds)")
 
 
 def timeout_ms(error: str) -> int | None:
