@@ -348,3 +348,19 @@ def test_the_trace_summary_shows_the_answer_first() -> None:
     derived = Trace.model_validate({"id": "t", "name": "chat"})
     derived.spans = [Span.model_validate(s) for s in SearchServer().trace("t0003").json()["spans"]]
     assert "answer answer 3" in shown(derived)
+
+
+def test_completion_never_offers_a_value_it_would_have_to_make_visible() -> None:
+    """A user id with an escape sequence or a bidi override is a server's, drawn as typed once
+    accepted: it is not offered; plain values are."""
+    from tui.api import Trace
+    from tui.ui.widgets.query_line import QueryLine
+
+    line = QueryLine()
+    line.remember(
+        [
+            Trace.model_validate({"id": "a", "user_id": "alice", "tags": ["prod"]}),
+            Trace.model_validate({"id": "b", "user_id": "\x1b[31mmallory", "tags": ["\u202eevil"]}),
+        ]
+    )
+    assert line.seen["user"] == {"alice"} and line.seen["tag"] == {"prod"}

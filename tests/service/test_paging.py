@@ -73,3 +73,23 @@ def test_a_crafted_cursor_is_a_400_on_every_listing(api: httpx.Client) -> None:
             error = response.json()["error"]
             assert error["code"] == "invalid_cursor" and "cursor" in error["message"]
             assert error["details"] == [{"field": "cursor", "message": "not a valid cursor"}]
+
+
+def test_the_widest_filters_a_service_accepts_fit_in_the_cursor_it_issues() -> None:
+    """Every filter at its longest, in characters that JSON would escape to twelve each."""
+    from tui.server.routes.traces import read_trace_cursor, trace_cursor
+    from tui.server.search.filters import MAX_Q, MAX_TAGS, MAX_VALUE, TraceFilters
+    from tui.server.search.queries import SearchPosition
+
+    emoji = "\U0001f600"
+    words = " ".join([emoji * 49] * 10)[:MAX_Q]
+    filters = TraceFilters(
+        q=words,
+        model=emoji * MAX_VALUE,
+        name=emoji * MAX_VALUE,
+        user_id=emoji * MAX_VALUE,
+        session_id=emoji * MAX_VALUE,
+        tags=tuple(f"{n}" + emoji * (MAX_VALUE - 1) for n in range(MAX_TAGS)),
+    )
+    cursor = trace_cursor(SearchPosition(1, "a" * 32), 0, 1, filters)
+    assert read_trace_cursor(cursor)[3] == filters

@@ -20,7 +20,9 @@ from typing import Any
 
 from tui.server.errors import ServiceError
 
-MAX_CURSOR_CHARS = 8192  # above what this service issues (filters included); bounds decoding
+# Above what this service issues: the widest filters a trace listing accepts (search/filters.py:
+# about 3,300 characters, each up to 4 bytes of UTF-8) in base64; bounds decoding.
+MAX_CURSOR_CHARS = 24_576
 MAX_TEXT_CHARS = 256  # a trace id is 32
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1  # what SQLite stores in an INTEGER
 
@@ -29,7 +31,8 @@ Fields = Mapping[str, type]  # int, float, str or dict
 
 def encode_cursor(values: Mapping[str, Any]) -> str:
     """The cursor for `values` (ints, finite floats, short texts, objects)."""
-    raw = json.dumps(dict(values), separators=(",", ":")).encode()
+    # UTF-8, not \u escapes: an escaped emoji takes 12 bytes, its UTF-8 4.
+    raw = json.dumps(dict(values), separators=(",", ":"), ensure_ascii=False).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 

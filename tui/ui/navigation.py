@@ -75,6 +75,18 @@ class Navigation(App[str | None]):
 
         self.push_screen(ProjectSettingsScreen(project_id, name), closed)
 
+    def open_sessions(self, project_id: str, name: str | None) -> None:
+        """A project's sessions, each read as one conversation."""
+        from tui.ui.screens.sessions import SessionsScreen
+
+        self.push_screen(SessionsScreen(project_id, name))
+
+    def open_workspace_keys(self) -> None:
+        """The keys that manage every project (when the server offers them)."""
+        from tui.ui.screens.workspace_keys import WorkspaceKeysScreen
+
+        self.push_screen(WorkspaceKeysScreen())
+
     def new_project(self, created: Callable[[Project | None], None]) -> None:
         from tui.ui.screens.forms import ProjectForm
 

@@ -30,9 +30,7 @@ def workspace_keys_offered(app: TraceTuiApp) -> bool:
 
 
 def open_workspace_keys(app: TraceTuiApp) -> None:
-    from tui.ui.screens.workspace_keys import WorkspaceKeysScreen
-
-    app.push_screen(WorkspaceKeysScreen())
+    app.open_workspace_keys()
 
 
 class TraceTuiCommands(Provider):

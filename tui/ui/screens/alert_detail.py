@@ -237,10 +237,9 @@ class AlertDetailScreen(AlertActions, AppScreen):
         facts = Text()
         now = self.tui.now()
         if alert.state is not None:
-            facts.append(
-                f"now {amount(alert.metric, alert.last_value)} · "
-                + fires_when(alert.metric, alert.condition, alert.threshold)
-            )
+            facts.append(f"now {amount(alert.metric, alert.last_value)} · ")
+            # The server's condition and metric, made visible (an unknown one comes as sent).
+            facts.append_text(safe_text(fires_when(alert.metric, alert.condition, alert.threshold)))
             if alert.state == "firing" and alert.firing_since is not None:
                 facts.append(
                     f" · firing for {fmt.ago(alert.firing_since, now).removesuffix(' ago')}"

@@ -12,25 +12,17 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
-from tui.model import formatting as fmt
 from tui.model.text import safe_text
 from tui.ui.screens.base import AppScreen
 from tui.ui.widgets.key_footer import KeyFooter
+from tui.ui.widgets.key_rows import KEY_COLUMNS, key_row
 from tui.ui.widgets.status_bar import StatusBar
-from tui.ui.widgets.table import Column, Table
+from tui.ui.widgets.table import Table
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from tui.api import ApiClient, ApiError, KeyInfo, Project
     from tui.api.offers import Offers
 
-KEY_COLUMNS = (
-    Column("Label", least=10, most=40, share=2),
-    Column("Starts with", least=12, most=14),
-    Column("Created", least=11, most=16),
-    Column("Last used", least=11, most=16),
-)
 OFFERED_BY = {
     "edit": "offers_project_edit",
     "delete_project": "offers_project_delete",
@@ -46,16 +38,6 @@ def otel_lines(base_url: str, key: str) -> tuple[str, str]:
     return (
         f"export OTEL_EXPORTER_OTLP_ENDPOINT={root}",
         f'export OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer {key}"',
-    )
-
-
-def key_row(key: KeyInfo, now: datetime) -> tuple[str, str, str, str]:
-    """A key's cells: label, prefix, created, last used (never the key)."""
-    return (
-        key.label or "(no label)",
-        (key.prefix or "") + "…",
-        fmt.local_time(key.created_at, seconds=False) if key.created_at else "–",
-        fmt.ago(key.last_used_at, now) if key.last_used_at else "never",
     )
 
 

@@ -84,9 +84,8 @@ class ProjectsScreen(AppScreen):
         return super().check_action(action, parameters)
 
     def action_workspace_keys(self) -> None:
-        from tui.ui.screens.workspace_keys import WorkspaceKeysScreen
 
-        self.tui.push_screen(WorkspaceKeysScreen())
+        self.tui.open_workspace_keys()
 
     def action_refresh(self) -> None:
         self._header(Text("Projects · loading…", style="bold"))
@@ -152,9 +151,7 @@ class ProjectsScreen(AppScreen):
     def action_sessions(self) -> None:
         project = self.selected()
         if project is not None and project.id:
-            from tui.ui.screens.sessions import SessionsScreen
-
-            self.tui.push_screen(SessionsScreen(project.id, project.name))
+            self.tui.open_sessions(project.id, project.name)
 
     def action_settings(self) -> None:
         project = self.selected()

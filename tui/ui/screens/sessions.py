@@ -324,10 +324,6 @@ class SessionScreen(AppScreen):
             self.tui.open_trace(trace_id, self.project_id)
 
 
-def open_sessions(app: Any, project_id: str, name: str | None) -> None:
-    app.push_screen(SessionsScreen(project_id, name))
-
-
 def search_commands(app: Any, screen: Any) -> list[tuple[str, Callable[[], Any], str]]:
     """The palette's entries for sessions (each project's, unless the server is known to have
     none) and, over the trace list, its optional columns."""
@@ -343,7 +339,7 @@ def search_commands(app: Any, screen: Any) -> list[tuple[str, Callable[[], Any],
                 commands.append(
                     (
                         f"Sessions: {name}",
-                        partial(open_sessions, app, project.id, project.name),
+                        partial(app.open_sessions, project.id, project.name),
                         "Conversations of many traces, each read as one",
                     )
                 )

@@ -474,9 +474,8 @@ class TracesScreen(QueriedList):
         self.action_refresh()
 
     def action_sessions(self) -> None:
-        from tui.ui.screens.sessions import SessionsScreen
 
-        self.tui.push_screen(SessionsScreen(self.project_id, self.project_name))
+        self.tui.open_sessions(self.project_id, self.project_name)
 
     def action_who_columns(self) -> None:
         table = self.query_one(TraceListTable)

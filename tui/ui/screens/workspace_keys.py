@@ -6,6 +6,7 @@ projects screen and the palette, only on a server that offers workspace keys."""
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -16,6 +17,7 @@ from textual.widgets import Static
 from tui.model.text import safe_text
 from tui.ui.screens.base import AppScreen
 from tui.ui.widgets.key_footer import KeyFooter
+from tui.ui.widgets.key_rows import KEY_COLUMNS, key_row
 from tui.ui.widgets.status_bar import StatusBar
 from tui.ui.widgets.table import Table
 
@@ -47,7 +49,6 @@ class WorkspaceKeysScreen(AppScreen):
         self.loaded = False
 
     def compose(self) -> ComposeResult:
-        from tui.ui.screens.project_settings import KEY_COLUMNS
 
         yield Static(id="header")
         yield Static(
@@ -109,7 +110,6 @@ class WorkspaceKeysScreen(AppScreen):
         self.refresh_bindings()
 
     def show_keys(self) -> None:
-        from tui.ui.screens.project_settings import key_row
 
         now = self.tui.now()
         self.query_one(Table).set_rows([(key_row(key, now), None) for key in self.keys])
@@ -147,7 +147,7 @@ class WorkspaceKeysScreen(AppScreen):
                     "It works at once and reads and manages every project: keep it out of "
                     "apps that only send traces (they take a project's key). Revoke it here (d).",
                 ),
-                (f"export TRACETUI_API_KEY={key.key.get_secret_value()}",),
+                (f"export TRACETUI_API_KEY={shlex.quote(key.key.get_secret_value())}",),
             )
         )
 

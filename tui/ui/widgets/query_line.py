@@ -11,6 +11,7 @@ from textual.widgets import Input
 
 from tui.api import Trace
 from tui.model.query import FIELD_WORDS, completions
+from tui.model.text import visible
 
 # Values remembered per field for completion: enough for any real list, bounded for a hostile one.
 MAX_VALUES = 200
@@ -67,7 +68,10 @@ class QueryLine(Input):
                         and value
                         and value not in known
                         and len(known) < MAX_VALUES
-                        and not any(c in value for c in '\n"')
+                        and '"' not in value
+                        # Drawn and typed as they are: only values with nothing to make
+                        # visible (no control, bidi or escape characters) are offered.
+                        and visible(value) == value
                     ):
                         known.add(value)
                         grew = True
