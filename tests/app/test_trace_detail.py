@@ -116,3 +116,25 @@ async def test_hostile_span_names_are_shown_literally_and_trigger_nothing(
         detail = "\n".join(detail_lines(app))
         assert "␛[2J [@click=app.quit]q[/]" in detail
         assert app.is_running and isinstance(app.screen, TraceDetailScreen)
+
+
+async def test_the_tree_header_follows_the_tree_width(service: RunningService) -> None:
+    """The column header is drawn to the span tree's own width whenever that changes, not only
+    when the terminal does (the tree gets its first width after the frame it was mounted in)."""
+    from textual.widgets import Static
+
+    from tui.ui.widgets.span_tree import header_line
+
+    async with running_app(service, StartAt(project_id="proj_agent")) as (app, pilot):
+        screen = await open_first_trace(app, pilot)
+        view = screen.query_one(SpanTreeView)
+        header = screen.query_one("#tree-header", Static)
+        screen.query_one("#tree-pane").styles.width = 50  # the tree alone narrows
+        await wait_for(
+            pilot,
+            lambda: (
+                0 < view.content_width <= 50
+                and str(header.render()) == header_line(view.content_width)
+            ),
+            what="the header drawn to the narrower tree",
+        )

@@ -359,6 +359,10 @@ class TraceDetailScreen(AppScreen):
         if big:  # once the list beneath is drawn again
             self.app.call_after_refresh(collect_garbage)
 
+    @on(SpanTreeView.Resized)
+    def _tree_resized(self) -> None:
+        self._update_header()
+
     @on(SpanTreeView.SpanHighlighted)
     def _highlighted(self, event: SpanTreeView.SpanHighlighted) -> None:
         if self.trace_tree is None:

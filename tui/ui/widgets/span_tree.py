@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from rich.style import Style
+from textual import events, on
 from textual.binding import Binding
 from textual.message import Message
 from textual.strip import Strip
@@ -91,6 +92,15 @@ class SpanTreeView(VirtualRows):
         def __init__(self, position: int | None) -> None:
             super().__init__()
             self.position = position
+
+    class Resized(Message):
+        """The view has a new size: what is drawn to its width (the column header) redraws."""
+
+    @on(events.Resize)
+    def _tell_resized(self) -> None:
+        # The view's first size comes after the frame it was mounted in (later still on a busy
+        # machine): a header worked out before then would keep the width of nothing.
+        self.post_message(self.Resized())
 
     def __init__(self, tree: TraceTree, **kwargs: object) -> None:
         super().__init__(**kwargs)
