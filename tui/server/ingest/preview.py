@@ -54,17 +54,22 @@ _INDEXED = re.compile(
 )
 
 
-def preview_of(attributes_json: str) -> str | None:
-    """The preview found in a span's attributes (JSON object text), or None."""
-    if len(attributes_json) > MAX_PARSED or not any(m in attributes_json for m in MARKERS):
+def parsed_if_marked(attributes_json: str, markers: tuple[str, ...]) -> dict[str, Any] | None:
+    """A span's attributes (JSON object text) parsed, if they are of a bounded size and name
+    one of `markers`; None otherwise, without parsing."""
+    if len(attributes_json) > MAX_PARSED or not any(m in attributes_json for m in markers):
         return None
     try:
         attributes = json.loads(attributes_json)
     except ValueError:
         return None
-    if not isinstance(attributes, dict):
-        return None
-    return preview_in(attributes)
+    return attributes if isinstance(attributes, dict) else None
+
+
+def preview_of(attributes_json: str) -> str | None:
+    """The preview found in a span's attributes (JSON object text), or None."""
+    attributes = parsed_if_marked(attributes_json, MARKERS)
+    return None if attributes is None else preview_in(attributes)
 
 
 def preview_in(attributes: dict[str, Any]) -> str | None:
@@ -160,15 +165,8 @@ def from_flattened(attributes: dict[str, Any]) -> str | None:
 
 def output_preview_of(attributes_json: str) -> str | None:
     """The output preview found in a span's attributes (JSON object text), or None."""
-    if len(attributes_json) > MAX_PARSED or not any(m in attributes_json for m in OUTPUT_MARKERS):
-        return None
-    try:
-        attributes = json.loads(attributes_json)
-    except ValueError:
-        return None
-    if not isinstance(attributes, dict):
-        return None
-    return output_preview_in(attributes)
+    attributes = parsed_if_marked(attributes_json, OUTPUT_MARKERS)
+    return None if attributes is None else output_preview_in(attributes)
 
 
 def output_preview_in(attributes: dict[str, Any]) -> str | None:
