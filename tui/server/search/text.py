@@ -62,13 +62,18 @@ def span_text(
 
 
 def trace_text(parts: Iterable[tuple[str, str | None, dict[str, Any] | None]]) -> str:
-    """A trace's text from its spans' (name, error message, attributes), MAX_TRACE at most."""
+    """A trace's text from its spans' (name, error message, attributes), MAX_TRACE at most.
+    A string already taken is left out: each model call of an agent carries the conversation
+    so far, and the same span names repeat, so the budget goes to what is new (and the index
+    has less to read)."""
     found: list[str] = []
+    seen: set[str] = set()
     budget = MAX_TRACE
     for name, error, attributes in parts:
         if budget <= 0:
             break
-        more = span_text(name, error, attributes, budget)
+        more = [t for t in span_text(name, error, attributes, budget) if t not in seen]
+        seen.update(more)
         budget -= sum(len(t) + 1 for t in more)
         found += more
     return "\n".join(found)[:MAX_TRACE]
