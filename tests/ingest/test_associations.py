@@ -121,3 +121,13 @@ def test_the_text_holds_names_errors_inputs_and_outputs_within_its_bound() -> No
         assert part in text
     assert "hidden" not in text and "skipped" not in text
     assert len(text) <= MAX_TRACE
+
+
+@pytest.mark.parametrize("key", ["tag.tags", "metadata", "langfuse.tags"])
+def test_json_too_deep_for_the_parser_is_read_as_nothing(key: str) -> None:
+    """Tags or metadata nested deeper than Python's parser goes (RecursionError, not
+    ValueError) are left out, as unreadable JSON is: they once failed the whole batch (500)."""
+    deep = "[" * 5000 + "]" * 5000 if key.endswith("tags") else '{"a":' * 5000 + "1" + "}" * 5000
+    spans = [row("root", None, 0, "chain", **{key: deep, "user.id": "alice"})]
+    sums = both_ways(spans)
+    assert (sums.user_id, sums.tags) == ("alice", ())

@@ -65,6 +65,10 @@ class TraceTree:
     def error_count(self) -> int:
         return sum(self.errors)
 
+    def hidden_errors(self, i: int) -> int:
+        """How many spans below i (not i itself) are errors: what collapsing i hides."""
+        return self.sub_errors[i] - bool(self.errors[i])
+
     def ancestors(self, i: int) -> list[int]:
         chain = []
         while self.parent[i] != -1:

@@ -73,7 +73,7 @@ def text_of(value: Any) -> str:
         if stripped[:1] in ("[", "{") and len(value) <= 4 * MAX_PROMPT_CHARS:
             try:
                 value = json.loads(value)
-            except ValueError:
+            except (ValueError, RecursionError):  # too deep for the parser
                 return str(value)[:MAX_PROMPT_CHARS]
         else:
             return value[:MAX_PROMPT_CHARS]

@@ -80,7 +80,7 @@ def tags_of(raw: Any) -> list[str]:
         if stripped.startswith("["):
             try:
                 raw = json.loads(stripped)
-            except ValueError:
+            except (ValueError, RecursionError):  # too deep for the parser
                 return []
         else:
             raw = [stripped]
@@ -100,7 +100,7 @@ def metadata_of(attributes: dict[str, Any]) -> dict[str, Any]:
     if isinstance(raw, str) and len(raw) <= MAX_METADATA and raw.lstrip().startswith("{"):
         try:
             raw = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # too deep for the parser
             return {}
     return raw if isinstance(raw, dict) else {}
 

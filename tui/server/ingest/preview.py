@@ -7,7 +7,8 @@ OpenInference's `input.value`, OTel GenAI's `gen_ai.input.messages`, OpenInferen
 `ai.prompt`, and a plain `input`.
 From a list of messages it takes the last user message (in a multi-turn history that is the
 question this call answers, not the conversation's opening). A JSON `input.value` holding
-messages is read as messages.
+messages is read as messages: a request's `messages` (Anthropic's, OpenAI's) or `input` (the
+Responses API's, whose items carry text or `input_text` parts), or the list alone.
 
 The store asks this of a trace's root, whose input wins, and otherwise of the first span that
 has one (a GenAI agent's root often carries no input; its first model call does). Bounded:
@@ -17,13 +18,21 @@ over MAX_PARSED are not parsed at all.
 The output preview is read the same way from the output names (`output.value`,
 `gen_ai.output.messages`, `llm.output_messages.N.message.*`, `gen_ai.completion.N.*`, the
 Vercel AI SDK's `ai.response.text`, a plain `output`), taking the last assistant message of a
-list: from the root, else from the trace's last LLM span that has one (ingest.summaries).
+list: from the root, else from the trace's last LLM span that has one (ingest.summaries). A JSON
+`output.value` is read as what it records: an Anthropic Message (`role` and text blocks), an
+OpenAI Responses Response (its `output` items, `output_text` parts), a chat completion, or
+messages.
+
+JSON read as messages that holds no text (a model call that only calls a tool) gives no
+preview rather than the JSON itself; JSON of no shape known here is shown as it is. Nothing
+raises on odd JSON: too deep to parse is not parsed, like too big.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 MAX_CHARS = 200
@@ -46,6 +55,10 @@ OUTPUT_MARKERS = (
     '"output"',
 )
 ANSWER_ROLES = ("assistant", "ai", "model")
+QUESTION_ROLES = ("user", "human")
+TEXT_PARTS = ("text", "input_text", "output_text")  # OpenAI Responses name theirs by direction
+MAX_MESSAGES = 1000  # messages or items of one list looked through
+NO_TEXT = ""  # messages were read and hold no text: not to be shown as the JSON they came in
 _OUTPUT_INDEXED = re.compile(
     r"^(llm\.output_messages|gen_ai\.completion)\.(\d+)\.(?:message\.)?(role|content)$"
 )
@@ -59,11 +72,19 @@ def parsed_if_marked(attributes_json: str, markers: tuple[str, ...]) -> dict[str
     one of `markers`; None otherwise, without parsing."""
     if len(attributes_json) > MAX_PARSED or not any(m in attributes_json for m in markers):
         return None
-    try:
-        attributes = json.loads(attributes_json)
-    except ValueError:
-        return None
+    attributes = loaded(attributes_json)
     return attributes if isinstance(attributes, dict) else None
+
+
+def loaded(text: str) -> Any:
+    """`text` parsed as JSON, or None: when it is not JSON, over MAX_PARSED, or nested too deep
+    for the parser (which raises RecursionError, not ValueError, for that)."""
+    if len(text) > MAX_PARSED:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
 
 
 def preview_of(attributes_json: str) -> str | None:
@@ -83,6 +104,7 @@ def preview_in(attributes: dict[str, Any]) -> str | None:
         or (from_flattened(attributes) if len(attributes) <= MAX_FLATTENED_KEYS else None)
         or from_value(attributes.get("ai.prompt"))  # the Vercel AI SDK
         or from_value(attributes.get("input"))
+        or None  # NO_TEXT is no preview
     )
 
 
@@ -99,43 +121,60 @@ def one_line(text: str) -> str | None:
 def from_value(value: Any) -> str | None:
     """A plain input: text (JSON text of messages read as messages), or an object with one."""
     if isinstance(value, str):
-        stripped = value.lstrip()
-        if stripped[:1] in ("[", "{"):
-            try:
-                parsed = json.loads(stripped)
-            except ValueError:
-                return one_line(value)
-            return from_value(parsed) or one_line(value)
-        return one_line(value)
+        return from_json_text(value, from_value)
     if isinstance(value, list):
         return from_messages(value)
     if isinstance(value, dict):
-        if "messages" in value:
-            return from_messages(value["messages"])
+        # A request's messages (chat APIs, as a list or JSON text), or the Responses API's input.
+        found = from_messages(value.get("messages")) if "messages" in value else None
+        if found is None and isinstance(value.get("input"), list):
+            found = from_messages(value["input"])
+        if found is not None:
+            return found
         for key in ("question", "query", "input", "prompt", "text", "content"):
             if isinstance(value.get(key), str):
                 return one_line(value[key])
     return None
 
 
+def from_json_text(value: str, read: Callable[[Any], str | None]) -> str | None:
+    """Text that may be JSON: what `read` finds in it parsed, else the text itself (JSON of no
+    shape `read` knows included); NO_TEXT when `read` found messages without text."""
+    stripped = value.lstrip()
+    if stripped[:1] in ("[", "{"):
+        parsed = loaded(stripped)
+        if parsed is not None:
+            found = read(parsed)
+            if found is not None:
+                return found
+    return one_line(value)
+
+
 def from_messages(value: Any) -> str | None:
-    """The last user message's text in a list of messages (OTel GenAI parts, OpenAI content)."""
+    """The last user message's text in a list of messages (OTel GenAI parts, OpenAI content,
+    Responses items); NO_TEXT when there are messages and none has a user's text."""
     if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return None
+        value = loaded(value)
     if not isinstance(value, list):
         return None
-    for message in reversed(value[:1000]):
-        if isinstance(message, dict) and message.get("role") in ("user", "human"):
+    messages = [m for m in value[:MAX_MESSAGES] if isinstance(m, dict)]
+    for message in reversed(messages):
+        if message.get("role") in QUESTION_ROLES:
             text = text_of(message)
             if text:
                 return text
-    return None
+    return NO_TEXT if is_messages(messages) else None
+
+
+def is_messages(items: list[dict[str, Any]]) -> bool:
+    """Whether a list's objects are messages or Responses items (a role or a type), whose JSON
+    is no preview; other lists (a tool's arguments) are shown as they are."""
+    return any("role" in item or "type" in item for item in items)
 
 
 def text_of(message: dict[str, Any]) -> str | None:
+    """A message's text: its string content, or its text parts joined (tool calls, tool
+    results, images and the like left out)."""
     content = message.get("content", message.get("parts"))
     if isinstance(content, str):
         return one_line(content)
@@ -143,7 +182,7 @@ def text_of(message: dict[str, Any]) -> str | None:
         texts = [
             part.get("content") or part.get("text")
             for part in content[:100]
-            if isinstance(part, dict) and part.get("type", "text") == "text"
+            if isinstance(part, dict) and part.get("type", "text") in TEXT_PARTS
         ]
         return one_line(" ".join(t for t in texts if isinstance(t, str)))
     return None
@@ -177,6 +216,7 @@ def output_preview_in(attributes: dict[str, Any]) -> str | None:
         or (from_output_flattened(attributes) if len(attributes) <= MAX_FLATTENED_KEYS else None)
         or answer_from_value(attributes.get("ai.response.text"))
         or answer_from_value(attributes.get("output"))
+        or None  # NO_TEXT is no preview
     )
 
 
@@ -184,19 +224,19 @@ def answer_from_value(value: Any) -> str | None:
     """A plain output: text (JSON text of messages or a completion read as such), or an
     object with one."""
     if isinstance(value, str):
-        stripped = value.lstrip()
-        if stripped[:1] in ("[", "{"):
-            try:
-                parsed = json.loads(stripped)
-            except ValueError:
-                return one_line(value)
-            return answer_from_value(parsed) or one_line(value)
-        return one_line(value)
+        return from_json_text(value, answer_from_value)
     if isinstance(value, list):
         return answer_from_messages(value)
     if isinstance(value, dict):
-        if "messages" in value:
-            return answer_from_messages(value["messages"])
+        # Messages (a list or JSON text), a Responses Response's output items, or one message
+        # (an Anthropic Message: its role and content blocks).
+        found = answer_from_messages(value.get("messages")) if "messages" in value else None
+        if found is None and isinstance(value.get("output"), list):
+            found = answer_from_messages(value["output"])
+        if found is None and value.get("role") in ANSWER_ROLES:
+            found = text_of(value) or NO_TEXT
+        if found is not None:
+            return found
         choices = value.get("choices")
         if isinstance(choices, list) and choices and isinstance(choices[0], dict):
             message = choices[0].get("message")
@@ -211,21 +251,20 @@ def answer_from_value(value: Any) -> str | None:
 
 
 def answer_from_messages(value: Any) -> str | None:
-    """The last assistant message's text in a list of messages (else the last message's)."""
+    """The last assistant message's text in a list of messages or Responses items (else the
+    last message's); NO_TEXT when there are messages and none has text."""
     if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return None
+        value = loaded(value)
     if not isinstance(value, list):
         return None
-    messages = [m for m in value[-1000:] if isinstance(m, dict)]
+    messages = [m for m in value[-MAX_MESSAGES:] if isinstance(m, dict)]
     for message in reversed(messages):
         if message.get("role") in ANSWER_ROLES:
             text = text_of(message)
             if text:
                 return text
-    return text_of(messages[-1]) if messages else None
+    last = text_of(messages[-1]) if messages else None
+    return last or (NO_TEXT if is_messages(messages) else None)
 
 
 def from_output_flattened(attributes: dict[str, Any]) -> str | None:

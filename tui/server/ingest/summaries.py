@@ -73,7 +73,7 @@ def parsed(span: SpanRow, markers: tuple[str, ...] = ()) -> dict[str, Any] | Non
         return None
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # too deep for the parser
         return None
     return value if isinstance(value, dict) else None
 

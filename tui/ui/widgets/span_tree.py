@@ -2,14 +2,16 @@
 
 Each row: the name (indented by depth, ▸/▾ for children), kind, model, input and output tokens,
 cost, duration and a waterfall bar of the span's place in the trace. A collapsed node shows the
-totals of its whole subtree, marked Σ. Server strings are made visible by `fit` before they
-become segments: nothing they contain reaches the terminal as markup or escape codes.
+totals of its whole subtree, marked Σ, and a red ✗ count of the errors it hides. Server strings
+are made visible by `fit` before they become segments: nothing they contain reaches the terminal
+as markup or escape codes.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
+from rich.cells import cell_len
 from rich.style import Style
 from textual import events, on
 from textual.binding import Binding
@@ -140,14 +142,23 @@ class SpanTreeView(VirtualRows):
         indent = "  " * levels
         if depth > levels:  # the depth, in place of the indentation it would need
             indent = f"{depth}‥".ljust(2 * levels)
-        folded = self.view.is_collapsed(i)
-        marker = ("▸ " if folded else "▾ ") if tree.has_children(i) else "  "
-        flag = "✗ " if span.is_error else ("⚠ " if tree.flags[i] else "")
-        name_text = fmt.fit(
-            indent + marker + flag + (span.name or span.id or "?"),
-            c["name"],
-        )
         collapsed = self.view.is_collapsed(i)
+        marker = ("▸ " if collapsed else "▾ ") if tree.has_children(i) else "  "
+        flag = "✗ " if span.is_error else ("⚠ " if tree.flags[i] else "")
+        name = indent + marker + flag + (span.name or span.id or "?")
+        name_style = ERROR_NAME if span.is_error else None
+        hidden = tree.hidden_errors(i) if collapsed else 0
+        if hidden:
+            # A folded node says how many errors it hides, so none goes unseen under it. The
+            # count is kept whole and the name cut, beside it, within the name column.
+            badge = f"✗ {fmt.count(hidden)}"
+            name_text = fmt.fit(name, c["name"] - len(badge) - 1).rstrip()
+            name_cells = [
+                (name_text, name_style),
+                (badge.ljust(c["name"] - cell_len(name_text) - 1), ERROR_NAME),
+            ]
+        else:
+            name_cells = [(fmt.fit(name, c["name"]), name_style)]
         inp: int | None
         out: int | None
         cost: float | None
@@ -159,7 +170,7 @@ class SpanTreeView(VirtualRows):
             sigma = ""
         offset, length = tree.offset_and_length(i)
         cells = [
-            (name_text, ERROR_NAME if span.is_error else None),
+            *name_cells,
             (fmt.fit(span.kind or "", c["kind"]), KIND_STYLES.get(span.kind or "")),
             (fmt.fit(span.model or "", c["model"]), NO_MODEL if not span.model else None),
             (fmt.fit_right(sigma + fmt.tokens(inp), c["in"]), None),
