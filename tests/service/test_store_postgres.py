@@ -121,7 +121,7 @@ def test_one_trace_written_by_two_transactions_at_once_sums_every_span(
                 f"s{part}-{n:02d}",
                 None if n == 0 and part == 0 else "s0-00",
                 "x",
-                "llm",
+                "agent" if n == 0 and part == 0 else "llm",  # calls below one agent
                 "m",
                 NOW + part * 100 + n,
                 5,

@@ -46,6 +46,7 @@ from tui.server.store_alerts import AlertTables
 from tui.server.store_keys import KeyTables, hash_key, new_api_key
 from tui.server.store_logs import LogTables, join_span_logs
 from tui.server.store_sql import (
+    COUNT_ONCE,
     INSERT,
     NEWEST_SPAN_END,
     SELECT_SPANS,
@@ -415,7 +416,9 @@ class Store(LogTables, AlertTables, KeyTables, AdminTables, search.SearchTables)
         # decoded, which saves reading back what was just written.
         sums = summarize(group.spans) if group.traces is None else group.traces
         if stored:
-            db.execute(UPSERT_TRACES, (project_id, group.resource, json.dumps(list(stored))))
+            ids = json.dumps(list(stored))
+            db.execute(COUNT_ONCE, (project_id, ids))  # a call's spans split across exports
+            db.execute(UPSERT_TRACES, (project_id, group.resource, ids))
             again = [t for t in sums if t.id in stored]
             self._update_previews(db, project_id, again)
             search.update_stored(db, project_id, again)

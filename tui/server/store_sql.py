@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from tui.server.ingest.conventions import COUNTED_IN
 from tui.server.rows import (
     AlertEventRow,
     AlertRow,
@@ -78,6 +79,25 @@ UPSERT_SPAN = (
     + " ON CONFLICT (project_id, trace_id, id) DO UPDATE SET "
     + ", ".join(f"{c} = excluded.{c}" for c in SpanRow._fields[2:])
 )
+# Each model call counted once across exports, as conventions.counted_once counts it within
+# one: in project ?1's traces whose ids are in the JSON array ?2, a model-call span reporting
+# tokens whose parent is a model-call span reporting tokens (or counted in its own parent,
+# which it then reported) gets its tokens and cost set to 0 and `tracetui.counted_in` added.
+# Run before UPSERT_TRACES on the traces stored before: a span and its parent may come in
+# different exports, in either order. A span it changes no longer reports tokens, so running
+# it again changes nothing, and a span sent again (which replaces itself) is changed again.
+COUNT_ONCE = f"""
+UPDATE spans SET input_tokens = 0, output_tokens = 0, cost_usd = 0.0, cost_source = NULL,
+    cache_read_tokens = 0, cache_write_tokens = 0, reasoning_tokens = 0,
+    attributes = substr(attributes, 1, length(attributes) - 1)
+        || CASE WHEN attributes = '{{}}' THEN '' ELSE ',' END
+        || '"{COUNTED_IN}":"' || parent_id || '"}}'
+WHERE project_id = ?1 AND trace_id IN (SELECT value FROM json_each(?2)) AND kind = 'llm'
+    AND (input_tokens > 0 OR output_tokens > 0) AND substr(attributes, -1) = '}}'
+    AND EXISTS (SELECT 1 FROM spans p WHERE p.project_id = ?1 AND p.trace_id = spans.trace_id
+        AND p.id = spans.parent_id AND p.kind = 'llm' AND (p.input_tokens > 0
+            OR p.output_tokens > 0 OR instr(p.attributes, '"{COUNTED_IN}"') > 0))
+"""
 # The trace rows of project ?1's traces whose ids are in the JSON array ?3, computed from all
 # their stored spans: right after every batch, whatever order and however often spans came.
 # Named after the earliest root (no parent), else the earliest span while the root has not

@@ -17,9 +17,9 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 
 STUB_URL = os.environ["TRACETUI_STUB_URL"]
 FAILED_EXPORTS: list[SpanExportResult] = []
-# One export at the end (`finish`): the service counts a model call recorded by two nested
-# spans once when both arrive in one export (tui/server/ingest/conventions.counted_once), so a
-# timer splitting a run's spans between exports would make the tests depend on timing.
+# One export at the end (`finish`): each run's trace arrives whole. (The service counts a
+# model call recorded by nested spans once whatever exports they come in: conventions.
+# counted_once within one, the stores' COUNT_ONCE across them.)
 BATCH_DELAY_MS = 600_000
 
 

@@ -13,8 +13,9 @@ of their calls' usage, so reading them too would count every call twice.
 
 OpenLLMetry's `traceloop.span.kind` gives a kind where the others say nothing; pydantic-ai's
 `operation.cost` is a reported cost; logfire's `logfire.msg` names a span whose name is a
-template (display_name). Across the spans of one export, a model call recorded by two nested
-spans is counted once (counted_once; docs/conventions.md, "The Python stacks").
+template (display_name). A model call recorded by two nested spans is counted once
+(counted_once, within an export; the stores, across exports; docs/conventions.md, "The Python
+stacks").
 
 Every value is untrusted: counts may arrive as strings, floats, negatives or 10**30, costs as
 NaN. They are coerced (numbers in strings read) and clamped, never trusted to fit a column.
@@ -281,27 +282,41 @@ def display_name(name: str, attributes: dict[str, Any]) -> str:
     return name
 
 
+# The attribute naming the span a model call is counted in (counted_once). The stores look for
+# it too: a span counted in its parent has its tokens set to 0, so this is how a later export's
+# spans still see it as a model call reporting tokens.
+COUNTED_IN = "tracetui.counted_in"
+
+
 def counted_once(spans: list[SpanRow]) -> list[SpanRow]:
     """The spans of one export with every model call counted once.
 
-    A model-call span whose parent, in the same export, is a model-call span reporting tokens
-    is the same call recorded twice: an SDK's own span below an instrumentation's (the
-    anthropic SDK's `anthropic.messages.create` below OpenInference's `messages.create`), or
-    an HTTP client's instrumentation below a framework's (logfire's openai span below
-    pydantic-ai's `chat` span). The outer span, which holds the messages, counts; the inner
-    keeps its attributes as sent, its tokens and cost set to 0, and `tracetui.counted_in`
-    naming the span that counts them."""
+    A model-call span reporting tokens whose parent, in the same export, is a model-call span
+    reporting tokens is the same call recorded twice: an SDK's own span below an
+    instrumentation's (the anthropic SDK's `anthropic.messages.create` below OpenInference's
+    `messages.create`), or an HTTP client's instrumentation below a framework's (logfire's
+    openai span below pydantic-ai's `chat` span). The outer span, which holds the messages,
+    counts; the inner keeps its attributes as sent, its tokens and cost set to 0, and
+    `tracetui.counted_in` naming the span that counts them.
+
+    The stores apply the same rule to the spans of a trace that came in several exports
+    (store_sql.COUNT_ONCE, postgres.sql.COUNT_ONCE): only spans reporting tokens are counted
+    in another, so a span carrying the mark reported tokens, whatever order spans came in."""
     callers = {
-        span.id: span
+        (span.trace_id, span.id): span
         for span in spans
         if span.kind == "llm" and (span.input_tokens or span.output_tokens)
     }
-    if not callers:
+    if len(callers) < 2:
         return spans  # the common case: one pass, nothing to change
     counted = []
     for span in spans:
-        caller = callers.get(span.parent_id) if span.kind == "llm" and span.parent_id else None
-        if caller is None or caller.trace_id != span.trace_id or span.attributes[-1:] != "}":
+        caller = (
+            callers.get((span.trace_id, span.parent_id))
+            if span.parent_id and (span.trace_id, span.id) in callers
+            else None
+        )
+        if caller is None or span.attributes[-1:] != "}":
             counted.append(span)
             continue
         separator = "" if span.attributes == "{}" else ","
@@ -314,7 +329,7 @@ def counted_once(spans: list[SpanRow]) -> list[SpanRow]:
                 cache_read_tokens=0,
                 cache_write_tokens=0,
                 reasoning_tokens=0,
-                attributes=f'{span.attributes[:-1]}{separator}"tracetui.counted_in":"{caller.id}"}}',
+                attributes=f'{span.attributes[:-1]}{separator}"{COUNTED_IN}":"{caller.id}"}}',
             )
         )
     return counted

@@ -4,11 +4,12 @@ Per call: the projects that resources name are found (or made, under a lock per 
 replicas make one), then the locks of every trace the call touches are taken (`locks`), and
 each group's spans go by binary COPY into the session's temporary table and from there into
 spans with one INSERT ... SELECT ... ON CONFLICT DO UPDATE: a re-sent span replaces itself.
-A trace stored before (by an earlier group, call or replica) is recomputed from all its stored
-spans (sql.UPSERT_TRACES); a new one takes the sums its batch's spans make (worked out as the
-body was decoded), as the SQLite store does. The trace locks make that read-then-write safe:
-while one transaction writes a trace, another writing the same trace waits, then sees it
-stored and sums every span of both.
+A trace stored before (by an earlier group, call or replica) has each model call among its
+stored spans counted once (sql.COUNT_ONCE: a call's spans may come in different exports), then
+is recomputed from all its stored spans (sql.UPSERT_TRACES); a new one takes the sums its
+batch's spans make (worked out as the body was decoded), as the SQLite store does. The trace
+locks make that read-then-write safe: while one transaction writes a trace, another writing
+the same trace waits, then sees it stored and sums every span of both.
 
 Why COPY: binary COPY into a temporary table, then one upsert, was the fastest of the ways
 measured (docs/postgres-notes.md: 48,700 spans/s against 16,100 for pipelined executemany and
@@ -27,6 +28,7 @@ from tui.server.postgres import locks
 from tui.server.postgres.logs import join_span_logs
 from tui.server.postgres.sql import (
     COPY_TRACES_WITH_TEXT,
+    COUNT_ONCE,
     INGEST_TABLE,
     MOVE_SPANS,
     SPAN_TYPES,
@@ -130,8 +132,10 @@ def _write_group(connection: psycopg.Connection[Any], project_id: str, group: Sp
     sums = summarize(group.spans) if group.traces is None else group.traces
     resource = without_nul(group.resource)
     if stored:
+        ids = list(stored)
+        connection.execute(COUNT_ONCE, {"project": project_id, "ids": ids})  # see sql.COUNT_ONCE
         connection.execute(
-            UPSERT_TRACES, {"project": project_id, "attributes": resource, "ids": list(stored)}
+            UPSERT_TRACES, {"project": project_id, "attributes": resource, "ids": ids}
         )
         again = [t for t in sums if t.id in stored]
         _update_previews(connection, project_id, again)

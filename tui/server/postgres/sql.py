@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from tui.server.ingest.conventions import COUNTED_IN
 from tui.server.rows import AlertState, SpanInTrace, SpanRow, TraceRow, TraceSummary
 from tui.server.store_sql import LEADING, TABLES, columns
 
@@ -105,6 +106,25 @@ SELECT_TRACES = (
 )
 # As the SQLite store's: a trace is kept while its newest span is (its spans' latest end).
 NEWEST_SPAN_END = "started_at + duration_ms"
+
+# Each model call counted once across exports, by the rule of the SQLite store's COUNT_ONCE
+# (and of conventions.counted_once), in project %(project)s's traces whose ids are in
+# %(ids)s: run before UPSERT_TRACES. The parent is read as it was before the statement (one
+# snapshot); that is what SQLite's reading gives too, as a parent this changes is counted in
+# its own parent and so still counts as reporting tokens.
+COUNT_ONCE = f"""
+UPDATE spans s SET input_tokens = 0, output_tokens = 0, cost_usd = 0.0, cost_source = NULL,
+    cache_read_tokens = 0, cache_write_tokens = 0, reasoning_tokens = 0,
+    attributes = left(s.attributes, -1)
+        || CASE WHEN s.attributes = '{{}}' THEN '' ELSE ',' END
+        || '"{COUNTED_IN}":"' || s.parent_id || '"}}'
+FROM spans p
+WHERE s.project_id = %(project)s AND s.trace_id = ANY(%(ids)s) AND s.kind = 'llm'
+    AND (s.input_tokens > 0 OR s.output_tokens > 0) AND right(s.attributes, 1) = '}}'
+    AND p.project_id = s.project_id AND p.trace_id = s.trace_id AND p.id = s.parent_id
+    AND p.kind = 'llm' AND (p.input_tokens > 0 OR p.output_tokens > 0
+        OR strpos(p.attributes, '"{COUNTED_IN}"') > 0)
+"""
 
 # The trace rows of project %(project)s's traces whose ids are in %(ids)s, computed from all
 # their stored spans, by the rules of the SQLite store's UPSERT_TRACES (and of
