@@ -23,10 +23,7 @@ _PACKAGES = (tui.ui.screens, tui.ui.widgets)
 # there is room left after the screen's keys (tui/ui/widgets/key_footer.py): the ones a newcomer
 # looks for first. In the order offered.
 FOOTER_WHEN_ROOM = (
-    "traces.open",
     "detail.reload",
-    "traces.refresh",
-    "traces.live",
     "detail.copy",
     "detail.export",
     "tree.previous_error",

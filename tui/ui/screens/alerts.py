@@ -7,6 +7,11 @@ threshold, since when) and how its metric went over the last 24 h (a sparkline w
 the threshold). The sparklines are computed here from the trace list (tui/model/metrics.py), for any
 server; a server that does not evaluate alerts also gets its states and values from them,
 marked `*` and said in the header.
+
+An alert created here has no state until the service's next evaluation round (the local
+service evaluates every minute unless told otherwise): the list asks again, a few times and
+further apart, until the alert has been evaluated, and shows it as "evaluating" meanwhile,
+not as "no data".
 """
 
 from __future__ import annotations
@@ -15,9 +20,11 @@ import asyncio
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.timer import Timer
 from textual.widgets import DataTable, Static
 
 from tui.api import Alert
@@ -56,6 +63,16 @@ COLUMNS = (
 SPAN = timedelta(hours=24)
 POINTS = 96  # a value every 15 minutes; a sparkline shows the worst of those in each cell
 LONGEST_LOOKBACK = timedelta(hours=24)  # traces older than 48 h are not paged in for a chart
+# After a create, the list is asked for again after each of these (seconds) until the new
+# alert has been evaluated: some 3 minutes in all, a handful of requests.
+FOLLOW_UPS_S = (2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 60.0)
+EVALUATING = "… evaluating"
+EMPTY = Text("No alerts yet: press n to create one.")
+
+
+def awaits_evaluation(alert: Alert) -> bool:
+    """Whether the server keeps alert states and has not evaluated this one yet."""
+    return alert.state == "no_data" and alert.last_evaluated_at is None and not alert.paused
 
 
 def state_text(state: str | None, since: datetime | None, now: datetime) -> str:
@@ -120,6 +137,9 @@ class AlertsScreen(AlertActions, AppScreen):
         self.alerts: list[Alert] = []
         self.series: dict[int, metrics.Series] = {}  # by position in `alerts`
         self.collected: Collected | None = None
+        self.awaiting: set[str] = set()  # ids of alerts created here and not yet evaluated
+        self._follow_ups = 0  # of FOLLOW_UPS_S, asked so far
+        self._follow_up_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="header")
@@ -198,6 +218,7 @@ class AlertsScreen(AlertActions, AppScreen):
 
     def _loaded(self, alerts: list[Alert]) -> None:
         self.alerts = alerts
+        self.awaiting &= {alert.id for alert in alerts if alert.id and awaits_evaluation(alert)}
         self.series = {}
         self.collected = None
         self.show_rows()
@@ -221,21 +242,30 @@ class AlertsScreen(AlertActions, AppScreen):
             rows.append(
                 (
                     (
-                        "‖ paused"
-                        if alert.paused
-                        else state_text(state, since, now) + ("*" if computed else ""),
+                        self.state_cell(alert, state, since, computed, now),
                         (alert.name or "(no name)") + standing(alert, now),
                         metric_label(alert.metric, compact=True),
                         compared_text(alert.metric, alert.condition, value, alert.threshold),
                         trend_cell(alert, self.series.get(index, None) if self.collected else None),
                         host_of(alert.webhook_url or "") or alert.webhook_url or "–",
                     ),
-                    None,
+                    alert.id,  # the row's key: a refresh keeps the cursor on its alert
                 )
             )
-        self.query_one(Table).set_rows(rows)
+        table = self.query_one(Table)
+        table.set_rows(rows)
+        table.empty_text = EMPTY
         self.header(self.summary())
         self.refresh_bindings()  # the action keys need an alert under the cursor
+
+    def state_cell(
+        self, alert: Alert, state: str | None, since: datetime | None, computed: bool, now: datetime
+    ) -> str:
+        if alert.paused:
+            return "‖ paused"
+        if alert.id in self.awaiting:
+            return EVALUATING  # the server's "no data" would say the metric has none
+        return state_text(state, since, now) + ("*" if computed else "")
 
     async def _collect(self, client: ApiClient) -> tuple[Collected, dict[int, metrics.Series]]:
         now = self.tui.now()
@@ -271,8 +301,53 @@ class AlertsScreen(AlertActions, AppScreen):
             if alert is not None:
                 self.notify(f"Alert {alert.name} created.")
                 self.alerts.append(alert)  # in the list at once; the refresh adds its state
+                if alert.id and awaits_evaluation(alert):
+                    self.awaiting.add(alert.id)
+                    self._follow_ups = 0
+                    self._follow_up_later()
                 self.show_rows()
                 self.action_refresh()
                 show_created_secret(self.tui, alert)
 
         self.tui.new_alert(self.project_id, self.project_name, created, self.collected)
+
+    # -- following a new alert until the service has evaluated it --------------------------------
+
+    def _follow_up_later(self) -> None:
+        if self._follow_up_timer is not None or not self.awaiting:
+            return
+        if self._follow_ups >= len(FOLLOW_UPS_S):
+            self.awaiting.clear()  # not evaluated yet: the list shows what the server says
+            self.show_rows()
+            return
+        delay = FOLLOW_UPS_S[self._follow_ups]
+        self._follow_ups += 1
+        self._follow_up_timer = self.set_timer(delay, self._follow_up)
+
+    def _follow_up(self) -> None:
+        self._follow_up_timer = None
+
+        def failed(_error: ApiError) -> bool:
+            self._follow_up_later()  # the next one may get through; `r` is there meanwhile
+            return True
+
+        self.call_api(
+            lambda client: client.list_alerts(self.project_id),
+            self._followed,
+            group="alerts-follow-up",
+            failed=failed,
+            project_id=self.project_id,
+        )
+
+    def _followed(self, alerts: list[Alert]) -> None:
+        """The evaluated ones of the alerts awaited take the server's state, in place (the
+        charts stay)."""
+        listed = {alert.id: alert for alert in alerts if alert.id}
+        self.awaiting &= set(listed)  # one deleted meanwhile is not awaited
+        for index, shown in enumerate(self.alerts):
+            fresh = listed.get(shown.id) if shown.id in self.awaiting else None
+            if fresh is not None and not awaits_evaluation(fresh):
+                self.alerts[index] = fresh
+                self.awaiting.discard(fresh.id or "")
+        self.show_rows()
+        self._follow_up_later()

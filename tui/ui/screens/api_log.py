@@ -36,6 +36,10 @@ def shown_path(url: str, host: str) -> str:
     return parts.path + (f"?{parts.query}" if parts.query else "")
 
 
+# In place of rows when there are none.
+EMPTY = Text("No requests yet: press r to show those made since.")
+
+
 class ApiLogScreen(AppScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="log.back"),
@@ -83,10 +87,12 @@ class ApiLogScreen(AppScreen):
                         entry.rate_limit.get("x-ratelimit-remaining", ""),  # a header: untrusted
                         detail,
                     ),
-                    None,
+                    entry,  # the row's key: a refresh keeps the cursor on its request
                 )
             )
-        self.query_one(Table).set_rows(rows)
+        table = self.query_one(Table)
+        table.set_rows(rows)
+        table.empty_text = EMPTY
 
     def action_back(self) -> None:
         self.dismiss()

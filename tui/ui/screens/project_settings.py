@@ -41,6 +41,10 @@ def otel_lines(base_url: str, key: str) -> tuple[str, str]:
     )
 
 
+# In place of the keys when there are none, where the server makes them (n is then on).
+NO_KEYS = Text("No keys yet: press n to make one for this project's apps.")
+
+
 class ProjectSettingsScreen(AppScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="settings.back"),
@@ -148,8 +152,11 @@ class ProjectSettingsScreen(AppScreen):
 
     def show_keys(self) -> None:
         now = self.tui.now()
-        self.query_one(Table).set_rows([(key_row(key, now), None) for key in self.keys])
+        table = self.query_one(Table)
+        # Each row's key is the key's id: a refresh keeps the cursor on its key.
+        table.set_rows([(key_row(key, now), key.id) for key in self.keys])
         if self.tui.client.offers_key_management:
+            table.empty_text = NO_KEYS
             self.query_one("#keys-title", Static).update(
                 Text(f"Keys · {len(self.keys)} (the keys themselves are never shown again)")
             )

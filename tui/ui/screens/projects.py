@@ -23,6 +23,9 @@ COLUMNS = (
     Column("Retention", least=9),
 )
 
+# In place of rows when there are none: what to do next (n is always on this screen).
+EMPTY = Text("No projects yet: press n to create one.")
+
 
 class ProjectsScreen(AppScreen):
     BINDINGS = [
@@ -107,9 +110,11 @@ class ProjectsScreen(AppScreen):
         self.projects = [p for p in projects if p.id]
         self.post_message(ProjectsLoaded(self.projects))
         self.fill()
+        self.query_one(Table).empty_text = EMPTY
         self._header(Text(f"Projects · {len(self.projects)}", style="bold"))
 
     def fill(self) -> None:
+        # Each row's key is its id: a refresh keeps the cursor on its project.
         self.query_one(Table).set_rows(
             [
                 (
@@ -121,7 +126,7 @@ class ProjectsScreen(AppScreen):
                         if project.retention_days is not None
                         else "–",
                     ),
-                    None,  # rows are found by position: ids need not be unique
+                    project.id,
                 )
                 for project in self.projects
             ]

@@ -45,6 +45,11 @@ COLUMNS = (
     Column("Cost", least=7, optional=True),
     Column("Errors", least=6),
 )
+# In place of rows when there are none: where sessions come from (no key makes one).
+EMPTY = Text(
+    "A trace joins a session by its session.id attribute (or gen_ai.conversation.id, "
+    "langfuse.session.id): send traces that carry one."
+)
 
 
 def session_cells(session: Session, now: datetime) -> tuple[str, ...]:
@@ -132,15 +137,13 @@ class SessionsScreen(AppScreen):
             self.state = "more below"
         elif self.sessions:
             self.state = "all loaded"
-        else:  # say where sessions come from, not just that there are none
-            self.state = (
-                "none in the last 24 hours (a trace joins one by session.id, "
-                "gen_ai.conversation.id or langfuse.session.id)"
-            )
+        else:
+            self.state = "none in the last 24 hours"
         now = self.tui.now()
-        self.query_one(Table).set_rows(
-            [(session_cells(session, now), None) for session in self.sessions]
-        )
+        table = self.query_one(Table)
+        # Each row's key is its id: a refresh keeps the cursor on its session.
+        table.set_rows([(session_cells(session, now), session.id) for session in self.sessions])
+        table.empty_text = EMPTY  # said where sessions come from, not just that there are none
         self.update_header()
 
     def update_header(self) -> None:

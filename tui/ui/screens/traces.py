@@ -83,11 +83,11 @@ def add_preview(trace: Trace) -> bool:
 
 
 class TracesScreen(QueriedList):
+    # The footer at 80 columns: Back, Open, Filter, Range, Refresh, Live, Alerts, then `?` and
+    # Quit; Errors, Overview and Sort follow as room allows (FOOTER_WHEN_ROOM). All are in `?`.
     BINDINGS = [
         Binding("escape", "back", "Back", id="traces.back"),
-        # Enter opens, as in every list, and L (live) is for later: their footer places go to
-        # `e Errors` at 80 columns (both are in `?`).
-        Binding("enter", "open", "Open", id="traces.open", priority=False, show=False),
+        Binding("enter", "open", "Open", id="traces.open", priority=False),
         Binding(
             "slash",
             "filter",
@@ -99,17 +99,16 @@ class TracesScreen(QueriedList):
         # footer, which has no room for it at 80 columns: the header says "x clears".
         Binding("x", "clear_query", "Clear query", id="traces.clear_query", show=False),
         Binding("t", "time_range", "Range", id="traces.range", tooltip="Pick the time range"),
-        Binding("s", "sort", "Sort", id="traces.sort", tooltip="Sort by start, duration or cost"),
-        # r, like Enter and L, is in `?` only: the footer's room at 80 columns goes to o Overview.
-        Binding("r", "refresh", "Refresh", id="traces.refresh", show=False),
         Binding(
-            "L",
-            "live",
-            "Live",
-            id="traces.live",
-            tooltip="Add new traces as they arrive",
+            "s",
+            "sort",
+            "Sort",
+            id="traces.sort",
+            tooltip="Sort by start, duration or cost",
             show=False,
         ),
+        Binding("r", "refresh", "Refresh", id="traces.refresh"),
+        Binding("L", "live", "Live", id="traces.live", tooltip="Add new traces as they arrive"),
         Binding("a", "alerts", "Alerts", id="traces.alerts"),
         Binding(
             "S",
@@ -133,6 +132,7 @@ class TracesScreen(QueriedList):
             "Overview",
             id="traces.overview",
             tooltip="Error rate, latency, tokens and cost over the range, in charts",
+            show=False,
         ),
         Binding(
             "e",
@@ -140,8 +140,10 @@ class TracesScreen(QueriedList):
             "Errors",
             id="traces.errors",
             tooltip="Only the traces with errors, over the whole range (e again: all)",
+            show=False,
         ),
     ]
+    FOOTER_WHEN_ROOM = ("traces.errors", "traces.overview", "traces.sort")
     DEFAULT_CSS = """
     TracesScreen #top { height: auto; background: $boost; }
     TracesScreen #header { height: auto; width: 1fr; padding: 0 0 0 1; }
@@ -226,12 +228,19 @@ class TracesScreen(QueriedList):
     # -- loading ---------------------------------------------------------------------------------
 
     def action_refresh(self) -> None:
-        """Reload from the first page; what is shown stays until the new page arrives. While
-        ranked by duration or cost, the whole range is loaded again."""
-        self.loading_all = self.ranks_loaded_rows
-        self.load_page(first=True, filters=self.sent)
+        """Reload from the first page; what is shown stays until the new page arrives, and the
+        cursor then stays on its trace (else its row), on the same line. While ranked by
+        duration or cost, the whole range is loaded again."""
+        self.reload(keep=True)
 
-    def load_page(self, first: bool = False, filters: TraceFilter | None = None) -> None:
+    def reload(self, keep: bool) -> None:
+        """The first page again; with `keep`, the cursor stays where it was (else: the top)."""
+        self.loading_all = self.ranks_loaded_rows
+        self.load_page(first=True, filters=self.sent, keep=keep)
+
+    def load_page(
+        self, first: bool = False, filters: TraceFilter | None = None, keep: bool = False
+    ) -> None:
         """The first page (replacing what is loaded once it arrives) or the next one. The
         first page is asked for with `filters` (None: none); the next ones carry what the
         first was asked with (in the cursor, and sent along for servers whose cursor does
@@ -239,6 +248,8 @@ class TracesScreen(QueriedList):
         start, end = self.range.bounds(self.tui.now())
         after = None if first else self.next_page
         asked = filters if first else self.sent
+        table = self.query_one(TraceTable)
+        spot = table.spot() if first and keep and table.rows else None
         early, self._early_page = self._early_page, None
         if not first and early is not None:
             early.cancel()
@@ -252,7 +263,9 @@ class TracesScreen(QueriedList):
             self.next_page = page.next_page
             self.ended = page.next_page is None or not page.items
             self.dropped += page.dropped
-            self._add(page.items, at_top=False, to_top=first)
+            self._add(page.items, at_top=False, to_top=first and spot is None)
+            if spot is not None:
+                table.follow(spot)
             if self.loading_all and not self.ended:
                 self.call_after_refresh(self.load_page)
             elif self.ended:
@@ -424,6 +437,30 @@ class TracesScreen(QueriedList):
             text.append(" · all loaded" if self.traces else f" · {nothing}", style="dim")
         self.query_one("#header", Static).update(text)
         self.update_position()
+        self.show_empty_hint()
+
+    def show_empty_hint(self) -> None:
+        """With no rows to show once all is loaded: why, and the key that does something
+        about it (in place of the rows, dim)."""
+        table = self.query_one(TraceTable)
+        hint: Text | None = None
+        if not table.rows and self.ended and not self.fetching and not self.load_error:
+            hint = self.empty_hint()
+        if (hint and hint.plain) != (table.empty_text and table.empty_text.plain):
+            table.empty_text = hint
+
+    def empty_hint(self) -> Text:
+        if self.typed is not None:
+            return Text("Nothing matches what is typed: esc clears it.")
+        if self.filter_text:
+            return Text("Nothing matches the query: x clears it, / changes it.")
+        if self.errors_only:
+            return Text("No errors in this range: e shows every trace.")
+        # The OTLP/HTTP endpoint is the API's root (without /v1) plus /v1/traces.
+        root = self.tui.client.base_url.removesuffix("/v1")
+        hint = Text("Press t for a wider range, or send traces (OTLP/HTTP) to ")
+        hint.append_text(safe_text(f"{root}/v1/traces", 200))
+        return hint
 
     def update_position(self) -> None:
         """Which row the cursor is on, of how many shown."""
@@ -471,7 +508,7 @@ class TracesScreen(QueriedList):
 
     def set_range(self, value: TimeRange) -> None:
         self.range = value
-        self.action_refresh()
+        self.reload(keep=False)  # another range is another list: from its top
 
     def action_sessions(self) -> None:
 

@@ -28,6 +28,8 @@ LAST_KEY_TEXT = (
     "The last workspace key cannot be revoked: without one nobody could manage this service. "
     "Make another (n) first."
 )
+# In place of the keys when there are none (n is on once they are loaded).
+NO_KEYS = Text("No workspace keys yet: press n to make one.")
 
 
 class WorkspaceKeysScreen(AppScreen):
@@ -112,8 +114,11 @@ class WorkspaceKeysScreen(AppScreen):
     def show_keys(self) -> None:
 
         now = self.tui.now()
-        self.query_one(Table).set_rows([(key_row(key, now), None) for key in self.keys])
+        table = self.query_one(Table)
+        # Each row's key is the key's id: a refresh keeps the cursor on its key.
+        table.set_rows([(key_row(key, now), key.id) for key in self.keys])
         if self.loaded:
+            table.empty_text = NO_KEYS
             self.header(f" · {len(self.keys)} (the keys themselves are never shown again)")
 
     # -- actions ---------------------------------------------------------------------------------

@@ -6,6 +6,10 @@ and the first rows enabling their keys), and each rebuild took 15-25 ms of the e
 small machine, in the moments the list's first rows were waiting to be drawn. Here the updates
 of one refresh make one rebuild at most, and none when the keys shown, their labels and their
 enabled state are what the footer already shows.
+
+After the screen's own keys, the footer offers keys kept out of it (show=False) as far as the
+width allows: the app's FOOTER_WHEN_ROOM (tui/ui/keymap.py), then the screen's own
+FOOTER_WHEN_ROOM (a class attribute of binding ids), each in its order.
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ class KeyFooter(Footer):
                 binding.tooltip,
             )
             for _, binding, enabled, tooltip in self.screen.active_bindings.values()
-            if binding.show or binding.id in FOOTER_WHEN_ROOM
+            if binding.show or binding.id in self._when_room()
         )
         return (*keys, self.app.size.width)  # the width: how many of FOOTER_WHEN_ROOM fit
 
@@ -64,8 +68,12 @@ class KeyFooter(Footer):
         if self._bindings_ready:
             yield from self._keys_when_room()
 
+    def _when_room(self) -> tuple[str, ...]:
+        """The ids of the keys offered when there is room: the app's, then the screen's."""
+        return (*FOOTER_WHEN_ROOM, *getattr(self.screen, "FOOTER_WHEN_ROOM", ()))
+
     def _keys_when_room(self) -> ComposeResult:
-        """The keys of FOOTER_WHEN_ROOM that the screen has but keeps out of its footer, after
+        """The keys of `_when_room` that the screen has but keeps out of its footer, after
         its own keys, as many as fit in the width (never pushing its own off the line)."""
         active = self.screen.active_bindings.values()
         shown = [b for _, b, _, _ in active if b.show]
@@ -73,7 +81,7 @@ class KeyFooter(Footer):
         room = (self.app.size.width or 80) - used
         extra = {b.id: (b, enabled, tip) for _, b, enabled, tip in active if not b.show and b.id}
         actions = {binding.action for binding in shown}
-        for binding_id in FOOTER_WHEN_ROOM:
+        for binding_id in self._when_room():
             if binding_id not in extra:
                 continue
             binding, enabled, tooltip = extra[binding_id]

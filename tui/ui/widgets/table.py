@@ -2,8 +2,10 @@
 
 The small tables (projects, alerts, the API log) lay their columns out again on every resize,
 so a wider terminal shows more of each name; Home/End, g/G and PageUp/PageDown move the cursor
-as they do in the trace list and the span tree. Cells are untrusted text: each is cut to its
-column by the safe-text helper.
+as they do in the trace list and the span tree. When the rows are replaced (a refresh), the
+cursor stays on its row, found by the row's key, on the same line of the view. With no rows,
+`empty_text` says what to do next. Cells are untrusted text: each is cut to its column by the
+safe-text helper.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
+from textual.strip import Strip
 from textual.widgets import DataTable
 
 from tui.model.text import safe_text
+from tui.ui.widgets.virtual_rows import Spot, hint_strips, nearest
 
 
 @dataclass(frozen=True)
@@ -97,23 +101,50 @@ class Table(DataTable[Cell]):
     def __init__(self, columns: Sequence[Column], **kwargs: object) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)  # type: ignore[arg-type]
         self.layout_columns = tuple(columns)
-        self._rows: list[tuple[Sequence[Cell], str | None]] = []
+        self._rows: list[tuple[Sequence[Cell], object]] = []
         self._laid_out_for = -1
+        self._empty_text: Text | None = None
+        self._empty_lines: tuple[int, list[Strip]] = (-1, [])  # its lines, for one width
+        # The cursor's line in the view, while the scroll that puts it back there is due.
+        self._line_due: int | None = None
+
+    @property
+    def empty_text(self) -> Text | None:
+        """What the table says in place of rows while it has none (None: nothing)."""
+        return self._empty_text
+
+    @empty_text.setter
+    def empty_text(self, text: Text | None) -> None:
+        self._empty_text, self._empty_lines = text, (-1, [])
+        self.refresh()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._empty_lines = (-1, [])  # drawn in the old theme's colours
 
     def on_mount(self) -> None:
-        self._lay_out()
+        self._lay_out(self.spot())
 
     def on_resize(self, event: events.Resize) -> None:
         if event.size.width != self._laid_out_for:
-            self._lay_out()
+            self._lay_out(self.spot())
 
-    def set_rows(self, rows: Sequence[tuple[Sequence[Cell], str | None]]) -> None:
-        """Replace the rows, each (cells, key), and lay the columns out for them; the cursor
-        stays on its row number."""
+    def set_rows(self, rows: Sequence[tuple[Sequence[Cell], object]]) -> None:
+        """Replace the rows, each (cells, key), and lay the columns out for them. The key says
+        which row is the same one after a refresh (an id; None: none): the cursor stays on
+        its row (of rows with the same key, the nearest), else on its row number."""
+        spot = self.spot()
         self._rows = list(rows)
-        self._lay_out()
+        self._lay_out(spot)
 
-    def _lay_out(self) -> None:
+    def spot(self) -> Spot:
+        """Where the cursor is: its row's key, its row, and its line in the view."""
+        row = self.cursor_row
+        key = self._rows[row][1] if 0 <= row < len(self._rows) else None
+        line = row - int(self.scroll_y) if self._line_due is None else self._line_due
+        return Spot(key, row, line)
+
+    def _lay_out(self, spot: Spot) -> None:
         width = self.scrollable_content_region.width or self.app.size.width
         self._laid_out_for = self.size.width
         wants = [
@@ -121,17 +152,47 @@ class Table(DataTable[Cell]):
             for i in range(len(self.layout_columns))
         ]
         widths = widths_for(self.layout_columns, wants, width)
-        keep = self.cursor_row
-        self.clear(columns=True)
+        row = nearest([key for _, key in self._rows], spot)
+        self.clear(columns=True)  # which scrolls to the top
         for column, size in zip(self.layout_columns, widths, strict=True):
             if size:
                 self.add_column(column.title, width=size)
-        for cells, key in self._rows:
-            self.add_row(
-                *(_cut(c, size) for c, size in zip(cells, widths, strict=True) if size), key=key
-            )
+        for cells, _ in self._rows:
+            # No DataTable key: ids need not be unique (two projects may share one).
+            self.add_row(*(_cut(c, size) for c, size in zip(cells, widths, strict=True) if size))
         if self._rows:
-            self.move_cursor(row=min(max(keep, 0), len(self._rows) - 1))
+            self.move_cursor(row=row)
+            # Once the rows' height is known: the cursor back on its line of the view.
+            self._line_due = spot.line
+            self.call_after_refresh(self._scroll_to_line, row, spot.line)
+
+    def _scroll_to_line(self, row: int, line: int) -> None:
+        if self._require_update_dimensions:  # the rows' height is not known yet: next time
+            self.call_after_refresh(self._scroll_to_line, row, line)
+            return
+        self._line_due = None
+        if row != self.cursor_row:
+            return  # the cursor has moved since: it is where the user put it
+        rows_shown = self.scrollable_content_region.height - self.header_height
+        if rows_shown <= 0:
+            return
+        line = max(0, min(line, rows_shown - 1))
+        self.scroll_to(y=max(0, row - line), animate=False, immediate=True)
+
+    def render_line(self, y: int) -> Strip:
+        if not self._rows and self._empty_text is not None:
+            first = self.header_height if self.show_header else 0
+            if y >= first:
+                return self._empty_line(y - first)
+        return super().render_line(y)
+
+    def _empty_line(self, y: int) -> Strip:
+        width, style = self.size.width, self.rich_style
+        if self._empty_lines[0] != width and self._empty_text is not None:
+            hint = hint_strips(self._empty_text, width, style, self.app.console)
+            self._empty_lines = (width, hint)
+        strips = self._empty_lines[1]
+        return strips[y] if y < len(strips) else Strip.blank(width, style)
 
     def action_first(self) -> None:
         if self.row_count:

@@ -68,6 +68,9 @@ class TraceTable(VirtualRows):
     def row_count(self) -> int:
         return len(self.rows)
 
+    def row_key(self, row: int) -> object:
+        return self.rows[row].id or None
+
     @property
     def selected(self) -> Trace | None:
         return self.rows[self.cursor] if 0 <= self.cursor < len(self.rows) else None

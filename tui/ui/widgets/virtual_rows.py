@@ -7,10 +7,12 @@ A cursor move repaints the two lines involved, which keeps the bytes sent over S
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
+from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
+from rich.text import Text
 from textual.binding import Binding
 from textual.events import Click
 from textual.geometry import Region, Size
@@ -20,8 +22,41 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 
+class Spot(NamedTuple):
+    """Where the cursor is: its row's key (None: the row has none), its row, and its line on
+    screen (rows from the top of the view)."""
+
+    key: object
+    row: int
+    line: int
+
+
+def nearest(keys: list[object], spot: Spot) -> int:
+    """The row the cursor goes to once the rows are `keys`: the row with the spot's key (of
+    several, the one nearest its old row), else the row nearest its old row."""
+    if spot.key is not None:
+        found = [row for row, key in enumerate(keys) if key == spot.key]
+        if found:
+            return min(found, key=lambda row: abs(row - spot.row))
+    return max(0, min(spot.row, len(keys) - 1))
+
+
+def hint_strips(text: Text, width: int, style: Style, console: Console) -> list[Strip]:
+    """A list's empty text as lines `width` cells wide: dim, wrapped, one cell in."""
+    dim = text.copy()
+    dim.stylize("dim")
+    return [
+        Strip([Segment(" ", style), *line.render(console)])
+        .apply_style(style)
+        .adjust_cell_length(width, style)
+        for line in dim.wrap(console, max(1, width - 2))
+    ]
+
+
 class VirtualRows(ScrollView, can_focus=True):
-    """Subclasses implement `row_count` and `render_row`."""
+    """Subclasses implement `row_count` and `render_row`, and `row_key` for the cursor to
+    follow its row when the rows are replaced (a refresh). `empty_text`, when set, is drawn
+    where the rows would be while there are none: what to do next, in one dim line."""
 
     BINDINGS = [
         Binding("up,k", "cursor_up", "Up", show=False, id="rows.up"),
@@ -51,6 +86,17 @@ class VirtualRows(ScrollView, can_focus=True):
         super().__init__(*args, **kwargs)
         self._row_styles: dict[str, Style] = {}
         self._drawing_width: int | None = None  # set while Textual draws the visible lines
+        self._empty_text: Text | None = None
+        self._empty_lines: tuple[int, list[Strip]] = (-1, [])  # its lines, for one width
+
+    @property
+    def empty_text(self) -> Text | None:
+        return self._empty_text
+
+    @empty_text.setter
+    def empty_text(self, text: Text | None) -> None:
+        self._empty_text, self._empty_lines = text, (-1, [])
+        self.refresh()
 
     # -- styles, looked up once per repaint: computing a widget's rich style walks its
     # ancestors' styles (a tenth of a millisecond), and a repaint draws dozens of rows.
@@ -77,6 +123,7 @@ class VirtualRows(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._row_styles.clear()
+        self._empty_lines = (-1, [])
 
     @property
     def content_width(self) -> int:
@@ -88,6 +135,27 @@ class VirtualRows(ScrollView, can_focus=True):
 
     def render_row(self, row: int, width: int, selected: bool) -> Strip:
         raise NotImplementedError
+
+    def row_key(self, row: int) -> object:
+        """What makes the row the same one after the rows are replaced (None: nothing)."""
+        return None
+
+    def spot(self) -> Spot:
+        """Where the cursor is, to put it back with `follow` once the rows are replaced."""
+        count = self.row_count()
+        key = self.row_key(self.cursor) if 0 <= self.cursor < count else None
+        return Spot(key, self.cursor, self.cursor - int(self.scroll_offset.y))
+
+    def follow(self, spot: Spot) -> None:
+        """After the rows were replaced: the cursor on the row it was on (by its key, else the
+        nearest position), on the same line of the view, so nothing on screen jumps."""
+        keys = [self.row_key(row) for row in range(self.row_count())]
+        row = nearest(keys, spot)
+        height = self.scrollable_content_region.height or self.size.height
+        line = max(0, min(spot.line, height - 1)) if height else 0
+        self.scroll_to(y=max(0, row - line), animate=False, immediate=True)
+        self.cursor = row
+        self.refresh()
 
     def rows_changed(self) -> None:
         """Call after the rows changed: resizes the scroll area and repaints."""
@@ -121,10 +189,19 @@ class VirtualRows(ScrollView, can_focus=True):
         row = int(self.scroll_offset.y) + y
         width = self._drawing_width or self.content_width
         if row >= self.row_count():
+            if not self.row_count() and self._empty_text is not None:
+                return self._empty_line(y, width)
             return Strip.blank(width, self.row_style())
         return self.render_row(row, width, row == self.cursor).adjust_cell_length(
             width, self.row_style()
         )
+
+    def _empty_line(self, y: int, width: int) -> Strip:
+        if self._empty_lines[0] != width and self._empty_text is not None:
+            hint = hint_strips(self._empty_text, width, self.row_style(), self.app.console)
+            self._empty_lines = (width, hint)
+        strips = self._empty_lines[1]
+        return strips[y] if y < len(strips) else Strip.blank(width, self.row_style())
 
     def watch_cursor(self, old: int, new: int) -> None:
         top = int(self.scroll_offset.y)
