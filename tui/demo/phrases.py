@@ -6,18 +6,22 @@ from __future__ import annotations
 
 from typing import Any
 
-QUESTIONS = (
+SUPPORT_QUESTIONS = (
     "Where is my order #48213?",
     "How do I reset my password?",
     "Can I return shoes after 30 days?",
     "Do you ship to Norway?",
     "My discount code SAVE20 doesn't work",
+    "I was charged twice for the same order",
+)
+DOCS_QUESTIONS = (
     "How do I configure SSO with Okta?",
     "What is the rate limit of the public API?",
     "How do I rotate an API key?",
     "Why is my webhook returning 401?",
 )
-# What the apps answer each question (the support bot the first five, the docs search the rest).
+QUESTIONS = SUPPORT_QUESTIONS + DOCS_QUESTIONS
+# What the apps answer each question.
 ANSWERS = {
     "Where is my order #48213?": "Your order shipped yesterday and should arrive within 2 "
     "business days.",
@@ -28,6 +32,8 @@ ANSWERS = {
     "Do you ship to Norway?": "Yes, we ship to Norway; delivery takes 3-5 business days.",
     "My discount code SAVE20 doesn't work": "SAVE20 expired on Friday, and codes cannot be "
     "combined; WINTER15 is valid until the end of the month.",
+    "I was charged twice for the same order": "Sorry about that: the second charge was a "
+    "duplicate, so I have refunded it; the refund reaches your card in 5-7 business days.",
     "How do I configure SSO with Okta?": "Add tracetui as a SAML 2.0 app in Okta, paste its "
     "metadata URL under Settings -> Security, then map the email attribute [1].",
     "What is the rate limit of the public API?": "1,000 requests per minute per key; a 429 "
@@ -44,6 +50,7 @@ KB_ARTICLES = (
     "Discount codes cannot be combined, and expire at midnight UTC on their end date.",
     "We ship to the EU, Norway, Switzerland and the UK; delivery takes 3-5 business days.",
     "A password reset link is valid for one hour; check the spam folder if it does not come.",
+    "A duplicate charge is refunded in full to the card it came from within 5-7 business days.",
 )
 # Per support question: its intent, the article that answers it, and the tool the assistant
 # calls first (name, arguments, result), if any.
@@ -67,6 +74,15 @@ SUPPORT_CASES: dict[str, tuple[str, int, tuple[str, dict[str, Any], str] | None]
             "promotions.check_code",
             {"code": "SAVE20"},
             '{"valid": false, "reason": "expired", "alternative": "WINTER15"}',
+        ),
+    ),
+    "I was charged twice for the same order": (
+        "billing",
+        5,
+        (
+            "payments.refund",
+            {"order_id": 51877, "reason": "duplicate charge"},
+            '{"refund_id": "re_51877_2", "status": "pending", "amount": "49.00 EUR"}',
         ),
     ),
 }

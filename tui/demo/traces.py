@@ -30,10 +30,11 @@ from tui.demo.failures import (
 from tui.demo.phrases import (
     AGENT_ACTIONS,
     ANSWERS,
+    DOCS_QUESTIONS,
     FILES,
     KB_ARTICLES,
-    QUESTIONS,
     SUPPORT_CASES,
+    SUPPORT_QUESTIONS,
 )
 from tui.demo.prices import cost_usd
 from tui.server.ingest.preview import one_line
@@ -230,7 +231,7 @@ def support_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int
     """A support agent: the input guardrail, a search of the knowledge base, the intent, the
     tool the question needs (an order look-up, a discount code check), the reply from what was
     found, the output guardrail. A tool that times out is run again before the reply."""
-    question = b.rng.choice(QUESTIONS[:5])
+    question = b.rng.choice(SUPPORT_QUESTIONS)
     intent, article, tool = SUPPORT_CASES[question]
     root = b.span_id()
     t = start + 3
@@ -345,7 +346,7 @@ def rag_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int]:
     embed the question, search the vectors, rerank, answer from the three best documents. A
     search or a rerank that fails is run again; an answer whose prompt is over the model's
     window is not: the trace ends there, with no answer."""
-    question = b.rng.choice(QUESTIONS[5:])
+    question = b.rng.choice(DOCS_QUESTIONS)
     page = conventions.QUESTION_PAGES[question]
     root = b.span_id()
     t = b.llm(
