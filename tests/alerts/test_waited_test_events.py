@@ -98,3 +98,24 @@ def test_past_the_bound_the_answer_is_the_202_and_the_history_tells_later(
     answer = client.post(trial_path(alert), params={"wait": "true"})
     assert answer.status_code == 202 and set(answer.json()) == {"webhook_id"}
     receiver.release.set()
+
+
+def test_waits_are_bounded_past_them_a_waited_test_answers_the_202_at_once(
+    running: tuple[httpx.Client, Receiver], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Waits hold threads of the pool every synchronous route runs in: with MAX_TEST_WAITS of
+    them taken, another waited test does not wait (a hung receiver would hold it 10 s)."""
+    client, receiver = running
+    receiver.mode = "hang"
+    alert = create_alert(client, P, receiver)
+    taken = [
+        alert_routes._test_waits.acquire(blocking=False) for _ in range(alert_routes.MAX_TEST_WAITS)
+    ]
+    try:
+        assert all(taken)
+        answer = client.post(trial_path(alert), params={"wait": "true"}, timeout=5)
+        assert answer.status_code == 202 and set(answer.json()) == {"webhook_id"}
+    finally:
+        for _ in taken:
+            alert_routes._test_waits.release()
+        receiver.release.set()

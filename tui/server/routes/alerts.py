@@ -4,6 +4,7 @@ test webhook, changes (any field, pause, mute), deletion and a new signing secre
 key manages its own project's alerts, as it creates them."""
 
 import json
+import threading
 import time
 from typing import Annotated
 
@@ -65,6 +66,12 @@ EVENT_CURSOR = {"s": int}  # the position of the last event of the page
 # the answer is the 202 of a plain test (the history shows the outcome when it comes).
 TEST_WAIT_S = 10.0
 TEST_POLL_S = 0.05
+TEST_POLL_MAX_S = 0.5  # the poll's interval grows to this: a slow receiver costs few reads
+# Waits run in the threadpool that serves every synchronous route: at most this many at once,
+# so a burst of waited tests never starves the other requests; past it, a waited test answers
+# the plain 202 at once (its outcome comes in the alert's history, as without `wait`).
+MAX_TEST_WAITS = 4
+_test_waits = threading.BoundedSemaphore(MAX_TEST_WAITS)
 
 router = APIRouter(responses=ERRORS)
 
@@ -216,7 +223,12 @@ def send_test(
         return answer
     # A replay of the same Idempotency-Key names the first request's event: that one's outcome.
     webhook_id = json.loads(bytes(answer.body)).get("webhook_id", row.id)
-    outcome = first_attempt(store, alert.id, webhook_id, time.monotonic() + TEST_WAIT_S)
+    if not _test_waits.acquire(blocking=False):
+        return answer  # enough threads are waiting already
+    try:
+        outcome = first_attempt(store, alert.id, webhook_id, time.monotonic() + TEST_WAIT_S)
+    finally:
+        _test_waits.release()
     return answer if outcome is None else JSONResponse(outcome.model_dump())
 
 
@@ -226,6 +238,7 @@ def first_attempt(
     """The outcome of the delivery's first attempt once it is recorded (by whichever replica
     made it: the store is what they share); None if it is not by `deadline` (monotonic). In
     the route's worker thread: the wait blocks that thread only."""
+    interval = TEST_POLL_S
     while True:
         delivery = store.get_delivery(webhook_id)
         if delivery is not None and delivery.attempts >= 1:
@@ -240,7 +253,8 @@ def first_attempt(
                 )
         if time.monotonic() >= deadline:
             return None
-        time.sleep(TEST_POLL_S)
+        time.sleep(interval)
+        interval = min(interval * 2, TEST_POLL_MAX_S)
 
 
 def attempt_event(store: TraceStore, alert_id: str, webhook_id: str) -> AlertEventRow | None:
