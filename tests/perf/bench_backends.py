@@ -16,7 +16,8 @@ pg_server.bench_postgres, durable settings), each under a real `tracetui serve` 
   read of a 24 h window.
 - PostgreSQL only: two `serve` replicas on one database, the senders split between them,
   against one replica (a 2-core machine: the two share its cores with the senders and
-  PostgreSQL).
+  PostgreSQL); and the ingest passes again with the text index dropped, for what `q`'s GIN
+  index costs the writes.
 
 `.venv/bin/python -m tests.perf bench_backends` runs only this.
 """
@@ -139,6 +140,19 @@ class Postgres(Backend):
     def serve(self, database: str) -> contextlib.AbstractContextManager[Served]:
         url = self.server.tcp_url(database)
         return serving(None, *SERVE_FLAGS, env={"TRACETUI_DB": url}, new_session=True)
+
+    def without_text_index(self) -> Postgres:
+        """The same databases with the text index (`q`'s GIN) dropped: what it costs ingest."""
+        plain = Postgres(self.server)
+        made = plain.fresh
+
+        def fresh() -> str:
+            database = made()
+            self.server.execute("DROP INDEX traces_by_text", database)
+            return database
+
+        plain.fresh = fresh  # type: ignore[method-assign]
+        return plain
 
     def connections(self, database: str) -> int:
         rows = self.server.execute(
@@ -497,6 +511,8 @@ def run() -> list[Row]:
         notes.append(f"postgres: 1M traces {how} (a build takes {built.build_s:.0f} s)")
         ingest = measure_ingest(postgres, payloads)
         two = ingest_pass(postgres, payloads, replicas=2)
+        unindexed = postgres.without_text_index()
+        plain = sorted(ingest_pass(unindexed, payloads).elapsed for _ in range(RUNS))
         store = open_store(server.socket_url(million.DATABASE))
         try:
             with postgres.serve(million.DATABASE) as served:
@@ -517,7 +533,22 @@ def run() -> list[Row]:
             True,
         )
     )
+    plain_rate = SPANS / plain[len(plain) // 2]
+    out.append(
+        Row(
+            "postgres: ingest without the text index",
+            plain_rate / 1000,
+            ingest.rate / 1000,
+            "k",
+            "report: q's cost",
+            True,
+        )
+    )
     notes.append(describe("postgres", ingest, big))
+    notes.append(
+        f"postgres: without the text index, passes {[round(p, 2) for p in plain]} s "
+        f"({plain_rate:,.0f} spans/s)"
+    )
     notes.append(
         f"postgres: two replicas {two.elapsed:.2f} s ({two_rate:,.0f} spans/s) against one "
         f"{ingest.elapsed:.2f} s; {two.connections} connections to the database with two "
