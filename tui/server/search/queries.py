@@ -264,10 +264,14 @@ def group_page(
 
 def latest_users(
     dialect: Dialect, project_id: str, session_ids: list[str]
-) -> list[tuple[str, list[Any]]]:
-    """For each session, the statement of its most recent trace's user."""
+) -> tuple[str, list[Any]]:
+    """One statement: the user of each session's most recent trace, a row per session in the
+    order of `session_ids` (at least one). VALUES names its columns column1, column2 on both
+    stores; each look-up is a seek on traces_by_project_session."""
+    values = ", ".join(["(?, ?)"] * len(session_ids))
     sql = dialect.finish(
-        "SELECT user_id FROM traces WHERE project_id = ? AND session_id = ?"
-        " ORDER BY listed_at DESC, id DESC LIMIT 1"
+        "SELECT (SELECT user_id FROM traces WHERE project_id = ? AND session_id = s.column1"
+        f" ORDER BY listed_at DESC, id DESC LIMIT 1) FROM (VALUES {values}) AS s"
+        " ORDER BY s.column2"
     )
-    return [(sql, [project_id, session]) for session in session_ids]
+    return sql, [project_id, *(v for n, session in enumerate(session_ids) for v in (session, n))]

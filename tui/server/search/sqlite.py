@@ -140,12 +140,8 @@ class SearchTables:
         rows = [tuple(row) for row in db.execute(sql, args)]
         more = len(rows) > limit
         rows = rows[:limit]
-        if column == "session_id":
-            users = [
-                db.execute(query, query_args).fetchone()
-                for query, query_args in latest_users(SQLITE, project_id, [r[0] for r in rows])
-            ]
-            rows = [
-                (*row, user[0] if user else None) for row, user in zip(rows, users, strict=True)
-            ]
+        if column == "session_id" and rows:
+            query, query_args = latest_users(SQLITE, project_id, [r[0] for r in rows])
+            users = db.execute(query, query_args).fetchall()
+            rows = [(*row, user[0]) for row, user in zip(rows, users, strict=True)]
         return rows, more
