@@ -154,3 +154,9 @@ def test_signatures_verify_with_the_standardwebhooks_package() -> None:
         "msg_1", datetime.fromtimestamp(stamp, tz=timezone.utc), body.decode()
     )
     assert theirs == signing.signature(secret, "msg_1", stamp, body)
+
+
+def test_a_prompt_nested_too_deep_for_the_parser_is_read_as_text() -> None:
+    """RecursionError, not ValueError, is what json.loads raises there: it once escaped."""
+    deep = "[" * 5000 + "]" * 5000
+    assert prompt_text([("gen_ai.prompt", deep)]).startswith("[[[")

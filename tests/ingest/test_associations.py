@@ -123,6 +123,20 @@ def test_the_text_holds_names_errors_inputs_and_outputs_within_its_bound() -> No
     assert len(text) <= MAX_TRACE
 
 
+def test_a_string_repeated_by_later_spans_is_taken_once_and_leaves_room_for_new_text() -> None:
+    """Each model call carries the conversation so far: the repeats are not taken again, and
+    they do not use up the bound that the new text at the end needs."""
+    first, answer = "Q" * 1500, "A" * 1500
+    spans = [
+        row("s1", None, 0, **{"input.value": first, "output.value": answer}),
+        row("s2", "s1", 1, **{"input.value": [first, answer, "B" * 1500]}),
+        row("s3", "s1", 2, **{"input.value": [first, answer], "output.value": "C" * 1000 + "END"}),
+    ]
+    text = both_ways(spans).search_text
+    assert text.count(first) == 1 and text.count(answer) == 1
+    assert text.endswith("END") and len(text) <= MAX_TRACE
+
+
 @pytest.mark.parametrize("key", ["tag.tags", "metadata", "langfuse.tags"])
 def test_json_too_deep_for_the_parser_is_read_as_nothing(key: str) -> None:
     """Tags or metadata nested deeper than Python's parser goes (RecursionError, not

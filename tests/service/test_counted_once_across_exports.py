@@ -42,10 +42,15 @@ PARENTS = {
     "sdk": "inner",
     "beside": "agent",
     "quiet": "outer",
+    "noted": "agent",
+    "below_noted": "noted",
 }
 ATTRIBUTES: dict[str, dict[str, Any]] = {
     "agent": {"gen_ai.operation.name": "invoke_agent"},
     "quiet": QUIET,
+    # A model-call span reporting no tokens whose own attribute reads like the service's mark:
+    # a sender's text, not a mark (the stores match the mark as they write it).
+    "noted": {"gen_ai.operation.name": "chat", "note": "tracetui.counted_in"},
 }
 IDS = {name: bytes([n + 1]) * 8 for n, name in enumerate(PARENTS)}
 HEX = {name: value.hex() for name, value in IDS.items()}
@@ -202,3 +207,16 @@ def test_traces_sharing_span_ids_in_one_export_each_count_once(store: Any) -> No
         totals, spans = stored(store, trace)
         assert totals == (3, 100, 20, 0.25)
         assert [counted_in(s) for s in spans] == [None, None, HEX["outer"]]
+
+
+@pytest.mark.parametrize(
+    "exports",
+    [[["agent", "noted"], ["below_noted"]], [["below_noted"], ["agent", "noted"]]],
+    ids=lambda e: "+".join("_".join(n) for n in e),
+)
+def test_a_parents_text_that_reads_like_the_mark_does_not_count_its_child_in_it(
+    store: Any, exports: list[list[str]]
+) -> None:
+    spans = {span.name: span for span in check_split(store, exports)}
+    below = spans["below_noted"]
+    assert (below.input_tokens, below.output_tokens, counted_in(below)) == (100, 20, None)

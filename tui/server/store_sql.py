@@ -89,14 +89,16 @@ UPSERT_SPAN = (
 COUNT_ONCE = f"""
 UPDATE spans SET input_tokens = 0, output_tokens = 0, cost_usd = 0.0, cost_source = NULL,
     cache_read_tokens = 0, cache_write_tokens = 0, reasoning_tokens = 0,
-    attributes = substr(attributes, 1, length(attributes) - 1)
+    attributes = CASE WHEN substr(attributes, -1) <> '}}' THEN attributes
+        ELSE substr(attributes, 1, length(attributes) - 1)
         || CASE WHEN attributes = '{{}}' THEN '' ELSE ',' END
-        || '"{COUNTED_IN}":"' || parent_id || '"}}'
+        || '"{COUNTED_IN}":"' || parent_id || '"}}' END
 WHERE project_id = ?1 AND trace_id IN (SELECT value FROM json_each(?2)) AND kind = 'llm'
-    AND (input_tokens > 0 OR output_tokens > 0) AND substr(attributes, -1) = '}}'
+    AND (input_tokens > 0 OR output_tokens > 0)
     AND EXISTS (SELECT 1 FROM spans p WHERE p.project_id = ?1 AND p.trace_id = spans.trace_id
         AND p.id = spans.parent_id AND p.kind = 'llm' AND (p.input_tokens > 0
-            OR p.output_tokens > 0 OR instr(p.attributes, '"{COUNTED_IN}"') > 0))
+            OR p.output_tokens > 0
+            OR instr(p.attributes, '"{COUNTED_IN}":"' || p.parent_id || '"') > 0))
 """
 # The trace rows of project ?1's traces whose ids are in the JSON array ?3, computed from all
 # their stored spans: right after every batch, whatever order and however often spans came.

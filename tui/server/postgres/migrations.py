@@ -276,7 +276,9 @@ CREATE TRIGGER span_logs_gone AFTER DELETE ON traces
 # one regexp_replace (C speed), split on chr(1) (mapped to chr(2) in the text first, on both
 # sides of a search, so no text splits where it should not); GIN drops duplicate keys itself,
 # so no DISTINCT. 0.3 ms for the same trace (docs/postgres-notes.md). The index is rebuilt: the
-# keys of a text holding chr(1) change.
+# keys of a text holding chr(1) change, and where lower() lengthens a text (İ becomes i̇ under
+# PG_UNICODE_FAST or ICU) version 4 missed its last trigrams (it counted the positions of the
+# text, not of its lower-cased form).
 SCHEMA_V6 = r"""
 CREATE OR REPLACE FUNCTION tracetui_grams(body text) RETURNS text[] LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT coalesce(array_remove(string_to_array(regexp_replace(substr(b, 1, length(b) / 3 * 3), '(...)', '\1' || chr(1), 'g') || regexp_replace(substr(b, 2, (length(b) - 1) / 3 * 3), '(...)', '\1' || chr(1), 'g') || regexp_replace(substr(b, 3, (length(b) - 2) / 3 * 3), '(...)', '\1' || chr(1), 'g'), chr(1)), ''), '{}') FROM (SELECT replace(lower(body), chr(1), chr(2)) AS b) AS t $$;
 REINDEX INDEX traces_by_text

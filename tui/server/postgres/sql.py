@@ -115,15 +115,16 @@ NEWEST_SPAN_END = "started_at + duration_ms"
 COUNT_ONCE = f"""
 UPDATE spans s SET input_tokens = 0, output_tokens = 0, cost_usd = 0.0, cost_source = NULL,
     cache_read_tokens = 0, cache_write_tokens = 0, reasoning_tokens = 0,
-    attributes = left(s.attributes, -1)
+    attributes = CASE WHEN right(s.attributes, 1) <> '}}' THEN s.attributes
+        ELSE left(s.attributes, -1)
         || CASE WHEN s.attributes = '{{}}' THEN '' ELSE ',' END
-        || '"{COUNTED_IN}":"' || s.parent_id || '"}}'
+        || '"{COUNTED_IN}":"' || s.parent_id || '"}}' END
 FROM spans p
 WHERE s.project_id = %(project)s AND s.trace_id = ANY(%(ids)s) AND s.kind = 'llm'
-    AND (s.input_tokens > 0 OR s.output_tokens > 0) AND right(s.attributes, 1) = '}}'
+    AND (s.input_tokens > 0 OR s.output_tokens > 0)
     AND p.project_id = s.project_id AND p.trace_id = s.trace_id AND p.id = s.parent_id
     AND p.kind = 'llm' AND (p.input_tokens > 0 OR p.output_tokens > 0
-        OR strpos(p.attributes, '"{COUNTED_IN}"') > 0)
+        OR strpos(p.attributes, '"{COUNTED_IN}":"' || p.parent_id || '"') > 0)
 """
 
 # The trace rows of project %(project)s's traces whose ids are in %(ids)s, computed from all

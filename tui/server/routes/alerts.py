@@ -189,7 +189,8 @@ class FirstAttempt(BaseModel):
     summary="Send the alert's webhook a test event now",
     description="Queues the event (202). With `wait=true` (an extension) the answer waits for "
     "the event's first attempt, at most 10 s, and says how the receiver answered (200): its "
-    "status code and latency, or the error; past 10 s it is the 202 of a plain test.",
+    "status code and latency, or the error; past 10 s, or at once while 4 waited tests are "
+    "waiting on this replica, it is the 202 of a plain test.",
     response_model=QueuedWebhook,
     responses={200: {"model": FirstAttempt, "description": "The first attempt's outcome"}},
 )
@@ -253,7 +254,7 @@ def first_attempt(
                 )
         if time.monotonic() >= deadline:
             return None
-        time.sleep(interval)
+        time.sleep(min(interval, max(0.0, deadline - time.monotonic())))
         interval = min(interval * 2, TEST_POLL_MAX_S)
 
 

@@ -21,59 +21,65 @@ def is_text_name(key: str) -> bool:
     return not key.startswith("tracetui.") and any(name in key for name in TEXT_NAMES)
 
 
-def strings_in(value: Any, found: list[str], budget: int, depth: int = 0) -> int:
+def strings_in(value: Any, found: list[str], budget: int, seen: set[str], depth: int = 0) -> int:
     """Append the strings of `value` (walking lists and objects) to `found`, up to `budget`
-    characters in all; returns the budget left."""
+    characters in all, leaving out those in `seen` (and adding the others to it); returns the
+    budget left."""
     if budget <= 0 or depth > MAX_DEPTH:
         return budget
     if isinstance(value, str):
         text = value[: min(MAX_VALUE, budget)]
-        if text.strip():
+        if text.strip() and text not in seen:
+            seen.add(text)
             found.append(text)
             budget -= len(text) + 1
     elif isinstance(value, list):
         for item in value[:200]:
-            budget = strings_in(item, found, budget, depth + 1)
+            budget = strings_in(item, found, budget, seen, depth + 1)
             if budget <= 0:
                 break
     elif isinstance(value, dict):
         for item in list(value.values())[:200]:
-            budget = strings_in(item, found, budget, depth + 1)
+            budget = strings_in(item, found, budget, seen, depth + 1)
             if budget <= 0:
                 break
     return budget
 
 
 def span_text(
-    name: str, error_message: str | None, attributes: dict[str, Any] | None, budget: int
+    name: str,
+    error_message: str | None,
+    attributes: dict[str, Any] | None,
+    budget: int,
+    seen: set[str],
 ) -> list[str]:
-    """One span's parts of its trace's text, `budget` characters at most."""
+    """One span's parts of its trace's text, `budget` characters at most, without the strings
+    in `seen` (taken by earlier spans)."""
     found: list[str] = []
-    budget = strings_in(name, found, budget)
+    budget = strings_in(name, found, budget, seen)
     if error_message:
-        budget = strings_in(error_message, found, budget)
+        budget = strings_in(error_message, found, budget, seen)
     if attributes:
         for key, value in attributes.items():
             if budget <= 0:
                 break
             if is_text_name(key):
-                budget = strings_in(value, found, budget)
+                budget = strings_in(value, found, budget, seen)
     return found
 
 
 def trace_text(parts: Iterable[tuple[str, str | None, dict[str, Any] | None]]) -> str:
     """A trace's text from its spans' (name, error message, attributes), MAX_TRACE at most.
-    A string already taken is left out: each model call of an agent carries the conversation
-    so far, and the same span names repeat, so the budget goes to what is new (and the index
-    has less to read)."""
+    A string already taken is left out before it counts against the bound: each model call of
+    an agent carries the conversation so far, and the same span names repeat, so the bound
+    goes to what is new (and the index has less to read)."""
     found: list[str] = []
     seen: set[str] = set()
     budget = MAX_TRACE
     for name, error, attributes in parts:
         if budget <= 0:
             break
-        more = [t for t in span_text(name, error, attributes, budget) if t not in seen]
-        seen.update(more)
+        more = span_text(name, error, attributes, budget, seen)
         budget -= sum(len(t) + 1 for t in more)
         found += more
     return "\n".join(found)[:MAX_TRACE]
