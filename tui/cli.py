@@ -192,7 +192,9 @@ def run_app(
             # key may come from PHOENIX_API_KEY, as its own clients take it).
             settings = load_settings(profile=profile, base_url=base_url, kind=server_kind)
     except (ConfigError, InvalidBaseUrl) as error:
-        print(f"tracetui: {error.message}", file=sys.stderr)
+        from tui.ui.screens.base import plain_text  # a transport failure's name, in words
+
+        print(f"tracetui: {plain_text(error.message)}", file=sys.stderr)
         return 2
     for warning in settings.warnings:
         print(f"tracetui: warning: {warning}", file=sys.stderr)

@@ -26,6 +26,9 @@ from tui.api import Trace
 from tui.core.alert_rules import amount, breach_text, parse_metric
 
 DRIFT_NOTE = "Prompt drift needs the prompts themselves: only the server can compute it."
+# What a state marked * means, in words, where the alerts list and an alert's detail show one:
+# a server that does not evaluate alerts has none, so the app reads one from its traces.
+COMPUTED_NOTE = "the state marked * is worked out by this app from the server's trace list"
 
 
 def has_error(trace: Trace) -> bool:

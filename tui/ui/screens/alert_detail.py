@@ -5,7 +5,13 @@ mute, edit, delete, a new secret, a test event: alert_actions.py) are here too.
 
 The state and history come from the server when it evaluates alerts (an extension of the
 spec); a server that does not gets the same answer computed here from its trace list
-(tui/model/metrics.py), and the screen says so. The chart is computed here for every server.
+(tui/model/metrics.py), and the screen says so in words (metrics.COMPUTED_NOTE). The chart,
+computed here for every server, says what its bars and marks are on its first line.
+
+The alert and its history come by two requests, and an evaluation round may fall between them:
+the header follows the history's newest change when that is the newer read (`agreed`), and the
+history is read again when the alert is (`history_behind`), so the two never contradict each
+other. Its ages ("evaluated 2m ago", "firing for 12m") keep counting.
 """
 
 from __future__ import annotations
@@ -21,8 +27,8 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
 from tui.core.alert_rules import amount, metric_label, parse_metric, state_label
+from tui.model import charts, metrics
 from tui.model import formatting as fmt
-from tui.model import metrics
 from tui.model.metrics import compared_text
 from tui.model.text import safe_text
 from tui.model.timerange import TimeRange
@@ -70,6 +76,20 @@ TRACE_COLUMNS = (
 )
 
 
+def chart_legend(alert: Alert) -> Text:
+    """The chart's first line: what its bars and marks are (the marks of tui/model/charts.py)."""
+    legend = Text(no_wrap=True, overflow="ellipsis")
+    legend.append("█", style=charts.BAR_STYLE)
+    legend.append(" ")
+    legend.append_text(safe_text(metric_label(alert.metric, compact=True), 30))
+    legend.append("  █", style=charts.BREACH_STYLE)
+    legend.append(" breaching  ")
+    legend.append(charts.THRESHOLD_MARK * 2, style="dim")
+    legend.append(" threshold  ")
+    legend.append(f"{charts.ZERO_MARK} zero, blank no data", style="dim")
+    return legend
+
+
 def event_row(event: AlertEvent, metric: str | None = None) -> tuple[str, str, str]:
     """A line of the history; a state change's value with the metric's unit."""
     when = fmt.local_time(event.at, seconds=True) if event.at else "–"
@@ -90,6 +110,43 @@ def event_row(event: AlertEvent, metric: str | None = None) -> tuple[str, str, s
         if part
     )
     return when, what, detail
+
+
+def newest_change(events: list[AlertEvent]) -> AlertEvent | None:
+    """The latest state change of a history (servers may list it in either order)."""
+    changes = [e for e in events if e.kind == "state" and e.at is not None and e.to_state]
+    return max(changes, key=lambda e: e.at.timestamp() if e.at else 0.0, default=None)
+
+
+def history_behind(alert: Alert, events: list[AlertEvent]) -> bool:
+    """Whether the alert was read after a change its history (read by another request) does
+    not list yet: its state differs from where the history's newest change led."""
+    newest = newest_change(events)
+    return (
+        newest is not None
+        and alert.state is not None
+        and newest.to_state != alert.state
+        and newest.at is not None
+        and (alert.last_evaluated_at is None or alert.last_evaluated_at >= newest.at)
+    )
+
+
+def agreed(alert: Alert, events: list[AlertEvent]) -> Alert:
+    """The alert as its history has it when the history is the newer of the two reads: the
+    state, value and since of its newest change, so the header never contradicts the list."""
+    newest = newest_change(events)
+    if newest is None or alert.state is None or newest.to_state == alert.state:
+        return alert
+    if history_behind(alert, events):
+        return alert  # the alert is the newer: the history is read again
+    return alert.model_copy(
+        update={
+            "state": newest.to_state,
+            "last_value": newest.value,
+            "last_evaluated_at": newest.at,
+            "firing_since": newest.at if newest.to_state == "firing" else None,
+        }
+    )
 
 
 def event_lines(event: AlertEvent, alert: Alert) -> list[tuple[str, str]]:
@@ -136,8 +193,8 @@ class AlertDetailScreen(AlertActions, AppScreen):
     DEFAULT_CSS = """
     AlertDetailScreen #header { height: auto; background: $boost; padding: 0 1; }
     AlertDetailScreen #facts { height: auto; padding: 0 1; }
-    AlertDetailScreen MetricChart { height: 7; }
-    AlertDetailScreen.-tall MetricChart { height: 12; }
+    AlertDetailScreen MetricChart { height: 8; }
+    AlertDetailScreen.-tall MetricChart { height: 13; }
     AlertDetailScreen .title { height: 1; padding: 0 1; color: $text-muted; text-style: bold; }
     AlertDetailScreen #events { height: 1fr; max-height: 8; }
     AlertDetailScreen #traces { height: 2fr; }
@@ -158,6 +215,7 @@ class AlertDetailScreen(AlertActions, AppScreen):
         # The metric's value now as read from the trace list here, and over how many traces.
         self.computed: float | None = None
         self.counted: int | None = None
+        self.history_reread = False  # the history was read again this refresh (history_behind)
 
     def compose(self) -> ComposeResult:
         yield Static(id="header")
@@ -175,6 +233,7 @@ class AlertDetailScreen(AlertActions, AppScreen):
         self.show_facts()
         self.action_refresh()
         self.learn_offers()
+        self.keep_ages_current(self.show_facts)  # "evaluated 2m ago", "firing for 12m"
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         allowed = self.alert_action_allowed(action)
@@ -215,7 +274,7 @@ class AlertDetailScreen(AlertActions, AppScreen):
     # -- what is shown ---------------------------------------------------------------------------
 
     def show_facts(self) -> None:
-        alert = self.alert
+        alert = agreed(self.alert, self.events)
         computed, counted = self.computed, self.counted
         header = Text()
         computed_state = None
@@ -249,16 +308,16 @@ class AlertDetailScreen(AlertActions, AppScreen):
         else:
             facts.append_text(
                 safe_text(
-                    "this server does not evaluate alerts; "
+                    "this server does not evaluate alerts"
                     + (
-                        metrics.DRIFT_NOTE
+                        "; " + metrics.DRIFT_NOTE
                         if (alert.metric or "").startswith("prompt_drift")
-                        else "read here from its trace list: "
+                        else f", so {metrics.COMPUTED_NOTE}: "
                         + compared_text(alert.metric, alert.condition, computed, alert.threshold)
                         + ("" if counted is None else f" over {counted:,} traces")
                         + (" (the first ones only)" if self.capped else "")
                     ),
-                    200,
+                    300,
                 )
             )
         if computed is not None and alert.state is not None:
@@ -271,6 +330,7 @@ class AlertDetailScreen(AlertActions, AppScreen):
     # -- loading ---------------------------------------------------------------------------------
 
     def action_refresh(self) -> None:
+        self.history_reread = False
         self.load_chart()
         # The alert as it is now: the header and the history, read together, agree.
         self.call_api(
@@ -280,13 +340,7 @@ class AlertDetailScreen(AlertActions, AppScreen):
             failed=lambda _error: True,  # the header keeps what it had; the status line tells
             project_id=self.project_id,
         )
-        self.call_api(
-            lambda client: client.list_alert_events(self.project_id, self.alert.id or ""),
-            self._events,
-            group="alert-events",
-            failed=self._no_events,
-            project_id=self.project_id,
-        )
+        self.load_events()
         self.call_api(
             self._window_traces,
             self._traces,
@@ -295,6 +349,21 @@ class AlertDetailScreen(AlertActions, AppScreen):
             retry=self.action_refresh,
             project_id=self.project_id,
         )
+
+    def load_events(self) -> None:
+        self.call_api(
+            lambda client: client.list_alert_events(self.project_id, self.alert.id or ""),
+            self._events,
+            group="alert-events",
+            failed=self._no_events,
+            project_id=self.project_id,
+        )
+
+    def check_history(self) -> None:
+        """Read the history once more when the alert was read after a change it lacks."""
+        if not self.history_reread and history_behind(self.alert, self.events):
+            self.history_reread = True
+            self.load_events()
 
     def load_chart(self) -> None:
         chart = self.query_one(MetricChart)
@@ -355,6 +424,7 @@ class AlertDetailScreen(AlertActions, AppScreen):
             self.alert.threshold,
             self.alert.condition,
             note=note,
+            title=chart_legend(self.alert),
         )
 
     async def _current(self, client: ApiClient) -> Alert | None:
@@ -371,6 +441,7 @@ class AlertDetailScreen(AlertActions, AppScreen):
         self.show_facts()
         if self.events:  # the units follow an edited metric
             self._events_again()
+        self.check_history()
         self.tell_screens_below("alert_changed", self.alert)
 
     def _events_again(self) -> None:
@@ -388,6 +459,8 @@ class AlertDetailScreen(AlertActions, AppScreen):
         more = " (newest)" if page.next_page is not None else ""
         read = " · enter on one reads it whole" if events else ""
         self._title("#events-title", f"History: {fmt.counted(len(events), 'event')}{more}{read}")
+        self.show_facts()  # the header follows the history's newest change if it is newer
+        self.check_history()
 
     def _no_events(self, error: ApiError) -> bool:
         from tui.api import NotFound

@@ -6,7 +6,8 @@ Each row says whether the alert is breaching (state in words and symbol, the val
 threshold, since when) and how its metric went over the last 24 h (a sparkline whose midline is
 the threshold). The sparklines are computed here from the trace list (tui/model/metrics.py), for any
 server; a server that does not evaluate alerts also gets its states and values from them,
-marked `*` and said in the header.
+marked `*`, said in the header and in words under the table (metrics.COMPUTED_NOTE). The
+states' ages ("firing 12m") keep counting between refreshes.
 
 An alert created here has no state until the service's next evaluation round (the local
 service evaluates every minute unless told otherwise): the list asks again, a few times and
@@ -128,6 +129,8 @@ class AlertsScreen(AlertActions, AppScreen):
     DEFAULT_CSS = """
     AlertsScreen #header { height: 1; background: $boost; padding: 0 1; }
     AlertsScreen Table { height: 1fr; }
+    AlertsScreen #computed { height: auto; padding: 0 1; color: $text-muted; display: none; }
+    AlertsScreen #computed.-shown { display: block; }
     """
 
     def __init__(self, project_id: str, project_name: str) -> None:
@@ -144,6 +147,9 @@ class AlertsScreen(AlertActions, AppScreen):
     def compose(self) -> ComposeResult:
         yield Static(id="header")
         yield Table(COLUMNS)
+        yield Static(
+            f"* This server does not evaluate alerts: {metrics.COMPUTED_NOTE}.", id="computed"
+        )
         yield StatusBar()
         yield KeyFooter()
 
@@ -151,6 +157,7 @@ class AlertsScreen(AlertActions, AppScreen):
         self.query_one(Table).focus()
         self.action_refresh()
         self.learn_offers()
+        self.keep_ages_current(self._redraw_ages)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         allowed = self.alert_action_allowed(action)
@@ -181,12 +188,25 @@ class AlertsScreen(AlertActions, AppScreen):
         text.append(f" · alerts · {len(self.alerts)}{note}")
         self.query_one("#header", Static).update(text)
 
+    def _redraw_ages(self) -> None:
+        """The rows again from what is held (no request) when one shows an age: `▲ firing 12m`."""
+        if any(
+            state == "firing" and since is not None
+            for state, _, since, _ in map(self.shown_state, range(len(self.alerts)))
+        ):
+            self.show_rows()
+
     def summary(self) -> str:
         firing = sum(self.shown_state(i)[0] == "firing" for i in range(len(self.alerts)))
         note = f" · ▲ {firing} firing" if firing else ""
+        computed = any(alert.state is None for alert in self.alerts)
+        # The * in words, once the rows show one.
+        self.query_one("#computed", Static).set_class(
+            computed and self.collected is not None, "-shown"
+        )
         if self.collected is None:
             return note + " · charts loading…"
-        if any(alert.state is None for alert in self.alerts):
+        if computed:
             note += " · * computed from traces"
         if self.collected.capped:
             note += f" · charts of {len(self.collected.traces):,} traces only"

@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+# How often a screen redraws its relative ages ("4m ago", "firing for 12m") from what it holds:
+# the same pace as the trace list's age column (tui/ui/widgets/trace_table.py), no request.
+AGE_TICK_S = 15.0
+
 
 class ApiCalls:
     """What every screen shares; mixed into Screen and ModalScreen below."""
@@ -112,6 +116,16 @@ class ApiCalls:
         task.add_done_callback(lambda done: done.cancelled() or done.exception())
         return task
 
+    def keep_ages_current(self, redraw: Callable[[], object]) -> None:
+        """Run `redraw` every AGE_TICK_S seconds while the screen is in view, so its relative
+        ages keep counting; `redraw` draws from what the screen holds and asks nothing."""
+
+        def tick() -> None:
+            if self._screen.is_current:
+                redraw()
+
+        self._screen.set_interval(AGE_TICK_S, tick, name="ages")
+
     def on_screen_resume(self) -> None:
         # What the status line shows may have changed while another screen was on top.
         self.tui.refresh_status()
@@ -153,11 +167,16 @@ _TRANSPORT_NAME = re.compile(r" \((\w+)\)$")
 def plain_message(error: ApiError) -> str:
     """An API error's message as a sentence: an exception's name at its end (a transport
     failure) becomes what it means."""
-    found = _TRANSPORT_NAME.search(error.message)
+    return plain_text(error.message)
+
+
+def plain_text(message: str) -> str:
+    """`plain_message` for a message kept as text (the API log's entries)."""
+    found = _TRANSPORT_NAME.search(message)
     if found is None:
-        return error.message
+        return message
     meaning = TRANSPORT_SENTENCES.get(found[1], "the network connection failed")
-    return f"{error.message[: found.start()]}: {meaning}"
+    return f"{message[: found.start()]}: {meaning}"
 
 
 class AppScreen(ApiCalls, Screen[None]):

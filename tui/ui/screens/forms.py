@@ -30,7 +30,7 @@ from tui.core.alert_rules import (
 )
 from tui.core.urls import split_url
 from tui.model.text import notice, safe_text
-from tui.ui.screens.base import AppModal
+from tui.ui.screens.base import AppModal, error_line
 from tui.ui.trace_pages import Collected, collect
 from tui.ui.widgets.alert_preview import AlertPreview
 
@@ -231,7 +231,7 @@ class CreateForm(AppModal[Any]):
         # Nothing typed is lost; a retry looks before it sends if this one may have worked.
         self.outcome_unknown = self.outcome_unknown or error.outcome_unknown
         retry = self.retry_text()
-        self.show_errors({}, f"{error.title}: {error.message} — {retry}")
+        self.show_errors({}, f"{error_line(error)} — {retry}")
         return False  # the app still learns of it: a rate limit, a connection down
 
     def retry_text(self) -> str:

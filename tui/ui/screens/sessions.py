@@ -93,6 +93,11 @@ class SessionsScreen(AppScreen):
     def on_mount(self) -> None:
         self.query_one(Table).focus()
         self.action_refresh()
+        self.keep_ages_current(self._redraw_ages)
+
+    def _redraw_ages(self) -> None:
+        if self.sessions:
+            self.show_rows()
 
     def action_back(self) -> None:
         self.dismiss()
@@ -139,12 +144,16 @@ class SessionsScreen(AppScreen):
             self.state = "all loaded"
         else:
             self.state = "none in the last 24 hours"
+        self.show_rows()
+        self.update_header()
+
+    def show_rows(self) -> None:
+        """The rows from the sessions held (also every AGE_TICK_S: "last seen 3m ago")."""
         now = self.tui.now()
         table = self.query_one(Table)
         # Each row's key is its id: a refresh keeps the cursor on its session.
         table.set_rows([(session_cells(session, now), session.id) for session in self.sessions])
         table.empty_text = EMPTY  # said where sessions come from, not just that there are none
-        self.update_header()
 
     def update_header(self) -> None:
         text = Text()

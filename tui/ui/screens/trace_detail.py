@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -16,7 +17,7 @@ from textual.binding import Binding
 from textual.containers import Container, Vertical
 from textual.widgets import Input, Static
 
-from tui.api import ApiClient, ApiError, NotFound, Trace
+from tui.api import ApiClient, ApiError, NotFound, Span, Trace
 from tui.core.gcpause import (
     collect_garbage,
     gc_paused,
@@ -35,8 +36,36 @@ from tui.ui.widgets.span_detail import SpanDetail
 from tui.ui.widgets.span_tree import SpanTreeView, header_line
 from tui.ui.widgets.status_bar import StatusBar
 
+# The service's mark on a span whose model has no price, as it appears in the span's JSON.
+UNPRICED_MARK = b"unknown_model"
 
-def summary_text(trace: Trace, tree: TraceTree, now: datetime) -> Group:
+
+def unpriced_spans(spans: Sequence[Span]) -> int:
+    """How many spans the service could not price (their model has no price): their $0 is not
+    a cost. A big trace's spans (a SpanTable) are made only when their JSON names the mark."""
+    from tui.api.span_table import SpanTable  # loaded by the read that made these spans
+
+    table = spans if isinstance(spans, SpanTable) else None
+    count = 0
+    for i in range(len(spans)):
+        if table is not None and UNPRICED_MARK not in table.json_of(i):
+            continue
+        span = spans[i]
+        count += not span.cost_usd and fmt.cost_is_unknown(span.attributes)
+    return count
+
+
+def cost_text(total: float | None, unpriced: int) -> str:
+    """`cost $0.0087`; `cost unknown (...)` when nothing was priced; else what is left out."""
+    if not unpriced:
+        return f"cost {fmt.cost(total)}"
+    why = f"{fmt.counted(unpriced, 'span')} with a model without a price"
+    if not total:
+        return f"cost {fmt.UNKNOWN_COST} ({why})"
+    return f"cost {fmt.cost(total)} + {fmt.UNKNOWN_COST} ({why})"
+
+
+def summary_text(trace: Trace, tree: TraceTree, now: datetime, unpriced: int = 0) -> Group:
     """The trace at a glance: id and name; time, cost, tokens, spans and errors (wrapped);
     and on one row, cut to the width, its user, session, tags and input."""
     text = Text()
@@ -61,7 +90,7 @@ def summary_text(trace: Trace, tree: TraceTree, now: datetime) -> Group:
     parts = [
         f"{fmt.local_time(trace.started_at)} ({fmt.ago(trace.started_at, now)})",
         fmt.duration(trace.duration_ms),
-        f"cost {fmt.cost(total)}",
+        cost_text(total, unpriced),
         f"tokens {fmt.tokens(inp)} in / {fmt.tokens(out)} out",
         f"{tree.size} spans, depth {tree.max_depth + 1 if tree.size else 0}",
     ]
@@ -227,6 +256,7 @@ class TraceDetailScreen(AppScreen):
         self.project_id = project_id
         self.trace: Trace | None = None
         self.trace_tree: TraceTree | None = None
+        self._unpriced = 0  # spans of the trace whose model has no price
         self._search_in = "spans"  # what the search field searches: "spans" or "detail"
         # The trace is asked for now, before the screen is built and drawn (see ask_now).
         self._early: asyncio.Task[Trace] | None = self.ask_now(
@@ -248,6 +278,13 @@ class TraceDetailScreen(AppScreen):
 
     def on_mount(self) -> None:
         self.load()
+        self.keep_ages_current(self._show_summary)  # "(4m ago)" keeps counting
+
+    def _show_summary(self) -> None:
+        if self.trace is not None and self.trace_tree is not None:
+            now = self.tui.now()
+            summary = summary_text(self.trace, self.trace_tree, now, self._unpriced)
+            self.query_one("#summary", Static).update(summary)
 
     def on_resize(self) -> None:
         self.set_class(self.size.width >= 120, "-wide")
@@ -280,6 +317,8 @@ class TraceDetailScreen(AppScreen):
         with gc_paused():
             trace = await (early or client.get_trace(self.trace_id, self.project_id))
             tree = build_tree(trace.spans)
+            # Off the event loop (tens of ms for 100,000 spans); nothing else holds the spans yet.
+            self._unpriced = await asyncio.to_thread(unpriced_spans, tree.spans)
             if tree.size >= HOLD_OUT_SPANS:
                 hold_out_of_collections(self)
         return trace, tree
@@ -328,8 +367,7 @@ class TraceDetailScreen(AppScreen):
         nothing here waits (an awaited mount or removal lets a frame be drawn in between, and
         one frame of this screen costs as much as building the tree of 10,000 spans)."""
         assert self.trace is not None and self.trace_tree is not None
-        summary = summary_text(self.trace, self.trace_tree, self.tui.now())
-        self.query_one("#summary", Static).update(summary)
+        self._show_summary()
         pane = self.query_one("#tree-pane")
         for old in pane.query(SpanTreeView):
             old.remove()

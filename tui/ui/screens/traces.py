@@ -275,7 +275,7 @@ class TracesScreen(QueriedList):
                 self.call_after_refresh(self._prefetch)
 
         def failed(error: ApiError) -> None:
-            # What was loaded stays; the header says what failed and `r` retries.
+            # What was loaded stays; the header says what failed and ctrl+r retries.
             self.load_error = error_line(error)
             self.update_header()
 
