@@ -4,6 +4,7 @@ and expire the same traces, remember Idempotency-Keys and alert rounds the same 
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any
 
@@ -281,6 +282,42 @@ def test_prompt_attributes_of_a_traces_first_llm_spans(store: Any) -> None:
     assert store.prompt_attributes("t1", 3, "p") == expected
     assert store.prompt_attributes("t1") == expected
     assert store.prompt_attributes("t1", 3, "elsewhere") == []
+
+
+def test_prompt_attributes_of_several_traces_at_once_are_each_traces_own(store: Any) -> None:
+    """The alert round's batch read: per trace what prompt_attributes gives, in order, and
+    an empty list for a trace with no prompt, no LLM span, or not in the project."""
+    with_project(store)
+    spans = [
+        span(
+            f"t{n}",
+            f"s{m}",
+            NOW + m,
+            kind="llm",
+            attributes=json.dumps(
+                {"gen_ai.prompt.0.content": f"t{n} s{m}", "gen_ai.prompt.1.tokens": [n, m]}
+            ),
+        )
+        for n in range(3)
+        for m in range(4)
+    ]
+    spans.append(
+        span("quiet", "s1", NOW, kind="chain", attributes='{"gen_ai.prompt.0.content": "x"}')
+    )
+    store.ingest([[SpanGroup("p", None, "{}", spans)]])
+    asked = ["t2", "quiet", "t0", "missing"]
+    found = store.prompt_attributes_of("p", asked, 3)
+    assert list(found) == asked
+    for trace_id in asked:
+        assert found[trace_id] == store.prompt_attributes(trace_id, 3, "p")
+    assert [value for key, value in found["t2"] if key.endswith("content")] == [
+        "t2 s0",
+        "t2 s1",
+        "t2 s2",
+    ]
+    assert found["quiet"] == found["missing"] == []
+    assert store.prompt_attributes_of("elsewhere", ["t0"], 3) == {"t0": []}
+    assert store.prompt_attributes_of("p", [], 3) == {}
 
 
 def test_retention_goes_by_the_newest_span_in_bounded_batches(store: Any) -> None:

@@ -116,6 +116,13 @@ class AlertStore(Protocol):
         `project_id`, or (None) of the one project that holds this id (none if several do)."""
         ...
 
+    def prompt_attributes_of(
+        self, project_id: str, trace_ids: Sequence[str], spans: int = 3
+    ) -> dict[str, list[tuple[str, Any]]]:
+        """prompt_attributes of each of `project_id`'s traces in `trace_ids` (an alert round's
+        sample: one read where a store pays a round trip per query)."""
+        ...
+
     def forget_alert_history(self, events_before: int, deliveries_before: int) -> int:
         """Drop old alert events and finished webhooks; returns how many rows went."""
         ...

@@ -288,6 +288,14 @@ class AlertTables:
                 picked.append((row[0], row[1]))
         return picked
 
+    def prompt_attributes_of(
+        self, project_id: str, trace_ids: Sequence[str], spans: int = 3
+    ) -> dict[str, list[tuple[str, Any]]]:
+        """See TraceStore.prompt_attributes_of: a query per trace costs a function call here."""
+        return {
+            trace_id: self.prompt_attributes(trace_id, spans, project_id) for trace_id in trace_ids
+        }
+
     def prompt_attributes(
         self, trace_id: str, spans: int = 3, project_id: str | None = None
     ) -> list[tuple[str, Any]]:

@@ -240,11 +240,13 @@ class Evaluator:
         total: Counter[str] = Counter()
         per_trace = []
         sample = self.store.sample_traces(project_id, strata(start, end, self.drift_sample))
+        unread = [t for t, n in sample if (project_id, t, n) not in self._prompts]
+        read = self.store.prompt_attributes_of(project_id, unread, PROMPT_SPANS) if unread else {}
         for trace_id, span_count in sample:
             key = (project_id, trace_id, span_count)  # a trace id is its project's
             words = self._prompts.get(key)
             if words is None:
-                attributes = self.store.prompt_attributes(trace_id, PROMPT_SPANS, project_id)
+                attributes = read.get(trace_id, [])
                 words = Counter(
                     {sys.intern(w): n for w, n in tokens(prompt_text(attributes)).items()}
                 )

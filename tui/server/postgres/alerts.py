@@ -69,6 +69,36 @@ ORDER BY s.started_at, s.id
 """
 
 
+# PROMPT_ATTRIBUTES for several traces of one project: (trace id, key, type, value), each
+# trace's rows in its spans' order. Parameters: trace ids, project, spans per trace.
+PROMPT_ATTRIBUTES_OF = f"""
+SELECT t.trace_id, j.key, json_typeof(j.value),
+    CASE json_typeof(j.value)
+        WHEN 'string' THEN substr(j.value #>> '{{}}', 1, 65536)
+        WHEN 'boolean' THEN CASE WHEN j.value::text = 'true' THEN '1' ELSE '0' END
+        WHEN 'null' THEN NULL
+        ELSE substr(j.value::text, 1, 65536)
+    END
+FROM unnest(%s::text[]) WITH ORDINALITY AS t(trace_id, n)
+CROSS JOIN LATERAL (SELECT started_at, id, attributes FROM spans
+      WHERE project_id = %s AND trace_id = t.trace_id AND kind = 'llm'
+      ORDER BY started_at, id LIMIT %s) s
+CROSS JOIN LATERAL json_each(
+    CASE WHEN s.attributes IS JSON OBJECT THEN s.attributes::json ELSE '{{}}'::json END) j
+WHERE j.key IN ({PROMPT_KEY_LIST}) OR j.key ~ '^gen_ai\\.prompt\\.[0-9]'
+    OR j.key ~ '^llm\\.input_messages\\.[0-9]' OR j.key ~ '^llm\\.prompts\\.[0-9]'
+ORDER BY t.n, s.started_at, s.id
+"""
+
+
+def parsed_value(kind: str, value: Any) -> Any:
+    """A prompt attribute's value as read: an array or object parsed when it is whole."""
+    if kind in ("array", "object"):
+        with contextlib.suppress(ValueError, RecursionError):  # cut at 64 KB it does not parse
+            return json.loads(value)
+    return value
+
+
 # A webhook another replica is not attempting: unclaimed, its claim expired, or the holder's
 # own. Parameters: now, holder.
 CLAIMABLE = "(claimed_until IS NULL OR claimed_until <= %s OR claimed_by = %s)"
@@ -265,6 +295,20 @@ class AlertTables(ReplicaTables):
             ).fetchall()
         return [(row[0], int(row[1])) for row in rows]
 
+    def prompt_attributes_of(
+        self, project_id: str, trace_ids: Sequence[str], spans: int = 3
+    ) -> dict[str, list[tuple[str, Any]]]:
+        """See TraceStore.prompt_attributes_of: one statement for the whole sample (a round's
+        first drift read made 1,200 round trips on the million-trace bench)."""
+        found: dict[str, list[tuple[str, Any]]] = {trace_id: [] for trace_id in trace_ids}
+        if not found:
+            return found
+        with self._db.connection() as db:
+            rows = db.execute(PROMPT_ATTRIBUTES_OF, (list(found), project_id, spans)).fetchall()
+        for trace_id, key, kind, value in rows:
+            found[trace_id].append((key, parsed_value(kind, value)))
+        return found
+
     def prompt_attributes(
         self, trace_id: str, spans: int = 3, project_id: str | None = None
     ) -> list[tuple[str, Any]]:
@@ -279,10 +323,7 @@ class AlertTables(ReplicaTables):
                 project_id = holders[0][0]
             rows = db.execute(PROMPT_ATTRIBUTES, (project_id, trace_id, spans)).fetchall()
         for key, kind, value in rows:
-            if kind in ("array", "object"):
-                with contextlib.suppress(ValueError):  # cut at 64 KB it does not parse
-                    value = json.loads(value)
-            found.append((key, value))
+            found.append((key, parsed_value(kind, value)))
         return found
 
     def forget_alert_history(self, events_before: int, deliveries_before: int) -> int:
