@@ -122,3 +122,28 @@ async def test_a_spec_only_server_has_no_workspace_keys() -> None:
             assert not workspace_keys_offered(app)
             await pilot.press("w")
             assert showing(app, ProjectsScreen)
+
+
+async def test_a_keys_last_use_keeps_counting(
+    own: RunningService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The "last used" age is redrawn from the keys held, as the other screens' ages are."""
+    from datetime import timedelta
+
+    monkeypatch.setattr("tui.ui.screens.base.AGE_TICK_S", 0.05, raising=False)
+    assert status_of(own, FIRST_KEY) == 200  # a use: the key has a last use now
+    async with running_app(own, StartAt()) as (app, pilot):
+        await projects_shown(app, pilot)
+        await pilot.press("w")
+        await wait_for(pilot, lambda: showing(app, WorkspaceKeysScreen))
+        screen = app.screen
+        await wait_for(pilot, lambda: any(k.last_used_at for k in screen.keys), what="a use")
+        used = max(k.last_used_at for k in screen.keys if k.last_used_at)
+        app.now = lambda: used + timedelta(hours=5, minutes=2)
+
+        def ages() -> str:
+            return " ".join(
+                str(cell) for cells, _ in screen.query_one(Table)._rows for cell in cells
+            )
+
+        await wait_for(pilot, lambda: "5h ago" in ages(), what="5h ago")

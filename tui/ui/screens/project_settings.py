@@ -80,6 +80,12 @@ class ProjectSettingsScreen(AppScreen):
         self.query_one(Table).focus()
         self.header(" · loading…")
         self.action_refresh()
+        self.keep_ages_current(self._redraw_ages)
+
+    def _redraw_ages(self) -> None:
+        """The keys' "last used 3m ago" keeps counting, drawn from the keys held."""
+        if any(key.last_used_at for key in self.keys):
+            self.show_keys()
 
     def header(self, note: str = "") -> None:
         text = safe_text(self.project_name, 40, style="bold")
