@@ -93,7 +93,8 @@ class ExportPrompt(PromptBase):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(safe_text(f"Export {self.what} as JSON to (Enter writes, esc cancels):"))
+            # Two lines: a trace's 32-digit id leaves no room for the keys on one at 80 columns.
+            yield Label(safe_text(f"Export {self.what} as JSON to:\nEnter writes, esc cancels."))
             yield Input(value=self.default, id="export-path")
 
     def on_mount(self) -> None:
