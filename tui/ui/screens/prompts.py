@@ -94,7 +94,8 @@ class ExportPrompt(PromptBase):
     def compose(self) -> ComposeResult:
         with Vertical():
             # Two lines: a trace's 32-digit id leaves no room for the keys on one at 80 columns.
-            yield Label(safe_text(f"Export {self.what} as JSON to:\nEnter writes, esc cancels."))
+            yield Label(safe_text(f"Export {self.what} as JSON to:"))
+            yield Label("Enter writes, esc cancels.")
             yield Input(value=self.default, id="export-path")
 
     def on_mount(self) -> None:
