@@ -42,6 +42,7 @@ def random_spans(rng: random.Random, traces: int) -> list[SpanRow]:
                     rng.choice(["ok", "ok", "ok", "error"]),
                     None,
                     "{}",
+                    cost_source=rng.choice([None, "reported", "unknown_model"]),
                 )
             )
     rng.shuffle(spans)

@@ -286,6 +286,9 @@ class Trace(Record):
     user_id: LStr = aliases("user_id", "userId")
     session_id: LStr = aliases("session_id", "sessionId")
     tags: LTags = Field(default_factory=list, validation_alias=AliasChoices("tags"))
+    # Beyond the spec (the local service): how many of its spans have a model without a price,
+    # so its total_cost_usd leaves them out. None from a server that does not count them.
+    unpriced_spans: LInt = aliases("unpriced_spans", "unpricedSpans")
     # Beyond the spec, when asked for (`include=models`): cost and tokens by model, as the
     # server sent it; read tolerantly where it is used (tui/model/overview_stats.py).
     models: Any = aliases("models")

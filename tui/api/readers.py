@@ -109,6 +109,7 @@ _TRACE_VALIDATOR = SchemaValidator(
                 "models": core_schema.model_field(  # an extension: read where it is used
                     core_schema.with_default_schema(core_schema.any_schema(), default=None)
                 ),
+                "unpriced_spans": _optional(_COUNT),  # an extension (the local service's)
             },
             extra_behavior="forbid",
         ),

@@ -86,6 +86,24 @@ def cost(value: float | None, known: bool = True) -> str:
     return "$huge"
 
 
+# After a trace's cost when some of its spans have a model without a price: the cost shown is
+# what was priced, and the trace cost more ("$0.0087+" reads "at least"). One cell: the list's
+# cost column is 8 cells at its narrowest, and "$0.0087+" takes them all.
+MORE_UNPRICED = "+"
+
+
+def trace_cost(value: float | None, unpriced_spans: int | None) -> str:
+    """A trace's cost from its total and its count of spans whose model has no price (None
+    from a server that does not count them: the plain cost). Nothing priced: UNKNOWN_COST,
+    never `$0`; some priced: the priced part as a lower bound (`$0.0087+`)."""
+    shown = cost(value)
+    if not unpriced_spans or unpriced_spans < 0:
+        return shown
+    if not value or not shown.startswith("$"):  # 0, none, or too small to say "at least"
+        return UNKNOWN_COST
+    return shown + MORE_UNPRICED
+
+
 def percent(value: float | None) -> str:
     """A share in per cent: one decimal below 10 % (`1.9%`), none above (`42%`)."""
     if value is None or not math.isfinite(value):

@@ -128,6 +128,11 @@ class Trace(BaseModel):
         description="Extension: the answer, on one line (the root's output, else the last"
         " LLM span's).",
     )
+    unpriced_spans: int = Field(
+        default=0,
+        description="Extension: its spans whose model has no price (total_cost_usd leaves"
+        " them out); 0 for traces stored before the count was kept.",
+    )
 
 
 class TraceList(BaseModel):

@@ -404,6 +404,15 @@ CREATE TRIGGER span_logs_gone AFTER DELETE ON traces BEGIN
 END;
 """
 
+# How many of a trace's spans have a model without a price (cost_source 'unknown_model'), so
+# the list can show its cost as unknown, not $0. Ingest keeps it (ingest/summaries.py,
+# store_sql.UPSERT_TRACES). Traces stored before keep 0, as if every span were priced: they are
+# not backfilled (a pass over every span of every trace), and a trace that gets another span
+# is recomputed from all its spans then.
+SCHEMA_V10 = """
+ALTER TABLE traces ADD COLUMN unpriced_spans INTEGER NOT NULL DEFAULT 0;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "projects, keys, traces, spans, alerts, idempotency", SCHEMA_V1),
     Migration(2, "OTLP ingest: spans in a rowid table with extension fields; listed_at", SCHEMA_V2),
@@ -414,6 +423,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "keys' prefix and last use; alerts paused, muted; rotated secrets", SCHEMA_V7),
     Migration(8, "search: users, sessions, tags, output previews, models, text", SCHEMA_V8),
     Migration(9, "GenAI log events of spans, joined into their spans", SCHEMA_V9),
+    Migration(10, "traces: unpriced_spans, spans whose model has no price", SCHEMA_V10),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -67,6 +67,9 @@ class TraceRow(NamedTuple):
     tags: str = "[]"
     output_preview: str | None = None
     models: str = "[]"
+    # Beyond the spec: how many of its spans have a model without a price (cost_source
+    # "unknown_model"), so the list can say its cost is unknown rather than show $0.
+    unpriced_spans: int = 0
 
 
 class TraceSummary(NamedTuple):
@@ -89,6 +92,7 @@ class TraceSummary(NamedTuple):
     session_id: str | None
     tags: Any  # a JSON list as text (SQLite) or the list itself
     output_preview: str | None
+    unpriced_spans: int
 
 
 class SpanRow(NamedTuple):
@@ -228,6 +232,7 @@ class TraceSums(NamedTuple):
     output_preview: str | None = None
     output_from_root: bool = False  # a root's output wins, as its input does
     search_text: str = ""  # what `q` searches (search/text.py): bounded, one text per trace
+    unpriced_spans: int = 0  # spans whose model has no price (cost_source "unknown_model")
 
 
 class SpanGroup(NamedTuple):

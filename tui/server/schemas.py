@@ -241,6 +241,9 @@ def trace_json(row: TraceSummary | TraceRow) -> dict[str, Any]:
     body["session_id"] = row.session_id
     body["tags"] = tags_of(row.tags)
     body["output_preview"] = row.output_preview
+    # Beyond the spec: spans whose model has no price, so total_cost_usd is a lower bound (0
+    # for traces stored before the count was kept: migrations, version 10).
+    body["unpriced_spans"] = row.unpriced_spans
     if isinstance(row, TraceRow):
         body["attributes"] = json.loads(row.attributes)
     return body

@@ -374,8 +374,8 @@ class Store(LogTables, AlertTables, KeyTables, AdminTables, search.SearchTables)
         """Bulk insert of whole traces (the demo data, benchmarks and tests). Rows may be plain
         tuples of the row classes' fields, those with defaults left out. A span goes to the
         project of its trace among `traces`, else to `project_id`. A trace's user, session,
-        tags, output preview, models and search text are read from its spans as ingest reads
-        them, unless `texts` gives the search texts as (project_id, trace_id, text): then the
+        tags, output preview, models, unpriced spans and search text are read from its spans
+        as ingest reads them, unless `texts` gives the search texts as (project_id, trace_id, text): then the
         rows are taken as they are (a test or a builder of big data fills them)."""
         rows = [t if isinstance(t, TraceRow) else TraceRow(*t) for t in traces]  # tuples too
         rows = [t if t.listed_at is not None else t._replace(listed_at=t.started_at) for t in rows]

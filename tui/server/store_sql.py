@@ -104,10 +104,11 @@ WHERE project_id = ?1 AND trace_id IN (SELECT value FROM json_each(?2)) AND kind
 # their stored spans: right after every batch, whatever order and however often spans came.
 # Named after the earliest root (no parent), else the earliest span while the root has not
 # come. listed_at and the attributes (?2) are set when the trace is first stored and never
-# change.
+# change. unpriced_spans counts the spans whose model has no price (`IS`, not `=`: a NULL
+# cost_source, as COUNT_ONCE leaves a counted-once span, counts 0 and never makes the sum NULL).
 UPSERT_TRACES = """
 INSERT INTO traces (id, project_id, name, started_at, duration_ms, span_count, input_tokens,
-    output_tokens, total_cost_usd, status, error_count, attributes, listed_at)
+    output_tokens, total_cost_usd, status, error_count, attributes, listed_at, unpriced_spans)
 SELECT s.trace_id, ?1,
     coalesce(
         (SELECT r.name FROM spans r
@@ -118,12 +119,14 @@ SELECT s.trace_id, ?1,
     min(s.started_at), max(s.started_at + s.duration_ms) - min(s.started_at), count(*),
     sum(s.input_tokens), sum(s.output_tokens), round(sum(s.cost_usd), 9),
     CASE WHEN sum(s.status = 'error') > 0 THEN 'error' ELSE 'ok' END, sum(s.status = 'error'),
-    ?2, min(s.started_at)
+    ?2, min(s.started_at),
+    sum(s.cost_source IS 'unknown_model')
 FROM spans s WHERE s.project_id = ?1 AND s.trace_id IN (SELECT value FROM json_each(?3))
 GROUP BY s.trace_id
 ON CONFLICT (id, project_id) DO UPDATE SET name = excluded.name,
     started_at = excluded.started_at, duration_ms = excluded.duration_ms,
     span_count = excluded.span_count, input_tokens = excluded.input_tokens,
     output_tokens = excluded.output_tokens, total_cost_usd = excluded.total_cost_usd,
-    status = excluded.status, error_count = excluded.error_count
+    status = excluded.status, error_count = excluded.error_count,
+    unpriced_spans = excluded.unpriced_spans
 """

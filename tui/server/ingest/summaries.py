@@ -22,6 +22,10 @@ from tui.server.ingest.preview import (
 from tui.server.rows import SpanRow, TraceRow, TraceSums
 from tui.server.search.text import trace_text
 
+# A span's cost_source when its model has no price (ingest/conventions.py): its cost is not 0
+# but unknown. A span counted once in its parent has cost_source None, so it never counts.
+UNPRICED = "unknown_model"
+
 
 def summarize(
     spans: Sequence[SpanRow], attributes: Sequence[dict[str, Any]] | None = None
@@ -30,7 +34,8 @@ def summarize(
     counts once, its last version. Named after the earliest root (no parent), else the
     earliest span; the preview is a root's input, else the first span's that has one, read from
     `attributes` (each span's, as decoded) when given, else from each span's JSON. The user,
-    session, tags, output preview, models and search text: see `extras`."""
+    session, tags, output preview, models and search text: see `extras`. Spans whose model has
+    no price are counted (unpriced_spans)."""
     traces: dict[str, dict[str, int]] = {}
     for index, span in enumerate(spans):
         traces.setdefault(span.trace_id, {})[span.id] = index
@@ -44,6 +49,7 @@ def summarize(
         decoded = None if attributes is None else [attributes[i] for i in indexes.values()]
         preview, from_root = next(previews(members, decoded), (None, False))
         errors = sum(s.status == "error" for s in members)
+        unpriced = sum(s.cost_source == UNPRICED for s in members)
         more = extras(members, decoded)
         rows.append(
             TraceSums(
@@ -60,6 +66,7 @@ def summarize(
                 preview,
                 from_root,
                 *more,
+                unpriced_spans=unpriced,
             )
         )
     return rows
@@ -171,6 +178,7 @@ def trace_rows(sums: Iterable[TraceSums], project_id: str, attributes: str) -> l
             json_list(t.tags),
             t.output_preview,
             json_list(t.models),
+            t.unpriced_spans,
         )
         for t in sums
     ]
@@ -185,8 +193,8 @@ def derived(
     rows: list[TraceRow], spans: Sequence[SpanRow]
 ) -> tuple[list[TraceRow], list[tuple[str, str, str]]]:
     """Bulk-inserted traces (demo data, tests) with what ingest reads from their spans filled
-    in where a row leaves it out (user, session, tags, output preview, models), and each
-    trace's search text as (project_id, trace_id, text)."""
+    in where a row leaves it out (user, session, tags, output preview, models, unpriced
+    spans), and each trace's search text as (project_id, trace_id, text)."""
     by_trace: dict[str, list[SpanRow]] = {}
     for span in spans:
         by_trace.setdefault(span.trace_id, []).append(span)
@@ -205,6 +213,7 @@ def derived(
                 tags=row.tags if row.tags != "[]" else json_list(sums.tags),
                 output_preview=row.output_preview or sums.output_preview,
                 models=row.models if row.models != "[]" else json_list(sums.models),
+                unpriced_spans=row.unpriced_spans or sums.unpriced_spans,
             )
         )
         if sums.search_text:

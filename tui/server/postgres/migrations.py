@@ -284,6 +284,12 @@ CREATE OR REPLACE FUNCTION tracetui_grams(body text) RETURNS text[] LANGUAGE sql
 REINDEX INDEX traces_by_text
 """
 
+# The SQLite store's version 10 (see its comment): a trace's spans whose model has no price.
+# Traces stored before keep 0 (not backfilled) until another of their spans comes.
+SCHEMA_V7 = """
+ALTER TABLE traces ADD COLUMN unpriced_spans BIGINT NOT NULL DEFAULT 0
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "projects, keys, traces and spans by project, alerts, idempotency", SCHEMA_V1),
     Migration(2, "replicas: leases, shared request counts, webhook claims", SCHEMA_V2),
@@ -291,6 +297,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "search: users, sessions, tags, output previews, models, text", SCHEMA_V4),
     Migration(5, "GenAI log events of spans, joined into their spans", SCHEMA_V5),
     Migration(6, "search: trigrams made in linear time", SCHEMA_V6),
+    Migration(7, "traces: unpriced_spans, spans whose model has no price", SCHEMA_V7),
 )
 LATEST = MIGRATIONS[-1].version
 

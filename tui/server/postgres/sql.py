@@ -70,6 +70,7 @@ TRACE_TYPES = [
     "text",  # tags (a JSON list)
     "text",  # output_preview
     "text",  # models (a JSON list)
+    "int8",  # unpriced_spans
 ]
 assert len(SPAN_TYPES) == len(SpanRow._fields) + 1 and len(TRACE_TYPES) == len(TraceRow._fields)
 # Traces written with their search text (search.text), a column of traces beyond TraceRow's.
@@ -130,10 +131,11 @@ WHERE s.project_id = %(project)s AND s.trace_id = ANY(%(ids)s) AND s.kind = 'llm
 # The trace rows of project %(project)s's traces whose ids are in %(ids)s, computed from all
 # their stored spans, by the rules of the SQLite store's UPSERT_TRACES (and of
 # ingest.summaries): named after the earliest root, else the earliest span; listed_at and the
-# attributes set when the trace is first stored, never changed.
+# attributes set when the trace is first stored, never changed; unpriced_spans counts the
+# spans whose model has no price (COUNT_ONCE leaves a counted-once span's cost_source NULL).
 UPSERT_TRACES = """
 INSERT INTO traces (id, project_id, name, started_at, duration_ms, span_count, input_tokens,
-    output_tokens, total_cost_usd, status, error_count, attributes, listed_at)
+    output_tokens, total_cost_usd, status, error_count, attributes, listed_at, unpriced_spans)
 SELECT s.trace_id, %(project)s,
     coalesce(
         (SELECT r.name FROM spans r
@@ -146,14 +148,16 @@ SELECT s.trace_id, %(project)s,
     round(sum(s.cost_usd)::numeric, 9)::float8,
     CASE WHEN count(*) FILTER (WHERE s.status = 'error') > 0 THEN 'error' ELSE 'ok' END,
     count(*) FILTER (WHERE s.status = 'error'),
-    %(attributes)s, min(s.started_at)
+    %(attributes)s, min(s.started_at),
+    count(*) FILTER (WHERE s.cost_source = 'unknown_model')
 FROM spans s WHERE s.project_id = %(project)s AND s.trace_id = ANY(%(ids)s)
 GROUP BY s.trace_id
 ON CONFLICT (id, project_id) DO UPDATE SET name = excluded.name,
     started_at = excluded.started_at, duration_ms = excluded.duration_ms,
     span_count = excluded.span_count, input_tokens = excluded.input_tokens,
     output_tokens = excluded.output_tokens, total_cost_usd = excluded.total_cost_usd,
-    status = excluded.status, error_count = excluded.error_count
+    status = excluded.status, error_count = excluded.error_count,
+    unpriced_spans = excluded.unpriced_spans
 """
 
 UPSERT_ALERT_STATE = (

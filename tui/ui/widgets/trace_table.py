@@ -95,6 +95,11 @@ class TraceTable(VirtualRows):
                 None,
             ),
             (fmt.fit_right(fmt.tokens(total), c["tokens"]), None),
-            (fmt.fit_right(fmt.cost(trace.total_cost_usd), c["cost"]), None),
+            (
+                fmt.fit_right(
+                    fmt.trace_cost(trace.total_cost_usd, trace.unpriced_spans), c["cost"]
+                ),
+                None,
+            ),
         ]
         return self.cells_strip(cells, selected)
