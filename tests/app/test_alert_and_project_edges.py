@@ -124,6 +124,8 @@ async def test_a_project_name_another_project_has_is_refused_and_kept(
         assert "retry" not in said()
         assert showing(app, ProjectForm)
         assert app.screen.query_one("#field-name", Input).value == taken
+        await type_into(pilot, "#field-name", "2")  # changed: the conflict is of the old name
+        await wait_for(pilot, lambda: not said().strip(), what="the conflict's line to go")
         await pilot.press("escape")
         await wait_for(pilot, lambda: showing(app, ProjectsScreen))
         assert len(app.screen.projects) == before

@@ -113,6 +113,8 @@ class CreateForm(AppModal[Any]):
         self.submitting = False
         # Once an attempt may have been carried out, every retry looks before it sends.
         self.outcome_unknown = False
+        # Whether the line under the fields sums up their errors (then it goes with them).
+        self.form_error_is_of_fields = False
         # The fields' first values, where they differ from the specs' (an edit form's record).
         self.initial: dict[str, str] = {}
 
@@ -174,6 +176,12 @@ class CreateForm(AppModal[Any]):
         error.update(safe_text(message, multiline=True))
         error.display = bool(message)
         event.input.set_class(bool(message), "-field-error")
+        if self.form_error_is_of_fields and not any(
+            self.query_one(f"#error-{spec.name}", Static).display for spec in self.FIELDS
+        ):
+            # The server's summary of those fields' errors goes with the last of them.
+            self.form_error_is_of_fields = False
+            self.query_one("#form-error", Static).update("")
 
     def check(self, values: dict[str, str]) -> dict[str, str]:
         raise NotImplementedError
@@ -222,11 +230,13 @@ class CreateForm(AppModal[Any]):
         self.submitting = False
         if isinstance(error, ValidationFailed):
             self.show_errors(error.field_messages(), error.message)
+            self.form_error_is_of_fields = bool(error.field_messages())
             return True  # beside its fields: there is nothing else to say
         if isinstance(error, Conflict):
             # The values clash with what exists (a name taken): the same ctrl+s would clash
             # again, so the form says what to change, not to retry.
             self.show_errors(error.field_messages(), f"{error.message} Change it and press ctrl+s.")
+            self.form_error_is_of_fields = bool(error.field_messages())
             return True
         # Nothing typed is lost; a retry looks before it sends if this one may have worked.
         self.outcome_unknown = self.outcome_unknown or error.outcome_unknown
