@@ -46,31 +46,12 @@ WORST = {
     ),
 }
 PROMPT_KEY_LIST = ", ".join(f"'{key}'" for key in (*PROMPT_KEYS, *FALLBACK_KEYS))
-# The prompt attributes of a trace's first LLM spans, read by PostgreSQL's JSON functions in the
-# order the keys are written (json, not jsonb, which would sort them), each value cut short and
-# given as SQLite's json_each gives it: a string's text, a number's digits, true/false as 1/0,
-# an array or object as its JSON text. (IS JSON: PostgreSQL 16 and later.)
-PROMPT_ATTRIBUTES = f"""
-SELECT j.key, json_typeof(j.value),
-    CASE json_typeof(j.value)
-        WHEN 'string' THEN substr(j.value #>> '{{}}', 1, 65536)
-        WHEN 'boolean' THEN CASE WHEN j.value::text = 'true' THEN '1' ELSE '0' END
-        WHEN 'null' THEN NULL
-        ELSE substr(j.value::text, 1, 65536)
-    END
-FROM (SELECT started_at, id, attributes FROM spans
-      WHERE project_id = %s AND trace_id = %s AND kind = 'llm'
-      ORDER BY started_at, id LIMIT %s) s
-CROSS JOIN LATERAL json_each(
-    CASE WHEN s.attributes IS JSON OBJECT THEN s.attributes::json ELSE '{{}}'::json END) j
-WHERE j.key IN ({PROMPT_KEY_LIST}) OR j.key ~ '^gen_ai\\.prompt\\.[0-9]'
-    OR j.key ~ '^llm\\.input_messages\\.[0-9]' OR j.key ~ '^llm\\.prompts\\.[0-9]'
-ORDER BY s.started_at, s.id
-"""
-
-
-# PROMPT_ATTRIBUTES for several traces of one project: (trace id, key, type, value), each
-# trace's rows in its spans' order. Parameters: trace ids, project, spans per trace.
+# The prompt attributes of the first LLM spans of several traces of one project: (trace id,
+# key, type, value), each trace's rows in its spans' order. Read by PostgreSQL's JSON functions
+# in the order the keys are written (json, not jsonb, which would sort them), each value cut
+# short and given as SQLite's json_each gives it: a string's text, a number's digits,
+# true/false as 1/0, an array or object as its JSON text. (IS JSON: PostgreSQL 16 and later.)
+# Parameters: trace ids, project, spans per trace.
 PROMPT_ATTRIBUTES_OF = f"""
 SELECT t.trace_id, j.key, json_typeof(j.value),
     CASE json_typeof(j.value)
@@ -321,10 +302,7 @@ class AlertTables(ReplicaTables):
                 if len(holders) != 1:
                     return found
                 project_id = holders[0][0]
-            rows = db.execute(PROMPT_ATTRIBUTES, (project_id, trace_id, spans)).fetchall()
-        for key, kind, value in rows:
-            found.append((key, parsed_value(kind, value)))
-        return found
+        return self.prompt_attributes_of(project_id, [trace_id], spans)[trace_id]
 
     def forget_alert_history(self, events_before: int, deliveries_before: int) -> int:
         with self._db.transaction() as db:
