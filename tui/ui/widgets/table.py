@@ -20,7 +20,8 @@ from textual.strip import Strip
 from textual.widgets import DataTable
 
 from tui.model.text import safe_text
-from tui.ui.widgets.virtual_rows import Spot, hint_strips, nearest
+from tui.ui.widgets.empty_hint import EmptyHint
+from tui.ui.widgets.virtual_rows import Spot, nearest
 
 
 @dataclass(frozen=True)
@@ -103,24 +104,23 @@ class Table(DataTable[Cell]):
         self.layout_columns = tuple(columns)
         self._rows: list[tuple[Sequence[Cell], object]] = []
         self._laid_out_for = -1
-        self._empty_text: Text | None = None
-        self._empty_lines: tuple[int, list[Strip]] = (-1, [])  # its lines, for one width
+        self._empty = EmptyHint()
         # The cursor's line in the view, while the scroll that puts it back there is due.
         self._line_due: int | None = None
 
     @property
     def empty_text(self) -> Text | None:
         """What the table says in place of rows while it has none (None: nothing)."""
-        return self._empty_text
+        return self._empty.text
 
     @empty_text.setter
     def empty_text(self, text: Text | None) -> None:
-        self._empty_text, self._empty_lines = text, (-1, [])
+        self._empty.set(text)
         self.refresh()
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
-        self._empty_lines = (-1, [])  # drawn in the old theme's colours
+        self._empty.forget_lines()  # drawn in the old theme's colours
 
     def on_mount(self) -> None:
         self._lay_out(self.spot())
@@ -180,19 +180,13 @@ class Table(DataTable[Cell]):
         self.scroll_to(y=max(0, row - line), animate=False, immediate=True)
 
     def render_line(self, y: int) -> Strip:
-        if not self._rows and self._empty_text is not None:
+        if not self._rows and self._empty.text is not None:
             first = self.header_height if self.show_header else 0
             if y >= first:
-                return self._empty_line(y - first)
+                return self._empty.line(
+                    y - first, self.size.width, self.rich_style, self.app.console
+                )
         return super().render_line(y)
-
-    def _empty_line(self, y: int) -> Strip:
-        width, style = self.size.width, self.rich_style
-        if self._empty_lines[0] != width and self._empty_text is not None:
-            hint = hint_strips(self._empty_text, width, style, self.app.console)
-            self._empty_lines = (width, hint)
-        strips = self._empty_lines[1]
-        return strips[y] if y < len(strips) else Strip.blank(width, style)
 
     def action_first(self) -> None:
         if self.row_count:

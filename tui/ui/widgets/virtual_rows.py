@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from rich.console import Console
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -20,6 +19,8 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+from tui.ui.widgets.empty_hint import EmptyHint
 
 
 class Spot(NamedTuple):
@@ -39,18 +40,6 @@ def nearest(keys: list[object], spot: Spot) -> int:
         if found:
             return min(found, key=lambda row: abs(row - spot.row))
     return max(0, min(spot.row, len(keys) - 1))
-
-
-def hint_strips(text: Text, width: int, style: Style, console: Console) -> list[Strip]:
-    """A list's empty text as lines `width` cells wide: dim, wrapped, one cell in."""
-    dim = text.copy()
-    dim.stylize("dim")
-    return [
-        Strip([Segment(" ", style), *line.render(console)])
-        .apply_style(style)
-        .adjust_cell_length(width, style)
-        for line in dim.wrap(console, max(1, width - 2))
-    ]
 
 
 class VirtualRows(ScrollView, can_focus=True):
@@ -86,16 +75,15 @@ class VirtualRows(ScrollView, can_focus=True):
         super().__init__(*args, **kwargs)
         self._row_styles: dict[str, Style] = {}
         self._drawing_width: int | None = None  # set while Textual draws the visible lines
-        self._empty_text: Text | None = None
-        self._empty_lines: tuple[int, list[Strip]] = (-1, [])  # its lines, for one width
+        self._empty = EmptyHint()
 
     @property
     def empty_text(self) -> Text | None:
-        return self._empty_text
+        return self._empty.text
 
     @empty_text.setter
     def empty_text(self, text: Text | None) -> None:
-        self._empty_text, self._empty_lines = text, (-1, [])
+        self._empty.set(text)
         self.refresh()
 
     # -- styles, looked up once per repaint: computing a widget's rich style walks its
@@ -123,7 +111,7 @@ class VirtualRows(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._row_styles.clear()
-        self._empty_lines = (-1, [])
+        self._empty.forget_lines()
 
     @property
     def content_width(self) -> int:
@@ -189,19 +177,12 @@ class VirtualRows(ScrollView, can_focus=True):
         row = int(self.scroll_offset.y) + y
         width = self._drawing_width or self.content_width
         if row >= self.row_count():
-            if not self.row_count() and self._empty_text is not None:
-                return self._empty_line(y, width)
+            if not self.row_count() and self._empty.text is not None:
+                return self._empty.line(y, width, self.row_style(), self.app.console)
             return Strip.blank(width, self.row_style())
         return self.render_row(row, width, row == self.cursor).adjust_cell_length(
             width, self.row_style()
         )
-
-    def _empty_line(self, y: int, width: int) -> Strip:
-        if self._empty_lines[0] != width and self._empty_text is not None:
-            hint = hint_strips(self._empty_text, width, self.row_style(), self.app.console)
-            self._empty_lines = (width, hint)
-        strips = self._empty_lines[1]
-        return strips[y] if y < len(strips) else Strip.blank(width, self.row_style())
 
     def watch_cursor(self, old: int, new: int) -> None:
         top = int(self.scroll_offset.y)
