@@ -67,7 +67,7 @@ async def test_e_shows_the_errors_of_the_whole_range(service: RunningService) ->
             await pilot.press("e")
             await wait_for(pilot, lambda: len(table.rows) == 600, what="every row shown again")
             await pilot.press("e")
-            await wait_for(pilot, lambda: screen.errors_only and len(table.rows) < 600)
+            await wait_for(pilot, lambda: screen.state.errors_only and len(table.rows) < 600)
             await pilot.press("escape")  # esc undoes the errors view before leaving
-            await wait_for(pilot, lambda: not screen.errors_only and len(table.rows) == 600)
+            await wait_for(pilot, lambda: not screen.state.errors_only and len(table.rows) == 600)
             assert app.screen is screen

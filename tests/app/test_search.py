@@ -187,7 +187,7 @@ async def test_a_query_goes_to_the_server_pages_under_it_and_x_clears_it() -> No
         screen = await loaded_traces(app, pilot)
         table = screen.query_one(TraceTable)
         await pilot.press("slash", *"error user:alice latency>1s sort:-latency", "enter")
-        await wait_for(pilot, lambda: screen.sent is not None and not screen.fetching)
+        await wait_for(pilot, lambda: screen.state.asked is not None and not screen.fetching)
         sent = server.trace_requests[-1]
         assert sent["status"] == "error" and sent["user_id"] == "alice"
         assert float(sent["min_latency_ms"]) == 1000.0
@@ -207,8 +207,8 @@ async def test_a_query_goes_to_the_server_pages_under_it_and_x_clears_it() -> No
         assert "(x clears)" in text  # the header says so: the footer has no room at 80
         # x: every trace again, newest first, without the filter.
         await pilot.press("x")
-        await wait_for(pilot, lambda: screen.sent is None and not screen.fetching)
-        assert "status" not in server.trace_requests[-1] and screen.filter_text == ""
+        await wait_for(pilot, lambda: screen.state.asked is None and not screen.fetching)
+        assert "status" not in server.trace_requests[-1] and screen.state.query_text == ""
         assert len(table.rows) == 200
 
 
@@ -218,7 +218,7 @@ async def test_cursor_paging_carries_the_filter() -> None:
     async with client, app.run_test(size=(80, 24)) as pilot:
         screen = await loaded_traces(app, pilot)
         await pilot.press("slash", *"chat", "enter")  # 208 of the 260 rows: two pages
-        await wait_for(pilot, lambda: screen.sent is not None and not screen.fetching)
+        await wait_for(pilot, lambda: screen.state.asked is not None and not screen.fetching)
         assert len(screen.traces) == 200
         await pilot.press("end")
         await wait_for(pilot, lambda: screen.ended and not screen.fetching)
@@ -273,7 +273,7 @@ async def test_a_query_that_does_not_read_says_why_and_stays_open() -> None:
         said = " ".join(str(n.message) for n in app._notifications)
         assert "a latency is a number with a unit, ms, s or m" in said
         line = screen.query_one(QueryLine)
-        assert line.has_focus and line.value == "latency>2" and screen.filter_text == ""
+        assert line.has_focus and line.value == "latency>2" and screen.state.query_text == ""
 
 
 async def test_completion_offers_field_names_and_values_seen() -> None:

@@ -97,13 +97,13 @@ async def test_the_issue_query_and_a_session_against_the_service(service: Runnin
         table = screen.query_one(TraceTable)
         await pilot.press("slash", *'error model:gpt-4o latency>2s cost>0.01 user:alice "refund"')
         await pilot.press("enter")
-        await wait_for(pilot, lambda: screen.sent is not None and not screen.fetching)
+        await wait_for(pilot, lambda: screen.state.asked is not None and not screen.fetching)
         assert [t.id for t in table.rows] == [f"{project}-2"]
         header = " ".join(rendered_text(screen.query_one("#header")).split())
         assert "1 found" in header and "filtering loaded rows" not in header
         assert table.rows[0].output_preview == "Refund escalated."
         await pilot.press("x")
-        await wait_for(pilot, lambda: screen.sent is None and len(table.rows) == 6)
+        await wait_for(pilot, lambda: screen.state.asked is None and len(table.rows) == 6)
 
         await pilot.press("S")
         await wait_for(pilot, lambda: showing(app, SessionsScreen) and app.screen.sessions)

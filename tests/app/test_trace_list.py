@@ -77,9 +77,9 @@ async def test_esc_clears_the_filter_before_it_leaves(service: RunningService) -
     async with running_app(service, StartAt(project_id="proj_support")) as (app, pilot):
         screen = await loaded_traces(app, pilot)
         await pilot.press("slash", *"handle", "enter")
-        assert screen.filter_text == "handle"
+        assert screen.state.query_text == "handle"
         await pilot.press("escape")
-        assert app.screen is screen and screen.filter_text == ""
+        assert app.screen is screen and screen.state.query_text == ""
         await pilot.press("escape")
         await wait_for(pilot, lambda: showing(app, ProjectsScreen))
 
@@ -233,9 +233,13 @@ async def test_time_range_picker(service: RunningService) -> None:
         await pilot.press("t")
         await wait_for(pilot, lambda: highlighted_preset(app) == "24h", what="the picker open")
         await pilot.press("down", "enter")  # from the current "last 24h" to "last 7d"
-        await wait_for(pilot, lambda: screen.range.preset == "7d" and len(screen.traces) > day)
+        await wait_for(
+            pilot, lambda: screen.state.time_range.preset == "7d" and len(screen.traces) > day
+        )
         await pilot.press("t", "2")  # digits pick directly: 2 is the last hour
-        await wait_for(pilot, lambda: screen.range.preset == "1h" and len(screen.traces) < day)
+        await wait_for(
+            pilot, lambda: screen.state.time_range.preset == "1h" and len(screen.traces) < day
+        )
 
 
 async def test_list_items_that_are_not_records_are_counted_on_screen() -> None:

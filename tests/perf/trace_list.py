@@ -60,7 +60,7 @@ async def trace_list(base_url: str, key: str) -> tuple[list[float], float, float
                 screen.query_one(TraceTable).render_line(0)
                 appends.append(time.perf_counter() - t)
             t = time.perf_counter()
-            screen.filter_text = "request 77-4"
+            screen.state = screen.state.submitted("request 77-4")
             screen.apply_view(keep=None)
             filtered = time.perf_counter() - t
             rss = peak_resident_mb()

@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from tui.api.models import TraceFilter
@@ -268,15 +267,12 @@ def format_query(query: TraceFilter) -> str:
     return " ".join(parts)
 
 
-def without_sort(query: TraceFilter) -> TraceFilter:
-    return replace(query, sort=None, order=None)
-
-
 # -- applied to loaded rows, for a server that does not filter -------------------------------
 
 
-def trace_text(trace: Any) -> str:
-    """What a loaded row offers the text search: its name, id, status, error and previews."""
+def loaded_row_text(trace: Any) -> str:
+    """The text a loaded list row offers a text search, casefolded: its name, id, status, error
+    and previews (the server searches the whole trace's text; a row carries only these)."""
     fields = (
         trace.name,
         trace.id,
@@ -295,7 +291,7 @@ def _models_of(trace: Any) -> set[str]:
 
 
 def matches(trace: Any, query: TraceFilter, text: str | None = None, strict: bool = True) -> bool:
-    """Whether a loaded trace passes the filter (the sort aside). `text`: its trace_text, when
+    """Whether a loaded trace passes the filter (the sort aside). `text`: its loaded_row_text, when
     the caller keeps one. What a row does not carry (its models, without `models`) does not
     match, unless not `strict` (a preview while typing: the server will tell)."""
     if query.status is not None and trace.is_error != (query.status == "error"):
@@ -323,7 +319,7 @@ def matches(trace: Any, query: TraceFilter, text: str | None = None, strict: boo
     if query.min_cost_usd is not None and (cost is None or cost < query.min_cost_usd):
         return False
     if query.q:
-        haystack = text if text is not None else trace_text(trace)
+        haystack = text if text is not None else loaded_row_text(trace)
         return all(term.casefold() in haystack for term in text_terms(query.q))
     return True
 

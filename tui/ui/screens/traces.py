@@ -9,8 +9,10 @@ in behind the ranking (with progress; esc stops it, and the header then says the
 the loaded rows only). `e` (errors only) is the server's `status` filter where offered, else
 the same paging in. What was loaded stays when a filtered request fails.
 
-What decides whether the server or the loaded rows do the query is in trace_query.py; what
-stays here (~520 lines) is one piece: loading the pages, live mode, and drawing the list.
+The list's state (query, sort, errors-only, range, live, columns, what the server was asked)
+is a TraceListState (tui/model/trace_list.py), applied to the loaded rows by
+tui/model/trace_list_rows.py; the keys that change the query are in trace_query.py; what stays
+here is loading the pages, live mode, and drawing the list.
 """
 
 from __future__ import annotations
@@ -33,13 +35,9 @@ from tui.api import ApiError, NextPage, Page, Trace
 from tui.api.models import TraceFilter
 from tui.core.gcpause import hold_out_of_collections, return_to_collections
 from tui.model.chat import trace_preview
-from tui.model.query import (
-    matches,
-    sort_rows,
-    trace_text,
-)
 from tui.model.text import safe_text
 from tui.model.timerange import TimeRange
+from tui.model.trace_list_rows import row_texts, shown_rows
 from tui.ui.screens.base import error_line
 from tui.ui.screens.trace_query import (
     QueriedList,
@@ -64,10 +62,6 @@ PAGE_SIZE = 500
 PREFETCH_ROWS = PAGE_SIZE
 LIVE_SECONDS = 5.0
 HOLD_OUT_TRACES = 5_000  # loaded traces held out of garbage collections from this many on
-
-
-def haystack(trace: Trace) -> str:
-    return trace_text(trace)
 
 
 def add_preview(trace: Trace) -> bool:
@@ -159,23 +153,30 @@ class TracesScreen(QueriedList):
         super().__init__()
         self.project_id = project_id
         self.project_name = project_name or project_id
-        self.range = TimeRange()
         self.traces: list[Trace] = []
-        self._haystacks: list[str] = []
+        self._texts: list[str] = []  # each loaded row's searchable text (row_texts)
         self._ids: set[str] = set()
         self.next_page: NextPage | None = None
         self.page_worker: Worker[None] | None = None
         self.live_timer: Timer | None = None
-        self.load_error: str | None = None
-        self.dropped = 0  # list items that were not records at all (see Page.dropped)
         self._left = False  # another screen has been on top since this one opened
         self._last_row = 0  # where the cursor was: the next page is fetched moving down
         self.answers_shown = False  # some row has an answer, user, session or tags
         # The first page is asked for now, before the screen is built and drawn.
         self._early_page: asyncio.Task[Page] | None = self.ask_now(self._first_page)
 
+    @property
+    def ended(self) -> bool:
+        """Whether the last page of the range is loaded."""
+        return self.state.paging.ended
+
+    @property
+    def load_error(self) -> str | None:
+        """The last failed request, in one line (None: the last one worked)."""
+        return self.state.paging.error
+
     def _first_page(self, client: ApiClient) -> Coroutine[Any, Any, Page]:
-        start, end = self.range.bounds(self.tui.now())
+        start, end = self.state.time_range.bounds(self.tui.now())
         return client.list_traces(self.project_id, start=start, end=end, limit=PAGE_SIZE)
 
     def on_unmount(self) -> None:
@@ -235,8 +236,8 @@ class TracesScreen(QueriedList):
 
     def reload(self, keep: bool) -> None:
         """The first page again; with `keep`, the cursor stays where it was (else: the top)."""
-        self.loading_all = self.ranks_loaded_rows
-        self.load_page(first=True, filters=self.sent, keep=keep)
+        self.state = self.state.loading_all_set(self.state.ranks_here)
+        self.load_page(first=True, filters=self.state.asked, keep=keep)
 
     def load_page(
         self, first: bool = False, filters: TraceFilter | None = None, keep: bool = False
@@ -245,9 +246,9 @@ class TracesScreen(QueriedList):
         first page is asked for with `filters` (None: none); the next ones carry what the
         first was asked with (in the cursor, and sent along for servers whose cursor does
         not)."""
-        start, end = self.range.bounds(self.tui.now())
+        start, end = self.state.time_range.bounds(self.tui.now())
         after = None if first else self.next_page
-        asked = filters if first else self.sent
+        asked = filters if first else self.state.asked
         table = self.query_one(TraceTable)
         spot = table.spot() if first and keep and table.rows else None
         early, self._early_page = self._early_page, None
@@ -256,27 +257,24 @@ class TracesScreen(QueriedList):
             early = None
 
         def loaded(page: Page) -> None:
-            self.load_error = None
             if first:
-                self.traces, self._haystacks, self._ids, self.dropped = [], [], set(), 0
-                self.sent, self.sent_for = asked, self.trace_query
+                self.traces, self._texts, self._ids = [], [], set()
             self.next_page = page.next_page
-            self.ended = page.next_page is None or not page.items
-            self.dropped += page.dropped
+            ended = page.next_page is None or not page.items
+            self.state = self.state.page_loaded(first, asked, ended, page.dropped)
             self._add(page.items, at_top=False, to_top=first and spot is None)
             if spot is not None:
                 table.follow(spot)
-            if self.loading_all and not self.ended:
+            if self.state.paging.loading_all:
                 self.call_after_refresh(self.load_page)
-            elif self.ended:
-                self.loading_all = False
+            elif ended:
                 self.update_header()
             elif not first:  # the cursor may be within a page of the new end already
                 self.call_after_refresh(self._prefetch)
 
         def failed(error: ApiError) -> None:
             # What was loaded stays; the header says what failed and ctrl+r retries.
-            self.load_error = error_line(error)
+            self.state = self.state.page_failed(error_line(error))
             self.update_header()
 
         self.page_worker = self.call_api(
@@ -317,10 +315,10 @@ class TracesScreen(QueriedList):
         keep = None if to_top else table.selected
         if at_top:
             self.traces[:0] = fresh
-            self._haystacks[:0] = [haystack(t) for t in fresh]
+            self._texts[:0] = row_texts(fresh)
         else:
             self.traces += fresh
-            self._haystacks += [haystack(t) for t in fresh]
+            self._texts += row_texts(fresh)
         if not at_top and len(self.traces) >= HOLD_OUT_TRACES:
             # Every full collection would walk all the loaded traces (100 ms at 50,000, landing
             # on whatever the user does next): they are held out of collections, as a big
@@ -334,28 +332,7 @@ class TracesScreen(QueriedList):
     def apply_view(self, keep: Trace | None) -> None:
         """Filter and sort what is loaded, where the server did not; the cursor stays on the
         trace it was on (or, given none, where it is)."""
-        query = self.filters_loaded_rows
-        sent = self.sent or TraceFilter()
-        rows = (
-            [
-                t
-                for t, h in zip(self.traces, self._haystacks, strict=True)
-                if matches(t, query, h, strict=self.typed is None)
-            ]
-            if query is not None and not query.is_empty
-            else list(self.traces)
-        )
-        if self.errors_only and sent.status != "error":
-            rows = [t for t in rows if t.status == "error" or (t.error_count or 0) > 0]
-        if self.trace_query.sort is not None:
-            if sent.sort != self.trace_query.sort or sent.order != self.trace_query.order:
-                rows = sort_rows(rows, self.trace_query.sort, self.trace_query.order)
-        elif sent.sort is not None:
-            pass  # in the server's order
-        elif self.sort == "duration":
-            rows.sort(key=lambda t: -(t.duration_ms or 0))
-        elif self.sort == "cost":
-            rows.sort(key=lambda t: -(t.total_cost_usd or 0))
+        rows = shown_rows(self.state, self.traces, self._texts)
         table = self.query_one(TraceTable)
         table.now = self.tui.now()  # "3m ago" is counted from the moment of drawing
         table.rows = rows
@@ -381,59 +358,60 @@ class TracesScreen(QueriedList):
         table = self.query_one(TraceTable)
         if (
             not self.fetching
-            and not self.ended
+            and not self.state.paging.ended
             and self.next_page is not None
-            and self.filters_loaded_rows is None
-            and not self.ranks_loaded_rows
+            and self.state.may_prefetch
             and table.cursor >= table.row_count() - PREFETCH_ROWS
         ):
             self.load_page()
 
     def update_header(self) -> None:
         table = self.query_one(TraceTable)
+        state, paging = self.state, self.state.paging
         shown = len(table.rows)
         text = Text()
         text.append_text(safe_text(self.project_name, 40, style="bold"))
-        text.append(f" · {self.range.label} · {self.sort_label}")
-        if self.filter_text:
+        text.append(f" · {state.time_range.label} · {state.sort_label}")
+        if state.query_text:
             text.append(" · ")
-            text.append_text(safe_text(self.filter_text, 40, style="bold italic"))
+            text.append_text(safe_text(state.query_text, 40, style="bold italic"))
             text.append(" (x clears)", style="dim")
-        if self.errors_only:
+        if state.errors_only:
             text.append(" · ✗ errors only", style="bold red")
-        if self.filters_loaded_rows is not None and self.typed is None:
+        if state.query_here is not None and state.typed is None:
             text.append(
                 f" · filtering loaded rows: {shown:,} of {len(self.traces):,}", style="bold"
             )
-        elif self.sent is not None and not self.sent.is_empty:
+        elif state.found_by_server:
             text.append(f" · {shown:,} found", style="bold")
-        elif self.filter_text or self.errors_only:
+        elif state.query_text or state.errors_only:
             text.append(f" · {shown:,} of {len(self.traces):,} loaded")
-        if self.dropped:
-            text.append(f" · {self.dropped:,} unreadable skipped", style="dim")
-        if self.live_timer is not None:
+        if paging.dropped:
+            text.append(f" · {paging.dropped:,} unreadable skipped", style="dim")
+        if state.live:
             text.append(" · ● live", style="bold green")
-        if self.load_error:
+        ranking = state.ranking_here
+        if paging.error:
             text.append(" · ")
-            text.append_text(safe_text(self.load_error, 60, style="bold red"))
+            text.append_text(safe_text(paging.error, 60, style="bold red"))
             text.append(" (ctrl+r retries)")
-        elif self.ranks_loaded_rows and not self.ended:
-            doing = "ranking" if self.sort != "start" else "finding errors in"
-            if self.loading_all:
+        elif state.ranks_here and not paging.ended:
+            doing = "ranking" if ranking else "finding errors in"
+            if paging.loading_all:
                 text.append(
                     f" · {doing} all: {len(self.traces):,} loaded, more coming (esc stops)",
                     style="italic",
                 )
             else:
-                what = "ranked" if self.sort != "start" else "errors"
+                what = "ranked" if ranking else "errors"
                 text.append(
                     f" · {what} among the {len(self.traces):,} loaded only (r loads all)",
                     style="bold",
                 )
         elif self.fetching:
             text.append(" · loading…", style="italic")
-        elif self.ended:
-            nothing = "nothing matches" if self.sent else "no traces in this range"
+        elif paging.ended:
+            nothing = "nothing matches" if state.asked is not None else "no traces in this range"
             text.append(" · all loaded" if self.traces else f" · {nothing}", style="dim")
         self.query_one("#header", Static).update(text)
         self.update_position()
@@ -450,11 +428,11 @@ class TracesScreen(QueriedList):
             table.empty_text = hint
 
     def empty_hint(self) -> Text:
-        if self.typed is not None:
+        if self.state.typed is not None:
             return Text("Nothing matches what is typed: esc clears it.")
-        if self.filter_text:
+        if self.state.query_text:
             return Text("Nothing matches the query: x clears it, / changes it.")
-        if self.errors_only:
+        if self.state.errors_only:
             return Text("No errors in this range: e shows every trace.")
         # The OTLP/HTTP endpoint is the API's root (without /v1) plus /v1/traces.
         root = self.tui.client.base_url.removesuffix("/v1")
@@ -480,16 +458,16 @@ class TracesScreen(QueriedList):
         """Esc undoes one thing at a time: the open filter field, then the filter, then a
         ranking still loading, then the screen itself."""
         field = self.query_one("#filter", Input)
-        if field.has_class("-open") or self.filter_text:
+        if field.has_class("-open") or self.state.query_text:
             self.action_clear_query()
             return
-        if self.loading_all:
-            self.loading_all = False
+        if self.state.paging.loading_all:
+            self.state = self.state.loading_all_set(False)
             if self.page_worker is not None:
                 self.page_worker.cancel()
             self.update_header()
             return
-        if self.errors_only:
+        if self.state.errors_only:
             self.action_errors()
             return
         self.dismiss()
@@ -504,19 +482,19 @@ class TracesScreen(QueriedList):
             if value is not None:
                 self.set_range(value)
 
-        self.tui.pick_time_range(self.range, chosen)
+        self.tui.pick_time_range(self.state.time_range, chosen)
 
     def set_range(self, value: TimeRange) -> None:
-        self.range = value
+        self.state = self.state.ranged(value)
         self.reload(keep=False)  # another range is another list: from its top
 
     def action_sessions(self) -> None:
-
         self.tui.open_sessions(self.project_id, self.project_name)
 
     def action_who_columns(self) -> None:
+        self.state = self.state.who_toggled()
         table = self.query_one(TraceListTable)
-        table.who = not table.who
+        table.who = self.state.who_columns
         self._update_columns()
         table.refresh()
 
@@ -524,25 +502,34 @@ class TracesScreen(QueriedList):
         self.tui.open_alerts(self.project_id, self.project_name)
 
     def action_overview(self) -> None:
-        self.tui.open_overview(self.project_id, self.project_name, self.range)
+        self.tui.open_overview(self.project_id, self.project_name, self.state.time_range)
 
     def action_live(self) -> None:
-        if self.live_timer is not None:
-            self.live_timer.stop()
-            self.live_timer = None
-        elif self.range.preset is None:
+        if self.state.live:
+            self.set_live(False)
+        elif not self.state.live_possible:
             self.notify("Live mode needs a range relative to now (15m ... 30d).", timeout=4)
         else:
-            self.live_timer = self.set_interval(LIVE_SECONDS, self.poll_new)
+            self.set_live(True)
             self.poll_new()
         self.update_header()
+
+    def set_live(self, on: bool) -> None:
+        """Live mode on (a poll every LIVE_SECONDS) or off."""
+        self.state = self.state.live_set(on)
+        if self.live_timer is not None and not self.state.live:
+            self.live_timer.stop()
+            self.live_timer = None
+        elif self.live_timer is None and self.state.live:
+            self.live_timer = self.set_interval(LIVE_SECONDS, self.poll_new)
 
     def poll_new(self) -> None:
         """Live mode: the traces that started since the newest one loaded (those the server's
         filter keeps, when it filters)."""
         newest = max((t.started_at for t in self.traces if t.started_at), default=None)
-        start, end = self.range.bounds(self.tui.now())
-        kept = replace(self.sent, sort=None, order=None) if self.sent is not None else None
+        start, end = self.state.time_range.bounds(self.tui.now())
+        asked = self.state.asked
+        kept = replace(asked, sort=None, order=None) if asked is not None else None
 
         def arrived(page: Page) -> None:
             new = [t for t in page.items if t.id not in self._ids]
