@@ -5,15 +5,26 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import datetime, timedelta, timezone
+from typing import TypeVar
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tui.api.models import Trace, TraceFilter
-from tui.model.query import QueryError
+from tui.model.query import QueryError, loaded_row_text, matches
 from tui.model.timerange import TimeRange
-from tui.model.trace_list import NEWEST, SORT_STEPS, Sort, TraceListState
-from tui.model.trace_list_rows import row_texts, shown_rows
+from tui.model.trace_list import (
+    NEWEST,
+    SORT_STEPS,
+    Sort,
+    TraceListState,
+    keeps_within,
+    left_to_do,
+)
+from tui.model.trace_list_rows import row_texts, show
 
+T = TypeVar("T")
 NOW = datetime(2026, 11, 21, 12, tzinfo=timezone.utc)
 EVERY_FILTER = frozenset(
     [
@@ -39,7 +50,7 @@ ROWS = [row(n) for n in range(8)]
 
 
 def shown(state: TraceListState, rows: list[Trace] = ROWS) -> list[str]:
-    return [trace.id or "" for trace in shown_rows(state, rows, row_texts(rows))]
+    return [trace.id or "" for trace in show(state, rows, row_texts(rows)).rows]
 
 
 def test_s_steps_through_one_sort_vocabulary_and_a_query_sort_wins() -> None:
@@ -135,3 +146,125 @@ def test_live_mode_needs_a_range_that_moves_with_now() -> None:
     assert TraceListState().live_set(True).live
     custom = TimeRange(None, NOW - timedelta(hours=1), NOW)
     assert not TraceListState().ranged(custom).live_set(True).live
+
+
+def test_what_is_typed_is_previewed_on_the_loaded_rows_with_what_enter_does() -> None:
+    state = TraceListState().line_typed("error")
+    seen = show(state, ROWS, row_texts(ROWS), EVERY_FILTER)
+    assert seen.preview is not None and seen.preview.enter == "server"
+    assert [t.id for t in seen.rows] == ["t1", "t5"] and seen.kept == len(ROWS)
+    assert state.enter_does(None) == "unknown"
+    assert state.enter_does(frozenset()) == "here"
+    assert TraceListState().line_typed("").enter_does(frozenset()) == "all"
+    assert TraceListState().line_typed("latency>").enter_does(EVERY_FILTER) == "nothing"
+
+
+def test_what_does_not_read_is_said_and_the_list_stays_as_it_was() -> None:
+    state = TraceListState().submitted("error").line_typed("latency>abc")
+    seen = show(state, ROWS, row_texts(ROWS))
+    assert seen.preview is not None and seen.preview.rows is None
+    assert "a latency is a number with a unit" in (seen.preview.error or "")
+    assert [t.id for t in seen.rows] == ["t1", "t5"]  # the query's rows
+
+
+def test_rows_loaded_for_another_query_do_not_preview_what_they_may_not_hold() -> None:
+    errors = [row for row in ROWS if row.is_error]
+    asked = TraceFilter(status="error", q="refund")
+    state = TraceListState().submitted("error refund")
+    state = state.page_loaded(first=True, asked=asked, ended=True, dropped=0)
+    # Wider than what was asked: the loaded rows cannot hold all it keeps.
+    wider = show(state.line_typed("refund"), errors, row_texts(errors)).preview
+    assert wider is not None and wider.rows is None and wider.loaded_for == "error refund"
+    # Narrower: previewed, the server's own conditions not judged again (its text search
+    # reads the whole trace; a row's text is a little of it: t1 and t5 are not "refund" here).
+    narrower = show(state.line_typed("error refund latency<150ms"), errors, row_texts(errors))
+    assert narrower.preview is not None and narrower.preview.rows is not None
+    assert [t.id for t in narrower.preview.rows] == ["t1", "t5"]  # both took 100 ms
+    same = show(state.line_typed("refund error"), errors, row_texts(errors)).preview
+    assert same is not None and [t.id for t in same.rows or []] == ["t1", "t5"]
+
+
+def test_conditions_no_loaded_row_can_judge_are_named_not_applied() -> None:
+    bare = [row(n) for n in range(4)]
+    seen = show(TraceListState().line_typed("model:gpt-4o user:alice"), bare, row_texts(bare))
+    assert seen.preview is not None and seen.preview.unjudged == ("model", "user_id")
+    assert len(seen.rows) == 4
+    carried = [row(0, models={"gpt-4o": {}}, user_id="alice"), row(1, models={}, user_id="bob")]
+    judged = show(
+        TraceListState().submitted("model:GPT-4o user:alice"), carried, row_texts(carried)
+    )
+    assert judged.unjudged == () and [t.id for t in judged.rows] == ["t0"]
+    # The submitted query on loaded rows says the same.
+    assert show(TraceListState().submitted("model:gpt-4o"), bare, row_texts(bare)).unjudged == (
+        "model",
+    )
+
+
+def maybe(*values: T) -> st.SearchStrategy[T | None]:
+    """None half the time (a condition left out), else one of `values`."""
+    return st.one_of(st.none(), st.sampled_from(values))
+
+
+FILTERS = st.builds(
+    TraceFilter,
+    q=maybe("refund", "refunds", "fund", "chat", "refund chat", '"no refund"'),
+    status=maybe("error", "ok"),
+    name=maybe("chat", "Chat", "refund agent"),
+    user_id=maybe("alice", "bob"),
+    min_latency_ms=maybe(100.0, 300.0),
+    max_latency_ms=maybe(200.0, 900.0),
+    tags=st.sampled_from([(), (), ("prod",), ("prod", "eu")]),
+)
+ANY_ROWS = [
+    row(n, user_id=user, tags=tags, output_preview=words)
+    for n in range(8)
+    for user, tags, words in (
+        (None, [], None),
+        ("alice", ["prod"], "refunds granted"),
+        ("bob", ["prod", "eu"], "no refund"),
+        ("alice", [], "chat"),
+    )
+]
+
+
+FIELDS = ("q", "status", "name", "user_id", "min_latency_ms", "max_latency_ms", "tags")
+
+
+@st.composite
+def filter_pairs(draw: st.DrawFn) -> tuple[TraceFilter, TraceFilter]:
+    """A filter that one of ANY_ROWS passes (its conditions taken from the row), and a second
+    one: the first with some conditions dropped or changed."""
+    trace = draw(st.sampled_from(ANY_ROWS))
+    duration = trace.duration_ms or 0.0
+    narrow = TraceFilter(
+        q=draw(st.none() | st.sampled_from(loaded_row_text(trace).split())),
+        status=draw(maybe(trace.status)),
+        name=draw(maybe(trace.name)),
+        user_id=draw(maybe(trace.user_id)),
+        min_latency_ms=draw(maybe(duration - 50)),
+        max_latency_ms=draw(maybe(duration + 50)),
+        tags=draw(st.sampled_from([(), tuple(trace.tags)])),
+    )
+    other = draw(FILTERS)
+    wide = narrow
+    for name in draw(st.sets(st.sampled_from(FIELDS))):
+        wide = dataclasses.replace(wide, **{name: getattr(other, name)})
+    return narrow, wide
+
+
+@settings(max_examples=500)  # the pairs that tell a wrong answer are a few in a hundred
+@given(filter_pairs())
+def test_within_means_every_row_the_narrow_filter_keeps_the_wide_one_keeps(
+    pair: tuple[TraceFilter, TraceFilter],
+) -> None:
+    narrow, wide = pair
+    if not keeps_within(narrow, wide):
+        return
+    for trace in ANY_ROWS:
+        text = loaded_row_text(trace)
+        if matches(trace, narrow, text):
+            assert matches(trace, wide, text)
+        # What is left to do after `wide`, on a row `wide` kept, keeps it as `narrow` would.
+        if matches(trace, wide, text):
+            kept = matches(trace, left_to_do(narrow, wide), text)
+            assert kept == matches(trace, narrow, text)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from tui.api.models import TraceFilter
@@ -72,6 +72,7 @@ LABELS = {
     "name": "name:",
     "user_id": "user:",
     "session_id": "session:",
+    "tags": "tag:",
     "min_latency_ms": "latency>",
     "max_latency_ms": "latency<",
     "min_cost_usd": "cost>",
@@ -290,25 +291,64 @@ def _models_of(trace: Any) -> set[str]:
     return {name.casefold() for name in names if isinstance(name, str)}
 
 
-def matches(trace: Any, query: TraceFilter, text: str | None = None, strict: bool = True) -> bool:
-    """Whether a loaded trace passes the filter (the sort aside). `text`: its loaded_row_text, when
-    the caller keeps one. What a row does not carry (its models, without `models`) does not
-    match, unless not `strict` (a preview while typing: the server will tell)."""
+# What a loaded row must carry for a condition on it to be judged: a server that never sends a
+# row's models (the local service lists them only when asked) or users cannot have its rows
+# judged by them, only its own filter can.
+CARRIED: dict[str, Callable[[Any], bool]] = {
+    "model": lambda trace: getattr(trace, "models", None) is not None,
+    "user_id": lambda trace: getattr(trace, "user_id", None) is not None,
+    "session_id": lambda trace: getattr(trace, "session_id", None) is not None,
+    "tags": lambda trace: bool(getattr(trace, "tags", None)),
+}
+
+
+def unjudged(query: TraceFilter, rows: Iterable[Any]) -> tuple[str, ...]:
+    """The conditions of `query` (TraceFilter fields) that no row of `rows` carries what it
+    takes to judge; () when there are no rows."""
+    asked = [field for field in CARRIED if getattr(query, field)]
+    left = set(asked)
+    seen_a_row = False
+    for trace in rows:
+        seen_a_row = True
+        left = {field for field in left if not CARRIED[field](trace)}
+        if not left:
+            break
+    return tuple(field for field in asked if field in left) if seen_a_row else ()
+
+
+def matches(
+    trace: Any, query: TraceFilter, text: str | None = None, skip: Collection[str] = ()
+) -> bool:
+    """Whether a loaded trace passes the filter (the sort aside), the conditions named in `skip`
+    (TraceFilter fields, see `unjudged`) aside. `text`: its loaded_row_text, when the caller
+    keeps one."""
     if query.status is not None and trace.is_error != (query.status == "error"):
         return False
     if query.name is not None and (trace.name or "").casefold() != query.name.casefold():
         return False
     if (
         query.model is not None
+        and "model" not in skip
         and query.model.casefold() not in _models_of(trace)
-        and (strict or getattr(trace, "models", None) is not None)
     ):
         return False
-    if query.user_id is not None and getattr(trace, "user_id", None) != query.user_id:
+    if (
+        query.user_id is not None
+        and "user_id" not in skip
+        and getattr(trace, "user_id", None) != query.user_id
+    ):
         return False
-    if query.session_id is not None and getattr(trace, "session_id", None) != query.session_id:
+    if (
+        query.session_id is not None
+        and "session_id" not in skip
+        and getattr(trace, "session_id", None) != query.session_id
+    ):
         return False
-    if query.tags and not set(query.tags) <= set(getattr(trace, "tags", None) or ()):
+    if (
+        query.tags
+        and "tags" not in skip
+        and not set(query.tags) <= set(getattr(trace, "tags", None) or ())
+    ):
         return False
     duration = trace.duration_ms
     if query.min_latency_ms is not None and (duration is None or duration < query.min_latency_ms):

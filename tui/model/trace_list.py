@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from tui.api.models import TraceFilter
-from tui.model.query import MIN_WORD, parse_query, text_terms
+from tui.model.query import MIN_WORD, QueryError, parse_query, text_terms
 from tui.model.timerange import TimeRange
 
 SORT_LABELS = {
@@ -68,6 +68,22 @@ class Paging:
 
 
 @dataclass(frozen=True)
+class Typing:
+    """What the open query line holds: its text, and what it reads as (or why it does not)."""
+
+    text: str
+    query: TraceFilter | None = None  # None: it does not read
+    error: str | None = None  # ... and why, for the user
+
+    @classmethod
+    def of(cls, text: str) -> Typing:
+        try:
+            return cls(text, parse_query(text))
+        except QueryError as error:
+            return cls(text, None, str(error))
+
+
+@dataclass(frozen=True)
 class TraceListState:
     """Everything the trace list knows besides the rows themselves."""
 
@@ -82,7 +98,7 @@ class TraceListState:
     # query, sort and errors-only then apply to the loaded rows), and for which query.
     asked: TraceFilter | None = None
     asked_for: TraceFilter = field(default_factory=TraceFilter)
-    typed: TraceFilter | None = None  # what is being typed in the query line, previewed
+    typing: Typing | None = None  # the open query line's text, previewed on the loaded rows
     paging: Paging = Paging()
 
     # -- transitions -----------------------------------------------------------------------------
@@ -90,14 +106,17 @@ class TraceListState:
     def submitted(self, text: str) -> TraceListState:
         """The query line submitted; QueryError (the state unchanged) if it does not read."""
         query = parse_query(text)
-        return replace(self, query_text=text.strip(), query=query, typed=None)
+        return replace(self, query_text=text.strip(), query=query, typing=None)
 
     def query_cleared(self) -> TraceListState:
-        return replace(self, query_text="", query=TraceFilter(), typed=None)
+        return replace(self, query_text="", query=TraceFilter(), typing=None)
 
-    def typing(self, query: TraceFilter | None) -> TraceListState:
-        """What the open query line reads as now (None: the line is closed)."""
-        return replace(self, typed=query)
+    def line_typed(self, text: str) -> TraceListState:
+        """The open query line holds `text` now."""
+        return replace(self, typing=Typing.of(text))
+
+    def line_closed(self) -> TraceListState:
+        return replace(self, typing=None)
 
     def sort_stepped(self) -> TraceListState:
         """The next of SORT_STEPS (nothing changes while the query sorts)."""
@@ -167,10 +186,8 @@ class TraceListState:
 
     @property
     def query_here(self) -> TraceFilter | None:
-        """The query as it applies to the loaded rows: what is being typed (a preview), or the
-        query when the server did not filter the rows by it; None when nothing applies here."""
-        if self.typed is not None:
-            return self.typed
+        """The query as it applies to the loaded rows: when the server did not filter the rows
+        by it; None when nothing applies here."""
         if self.query.is_empty or (self.asked is not None and self.asked_for == self.query):
             return None
         return self.query
@@ -226,3 +243,91 @@ class TraceListState:
     def found_by_server(self) -> bool:
         """Whether the loaded rows are what the server found for a filter."""
         return self.asked is not None and not self.asked.is_empty
+
+    # -- what is typed, before it is submitted ---------------------------------------------------
+
+    @property
+    def as_typed(self) -> TraceListState | None:
+        """The state were what is typed submitted (None: the line is closed, or what it holds
+        does not read)."""
+        typing = self.typing
+        if typing is None or typing.query is None:
+            return None
+        return replace(self, query_text=typing.text.strip(), query=typing.query, typing=None)
+
+    @property
+    def typed_filter(self) -> TraceFilter | None:
+        """What the loaded rows would be filtered by, were what is typed submitted: its
+        conditions and errors-only (None: nothing that reads is typed)."""
+        typed = self.as_typed
+        if typed is None:
+            return None
+        wanted = replace(typed.query, sort=None, order=None)
+        return replace(wanted, status="error") if self.errors_only else wanted
+
+    def enter_does(self, offered: frozenset[str] | None) -> str:
+        """What Enter on the query line would do: "server" (ask it), "here" (filter the loaded
+        rows), "all" (show every trace), "unknown" (what the server offers is not known yet),
+        or "nothing" (what is typed does not read)."""
+        typed = self.as_typed
+        if typed is None:
+            return "nothing"
+        if offered is None:
+            return "unknown"
+        if typed.wanted(offered) is not None:
+            return "server"
+        return "all" if typed.query.is_empty and not typed.errors_only else "here"
+
+
+# The conditions that hold one value each (text and tags are lists of them).
+SINGLE_CONDITIONS = (
+    "status",
+    "model",
+    "name",
+    "user_id",
+    "session_id",
+    "min_latency_ms",
+    "max_latency_ms",
+    "min_cost_usd",
+)
+
+
+def keeps_within(narrow: TraceFilter, wide: TraceFilter) -> bool:
+    """Whether every trace `narrow` keeps is one `wide` keeps too (the sort aside): then the
+    rows loaded for `wide` hold all of `narrow`'s among them."""
+    for name in ("status", "user_id", "session_id"):
+        if getattr(wide, name) is not None and getattr(narrow, name) != getattr(wide, name):
+            return False
+    for name in ("model", "name"):
+        value = getattr(wide, name)
+        if value is not None and (getattr(narrow, name) or "").casefold() != value.casefold():
+            return False
+    if not set(wide.tags) <= set(narrow.tags):
+        return False
+    for low, high in (
+        (narrow.min_latency_ms, wide.min_latency_ms),
+        (narrow.min_cost_usd, wide.min_cost_usd),
+    ):
+        if high is not None and (low is None or low < high):
+            return False
+    if wide.max_latency_ms is not None and (
+        narrow.max_latency_ms is None or narrow.max_latency_ms > wide.max_latency_ms
+    ):
+        return False
+    # A trace holding a narrow word holds each word that is part of it ("refunds": "refund").
+    words = [term.casefold() for term in text_terms(narrow.q)]
+    return all(any(term.casefold() in word for word in words) for term in text_terms(wide.q))
+
+
+def left_to_do(narrow: TraceFilter, done: TraceFilter) -> TraceFilter:
+    """The conditions of `narrow` that `done` (a filter the server applied) did not apply
+    already, exactly: applying one again here could only lose rows (the server searches the
+    whole trace's text, a loaded row carries a little of it)."""
+    same = {
+        field: None for field in SINGLE_CONDITIONS if getattr(narrow, field) == getattr(done, field)
+    }
+    tags = tuple(tag for tag in narrow.tags if tag not in done.tags)
+    done_words = {term.casefold() for term in text_terms(done.q)}
+    words = [term for term in text_terms(narrow.q) if term.casefold() not in done_words]
+    q = " ".join(f'"{word}"' if any(c.isspace() for c in word) else word for word in words)
+    return replace(narrow, **same, tags=tags, q=q or None, sort=None, order=None)

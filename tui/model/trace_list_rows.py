@@ -1,13 +1,16 @@
 """The trace list's state applied to its loaded rows (pure): what the server did not filter or
-sort is done here, the way the server would (tui/model/query.py's `matches` and `sort_rows`)."""
+sort is done here, the way the server would (tui/model/query.py's `matches` and `sort_rows`),
+and what is typed in the open query line is previewed on them, saying over which rows, what
+it cannot judge there, and what Enter will do."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
-from tui.api.models import Trace
-from tui.model.query import loaded_row_text, matches, sort_rows
-from tui.model.trace_list import TraceListState
+from tui.api.models import Trace, TraceFilter
+from tui.model.query import format_query, loaded_row_text, matches, sort_rows, unjudged
+from tui.model.trace_list import TraceListState, keeps_within, left_to_do
 
 
 def row_texts(traces: Sequence[Trace]) -> list[str]:
@@ -16,22 +19,78 @@ def row_texts(traces: Sequence[Trace]) -> list[str]:
     return [loaded_row_text(trace) for trace in traces]
 
 
-def shown_rows(state: TraceListState, traces: Sequence[Trace], texts: Sequence[str]) -> list[Trace]:
-    """The loaded rows as the list shows them: filtered by what the server did not filter by,
-    in the list's order. `texts`: row_texts of `traces`."""
-    query = state.query_here
-    if query is not None and not query.is_empty:
-        strict = state.typed is None
-        rows = [
-            trace
-            for trace, text in zip(traces, texts, strict=True)
-            if matches(trace, query, text, strict=strict)
-        ]
-    else:
-        rows = list(traces)
+@dataclass(frozen=True)
+class Preview:
+    """What the open query line says of what is typed, and the rows it previews."""
+
+    error: str | None = None  # what is typed does not read: why (the list stays as it was)
+    # The loaded rows are those the server found for this (a query line): they cannot preview
+    # what is typed, which may keep traces they do not hold (the list stays as it was).
+    loaded_for: str | None = None
+    rows: list[Trace] | None = None  # the loaded rows what is typed keeps, in its order
+    loaded: int = 0  # ... of how many
+    unjudged: tuple[str, ...] = ()  # conditions the loaded rows cannot judge (TraceFilter fields)
+    enter: str = "nothing"  # what Enter does: TraceListState.enter_does
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The list as the table shows it."""
+
+    rows: list[Trace]  # the preview's rows while one applies, else `kept`
+    kept: int  # how many rows the submitted query, sort and errors-only keep (the header's)
+    unjudged: tuple[str, ...]  # conditions of the submitted query the loaded rows cannot judge
+    preview: Preview | None  # while the query line is open
+
+
+def filtered(
+    traces: Sequence[Trace], texts: Sequence[str], query: TraceFilter | None
+) -> tuple[list[Trace], tuple[str, ...]]:
+    """The rows `query` keeps, every condition the rows can judge applied; and the conditions
+    they cannot judge (not applied)."""
+    if query is None or replace(query, sort=None, order=None).is_empty:
+        return list(traces), ()
+    skip = unjudged(query, traces)
+    return [t for t, text in zip(traces, texts, strict=True) if matches(t, query, text, skip)], skip
+
+
+def show(
+    state: TraceListState,
+    traces: Sequence[Trace],
+    texts: Sequence[str],
+    offered: frozenset[str] | None = None,
+) -> Shown:
+    """The loaded rows as the list shows them, and the preview of what is typed. `texts`:
+    row_texts of `traces`; `offered`: the trace filters the server offers, when known."""
+    rows, skip = filtered(traces, texts, state.query_here)
     if state.errors_here:
         rows = [trace for trace in rows if trace.is_error]
     order = state.sort_here
     if order is not None:
         rows = sort_rows(rows, order.key, order.order)
-    return rows
+    preview = None if state.typing is None else typed_preview(state, traces, texts, offered)
+    shown = rows if preview is None or preview.rows is None else preview.rows
+    return Shown(shown, len(rows), skip, preview)
+
+
+def typed_preview(
+    state: TraceListState,
+    traces: Sequence[Trace],
+    texts: Sequence[str],
+    offered: frozenset[str] | None,
+) -> Preview:
+    """What is typed, over the loaded rows: every condition they can judge applied, the rest
+    named; none at all when they are not the rows it would keep (loaded for another query)."""
+    typing, typed, wanted = state.typing, state.as_typed, state.typed_filter
+    enter = state.enter_does(offered)
+    if typing is None or typed is None or wanted is None:
+        return Preview(error=typing.error if typing else None, enter=enter)
+    done = state.asked
+    if done is not None and not keeps_within(wanted, done):
+        loaded_for = format_query(replace(done, sort=None, order=None))
+        return Preview(loaded_for=loaded_for, loaded=len(traces), enter=enter)
+    rows, skip = filtered(traces, texts, wanted if done is None else left_to_do(wanted, done))
+    order = typed.sort_here
+    if order is not None:
+        rows = sort_rows(rows, order.key, order.order)
+    return Preview(rows=rows, loaded=len(traces), unjudged=skip, enter=enter)

@@ -15,7 +15,7 @@ from textual.widgets import Input
 
 from tui.api import ApiError, Trace
 from tui.api.models import TraceFilter
-from tui.model.query import QueryError, parse_query
+from tui.model.query import QueryError
 from tui.model.text import safe_text
 from tui.model.trace_list import TraceListState
 from tui.ui.screens.base import AppScreen
@@ -76,6 +76,14 @@ class QueriedList(AppScreen):
         self.state = self.state.errors_toggled()
         self.requery()
 
+    def offered_filters(self) -> frozenset[str] | None:
+        """The trace filters the server offers (None: not known yet)."""
+        try:
+            client = self.tui.client
+        except RuntimeError:  # the client is still loading
+            return None
+        return client.offers.trace_filters if client.offers_known else None
+
     def requery(self) -> None:
         """Ask the server again when it can do all the query, sort and errors-only want (or
         when what is loaded was filtered by it); else apply them to the loaded rows."""
@@ -120,9 +128,27 @@ class QueriedList(AppScreen):
         self.update_header()
 
     def action_filter(self) -> None:
+        """Open the query line on the query (or what was typed last), and preview it."""
         field = self.query_one("#filter", Input)
-        field.add_class("-open")
+        self.show_query_line(True)
         field.focus()
+        self.state = self.state.line_typed(field.value)
+        self.apply_view(keep=self.query_one(TraceTable).selected)
+        if self.offered_filters() is None:  # to say what Enter will do
+            self.call_api(
+                lambda client: client.discover_offers(),
+                self._offers_known,
+                group="offers",
+                failed=lambda _error: True,  # Enter finds out again; nothing to say now
+            )
+
+    def _offers_known(self, _offers: Offers) -> None:
+        if self.state.typing is not None:
+            self.apply_view(keep=self.query_one(TraceTable).selected)
+
+    def show_query_line(self, shown: bool) -> None:
+        self.query_one("#query").set_class(shown, "-open")
+        self.query_one("#filter", Input).set_class(shown, "-open")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "clear_query":
@@ -132,26 +158,26 @@ class QueriedList(AppScreen):
     def action_clear_query(self) -> None:
         """Close the query line and drop the query: every trace of the range again."""
         field = self.query_one("#filter", Input)
-        field.remove_class("-open")
+        self.show_query_line(False)
         self.query_one(TraceTable).focus()
-        had_query = bool(self.state.query_text) or self.state.typed is not None
-        self.state = self.state.typing(None)
+        was_typing = self.state.typing is not None
+        self.state = self.state.line_closed()
         if field.value:
             with field.prevent(Input.Changed):
                 field.value = ""
-        if had_query:
+        if self.state.query_text:
             self.state = self.state.query_cleared()
             self.refresh_bindings()
             self.requery()
+        elif was_typing:
+            self.apply_view(keep=None)  # the list as it was, without the preview
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
-        """While typing, the loaded rows show what the query would keep (a query that does
-        not read yet keeps the last one that did)."""
-        try:
-            self.state = self.state.typing(parse_query(event.value))
-        except QueryError:
-            return
+        """While typing, the loaded rows show what the query would keep, and the line above
+        says over which rows and what Enter does (or what is wrong with what is typed: the
+        list then stays as it was)."""
+        self.state = self.state.line_typed(event.value)
         self.apply_view(keep=self.query_one(TraceTable).selected)
 
     @on(Input.Submitted, "#filter")
@@ -163,7 +189,7 @@ class QueriedList(AppScreen):
             return
         self.query_one(TraceTable).focus()
         # The header shows the query from now on; `/` opens the line on it again.
-        self.query_one("#filter", Input).remove_class("-open")
+        self.show_query_line(False)
         self.refresh_bindings()
         self.requery()
 

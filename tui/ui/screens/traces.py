@@ -26,7 +26,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
+from textual.containers import Horizontal, Vertical
 from textual.timer import Timer
 from textual.widgets import Input, Static
 from textual.worker import Worker
@@ -37,7 +37,8 @@ from tui.core.gcpause import hold_out_of_collections, return_to_collections
 from tui.model.chat import trace_preview
 from tui.model.text import safe_text
 from tui.model.timerange import TimeRange
-from tui.model.trace_list_rows import row_texts, shown_rows
+from tui.model.trace_list_rows import Shown, row_texts, show
+from tui.model.trace_list_text import judged_note, preview_line
 from tui.ui.screens.base import error_line
 from tui.ui.screens.trace_query import (
     QueriedList,
@@ -143,10 +144,11 @@ class TracesScreen(QueriedList):
     TracesScreen #header { height: auto; width: 1fr; padding: 0 0 0 1; }
     TracesScreen #position { width: 24; padding: 0 1; color: $text-muted; text-align: right; }
     TracesScreen #columns { height: 1; color: $text-muted; text-style: bold; }
-    TracesScreen #filter { dock: bottom; display: none; }
     TracesScreen #answer { height: 1; display: none; background: $boost; padding: 0 1; }
     TracesScreen #answer.-shown { display: block; }
-    TracesScreen #filter.-open { display: block; }
+    TracesScreen #query { height: auto; display: none; }
+    TracesScreen #query.-open { display: block; }
+    TracesScreen #preview { height: 1; padding: 0 1; background: $boost; }
     """
 
     def __init__(self, project_id: str, project_name: str | None = None) -> None:
@@ -162,6 +164,7 @@ class TracesScreen(QueriedList):
         self._left = False  # another screen has been on top since this one opened
         self._last_row = 0  # where the cursor was: the next page is fetched moving down
         self.answers_shown = False  # some row has an answer, user, session or tags
+        self.shown = Shown([], 0, (), None)  # the loaded rows as the list shows them
         # The first page is asked for now, before the screen is built and drawn.
         self._early_page: asyncio.Task[Page] | None = self.ask_now(self._first_page)
 
@@ -193,7 +196,10 @@ class TracesScreen(QueriedList):
         yield TraceListTable()
         # The selected trace's answer, user, session and tags, when the server sends them.
         yield Static(id="answer")
-        yield QueryLine(id="filter")
+        # The query line, and over it what its preview of what is typed is.
+        with Vertical(id="query"):
+            yield Static(id="preview")
+            yield QueryLine(id="filter")
         yield StatusBar()
         yield KeyFooter()
 
@@ -330,9 +336,10 @@ class TracesScreen(QueriedList):
             table.move_to(0)
 
     def apply_view(self, keep: Trace | None) -> None:
-        """Filter and sort what is loaded, where the server did not; the cursor stays on the
-        trace it was on (or, given none, where it is)."""
-        rows = shown_rows(self.state, self.traces, self._texts)
+        """Filter and sort what is loaded, where the server did not, or preview what is typed;
+        the cursor stays on the trace it was on (or, given none, where it is)."""
+        self.shown = show(self.state, self.traces, self._texts, self.offered_filters())
+        rows = self.shown.rows
         table = self.query_one(TraceTable)
         table.now = self.tui.now()  # "3m ago" is counted from the moment of drawing
         table.rows = rows
@@ -343,6 +350,9 @@ class TracesScreen(QueriedList):
                     if index != table.cursor:
                         table.cursor = index
                     break
+        if self.shown.preview is not None:
+            line = self.query_one("#preview", Static)
+            line.update(preview_line(self.shown.preview, line.content_region.width))
         self.update_header()
 
     @on(VirtualRows.CursorMoved)
@@ -366,9 +376,8 @@ class TracesScreen(QueriedList):
             self.load_page()
 
     def update_header(self) -> None:
-        table = self.query_one(TraceTable)
         state, paging = self.state, self.state.paging
-        shown = len(table.rows)
+        kept = self.shown.kept
         text = Text()
         text.append_text(safe_text(self.project_name, 40, style="bold"))
         text.append(f" · {state.time_range.label} · {state.sort_label}")
@@ -378,14 +387,14 @@ class TracesScreen(QueriedList):
             text.append(" (x clears)", style="dim")
         if state.errors_only:
             text.append(" · ✗ errors only", style="bold red")
-        if state.query_here is not None and state.typed is None:
-            text.append(
-                f" · filtering loaded rows: {shown:,} of {len(self.traces):,}", style="bold"
-            )
+        if state.query_here is not None:
+            text.append(f" · filtering loaded rows: {kept:,} of {len(self.traces):,}", style="bold")
         elif state.found_by_server:
-            text.append(f" · {shown:,} found", style="bold")
+            text.append(f" · {kept:,} found", style="bold")
         elif state.query_text or state.errors_only:
-            text.append(f" · {shown:,} of {len(self.traces):,} loaded")
+            text.append(f" · {kept:,} of {len(self.traces):,} loaded")
+        if self.shown.unjudged:
+            text.append(f" · {judged_note(self.shown.unjudged)}", style="yellow")
         if paging.dropped:
             text.append(f" · {paging.dropped:,} unreadable skipped", style="dim")
         if state.live:
@@ -428,8 +437,8 @@ class TracesScreen(QueriedList):
             table.empty_text = hint
 
     def empty_hint(self) -> Text:
-        if self.state.typed is not None:
-            return Text("Nothing matches what is typed: esc clears it.")
+        if self.shown.preview is not None:
+            return Text("No loaded row matches what is typed: enter applies it, esc clears it.")
         if self.state.query_text:
             return Text("Nothing matches the query: x clears it, / changes it.")
         if self.state.errors_only:
