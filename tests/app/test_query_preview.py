@@ -86,3 +86,24 @@ async def test_what_is_typed_that_does_not_read_is_said_and_the_list_stays() -> 
             await wait_for(pilot, lambda: len(ids(screen)) == 200)
             await pilot.press("slash", "ctrl+u", *"error", "enter")
             await wait_for(pilot, lambda: ids(screen) == errors)
+
+
+async def test_at_80_columns_an_active_query_keeps_the_header_on_one_line() -> None:
+    """The header does not wrap: the least needed parts go first, then the query is cut (with
+    an ellipsis); the count and `(x clears)` stay, and `/` shows the whole query."""
+    server = SearchServer()
+    client, app = app_for(server)
+    query = "error user:alice latency>1s sort:-latency refund"
+    async with client, app.run_test(size=(80, 24)) as pilot:
+        screen = await loaded_traces(app, pilot)
+        await pilot.press("slash", *query, "enter")
+        await wait_for(pilot, lambda: screen.state.asked is not None and not screen.fetching)
+        await settled(pilot)
+        field = screen.query_one("#header")
+        lines = rendered_text(field).rstrip("\n").split("\n")
+        assert len(lines) == 1 and field.size.height == 1, lines
+        found = len(screen.query_one(TraceTable).rows)
+        assert lines[0].startswith("p · slowest first · error user:al")
+        assert "… (x clears)" in lines[0] and lines[0].rstrip().endswith(f"· {found} found")
+        await pilot.press("slash")
+        assert screen.query_one(QueryLine).value == query

@@ -17,6 +17,8 @@ from tui.model.trace_list_rows import Preview, Shown
 
 SEPARATOR = " · "
 QUERY_LEAST = 12  # the query is cut to no fewer cells than this before more is left out
+QUERY_MOST = 200  # ... and shows no more than this, however wide
+ERROR_LEAST = 14  # a failure's words, likewise (what it is: "Server error:…")
 DEFAULT_RANGE = "24h"
 ENTER = {
     "server": "enter asks the server",
@@ -30,11 +32,33 @@ ENTER = {
 @dataclass(frozen=True)
 class Part:
     """A piece of the header: `rank` 0 is always there; the higher, the sooner it is left out
-    for room. `cut`, for the query: the piece again in at most so many cells."""
+    for room. A part that can be said shorter has `cut` (the piece again in at most so many
+    cells, not fewer than `least`) and `gives` (the lower, the sooner it is cut)."""
 
     text: Text
     rank: int
     cut: Callable[[int], Text] | None = None
+    least: int = 0
+    gives: int = 0
+    sep: str = ""  # the style of the separator before it
+
+    @property
+    def cells(self) -> int:
+        return self.text.cell_len
+
+    @property
+    def least_cells(self) -> int:
+        return min(self.cells, self.least) if self.cut is not None else self.cells
+
+    def cut_to(self, cells: int) -> Part:
+        assert self.cut is not None
+        cut = self.cut(max(self.least, cells))
+        return Part(cut, self.rank, self.cut, self.least, self.gives, self.sep)
+
+
+def _said(words: str, rank: int, style: str = "") -> Part:
+    """Words of the app's own, the separator before them in their style."""
+    return Part(Text(words, style=style), rank, sep=style)
 
 
 def judged_note(fields: tuple[str, ...]) -> str:
@@ -42,13 +66,36 @@ def judged_note(fields: tuple[str, ...]) -> str:
     return ", ".join(LABELS.get(field, field) for field in fields) + " not judged"
 
 
-def _query_part(state: TraceListState) -> Part:
+def _cut_before(
+    words: str, style: str, hint: str, hint_style: str = "dim"
+) -> Callable[[int], Text]:
+    """A piece of untrusted `words` and a `hint` that stays whole: cut to so many cells."""
+
     def cut(cells: int) -> Text:
-        text = safe_text(state.query_text, max(1, cells), style="bold italic")
-        text.append(" (x clears)", style="dim")
+        text = safe_text(words, max(1, cells - cell_len(hint)), style=style)
+        text.append(hint, style=hint_style)
         return text
 
-    return Part(cut(40 + len(" (x clears)")), 1, lambda cells: cut(cells - len(" (x clears)")))
+    return cut
+
+
+def _query_part(state: TraceListState) -> Part:
+    hint = " (x clears)"
+    cut = _cut_before(state.query_text, "bold italic", hint)
+    return Part(cut(QUERY_MOST + len(hint)), 1, cut, QUERY_LEAST + len(hint), gives=1)
+
+
+def _count_part(full: str, short: str, style: str = "") -> Part:
+    """A count, said `short` where there is no room for it in `full`."""
+    whole = Text(full, style=style)
+    return Part(
+        whole,
+        0,
+        lambda cells: whole if cells >= whole.cell_len else Text(short, style=style),
+        least=cell_len(short),
+        gives=2,
+        sep=style,
+    )
 
 
 def header_parts(
@@ -62,20 +109,20 @@ def header_parts(
     if state.query_text:
         parts.append(_query_part(state))
     if state.errors_only:
-        parts.append(Part(Text("✗ errors only", style="bold red"), 1))
+        parts.append(_said("✗ errors only", 1, "bold red"))
+    kept = f"{shown.kept:,} of {loaded:,}"
     if state.query_here is not None:
-        count = f"filtering loaded rows: {shown.kept:,} of {loaded:,}"
-        parts.append(Part(Text(count, style="bold"), 0))
+        parts.append(_count_part(f"filtering loaded rows: {kept}", f"{kept} loaded", "bold"))
     elif state.found_by_server:
-        parts.append(Part(Text(f"{shown.kept:,} found", style="bold"), 0))
+        parts.append(_said(f"{shown.kept:,} found", 0, "bold"))
     elif state.query_text or state.errors_only:
-        parts.append(Part(Text(f"{shown.kept:,} of {loaded:,} loaded"), 0))
+        parts.append(_count_part(f"{kept} loaded", kept))
     if shown.unjudged:
-        parts.append(Part(Text(judged_note(shown.unjudged), style="yellow"), 2))
+        parts.append(_said(judged_note(shown.unjudged), 2, "yellow"))
     if paging.dropped:
-        parts.append(Part(Text(f"{paging.dropped:,} unreadable skipped", style="dim"), 4))
+        parts.append(_said(f"{paging.dropped:,} unreadable skipped", 4, "dim"))
     if state.live:
-        parts.append(Part(Text("● live", style="bold green"), 1))
+        parts.append(_said("● live", 1, "bold green"))
     parts += _progress(state, loaded, fetching)
     return parts
 
@@ -88,32 +135,34 @@ def _progress(state: TraceListState, loaded: int, fetching: bool) -> list[Part]:
     """How loading goes: a failure, a ranking paging in, loading, or all loaded."""
     paging = state.paging
     if paging.error:
-        text = safe_text(paging.error, 60, style="bold red")
-        text.append(" (ctrl+r retries)")
-        return [Part(text, 0)]
+        hint = " (ctrl+r retries)"
+        cut = _cut_before(paging.error, "bold red", hint, "")
+        return [Part(cut(60 + len(hint)), 0, cut, ERROR_LEAST + len(hint), gives=0)]
     if state.ranks_here and not paging.ended:
         doing = "ranking" if state.ranking_here else "finding errors in"
         if paging.loading_all:
             words = f"{doing} all: {loaded:,} loaded, more coming (esc stops)"
-            return [Part(Text(words, style="italic"), 1)]
+            return [_said(words, 1, "italic")]
         what = "ranked" if state.ranking_here else "errors"
         words = f"{what} among the {loaded:,} loaded only (r loads all)"
-        return [Part(Text(words, style="bold"), 1)]
+        return [_said(words, 1, "bold")]
     if fetching:
-        return [Part(Text("loading…", style="italic"), 2)]
+        return [_said("loading…", 2, "italic")]
     if paging.ended:
         nothing = "nothing matches" if state.asked is not None else "no traces in this range"
-        return [Part(Text("all loaded" if loaded else nothing, style="dim"), 4)]
+        return [_said("all loaded" if loaded else nothing, 4, "dim")]
     return []
 
 
-def _cells(parts: list[Part]) -> int:
-    return sum(part.text.cell_len for part in parts) + cell_len(SEPARATOR) * (len(parts) - 1)
+def _cells(parts: list[Part], least: bool = False) -> int:
+    cells = sum(part.least_cells if least else part.cells for part in parts)
+    return cells + cell_len(SEPARATOR) * (len(parts) - 1)
 
 
-def _leave_out(parts: list[Part], rank: int, width: int) -> list[Part]:
-    """Parts of `rank` left out, the last first, until the rest fit in `width`."""
-    while _cells(parts) > width:
+def _leave_out(parts: list[Part], rank: int, width: int, least: bool = False) -> list[Part]:
+    """Parts of `rank` left out, the last first, until the rest fit in `width` (with the
+    parts that can be cut at their least, if `least`)."""
+    while _cells(parts, least) > width:
         found = [i for i, part in enumerate(parts) if part.rank == rank]
         if not found:
             break
@@ -123,24 +172,28 @@ def _leave_out(parts: list[Part], rank: int, width: int) -> list[Part]:
 
 def fit(parts: list[Part], width: int | None) -> Text:
     """The parts on one line of `width` cells: the least needed left out first (rank 4, then
-    3), then the query cut, then ranks 2 and 1; what is still too long is cut with an
-    ellipsis. No width: every part, cut by whoever draws it."""
+    3); then, if cutting what can be cut does not make room, ranks 2 and 1; then what can be
+    cut is cut (a failure's words first, then the query, then a count said short) only as
+    much as needed. What is still too long is cut with an ellipsis. No width: every part,
+    cut by whoever draws it."""
     parts = list(parts)
     if width:
         for rank in (4, 3):
             parts = _leave_out(parts, rank, width)
-        excess = _cells(parts) - width
-        for i, part in enumerate(parts):
-            if excess > 0 and part.cut is not None:
-                room = max(QUERY_LEAST, part.text.cell_len - excess)
-                parts[i] = Part(part.cut(room), part.rank, part.cut)
-                excess = _cells(parts) - width
         for rank in (2, 1):
-            parts = _leave_out(parts, rank, width)
+            parts = _leave_out(parts, rank, width, least=True)
+        cuttable = sorted((p.gives, i) for i, p in enumerate(parts) if p.cut is not None)
+        for _, i in cuttable:
+            excess = _cells(parts) - width
+            if excess > 0:
+                parts[i] = parts[i].cut_to(parts[i].cells - excess)
     line = Text(no_wrap=True, overflow="ellipsis", end="")
     for i, part in enumerate(parts):
+        if i and part.sep and part.text.style == part.sep and not part.text.spans:
+            line.append(SEPARATOR + part.text.plain, style=part.sep)  # one run, one style
+            continue
         if i:
-            line.append(SEPARATOR)
+            line.append(SEPARATOR, style=part.sep)
         line.append_text(part.text)
     if width:
         line.truncate(width, overflow="ellipsis")

@@ -191,6 +191,7 @@ class QueriedList(AppScreen):
         # The header shows the query from now on; `/` opens the line on it again.
         self.show_query_line(False)
         self.refresh_bindings()
+        self.apply_view(keep=None)  # on the loaded rows until the server answers
         self.requery()
 
     def action_sort(self) -> None:

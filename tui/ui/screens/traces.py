@@ -38,7 +38,7 @@ from tui.model.chat import trace_preview
 from tui.model.text import safe_text
 from tui.model.timerange import TimeRange
 from tui.model.trace_list_rows import Shown, row_texts, show
-from tui.model.trace_list_text import judged_note, preview_line
+from tui.model.trace_list_text import header, preview_line
 from tui.ui.screens.base import error_line
 from tui.ui.screens.trace_query import (
     QueriedList,
@@ -141,7 +141,7 @@ class TracesScreen(QueriedList):
     FOOTER_WHEN_ROOM = ("traces.errors", "traces.overview", "traces.sort")
     DEFAULT_CSS = """
     TracesScreen #top { height: auto; background: $boost; }
-    TracesScreen #header { height: auto; width: 1fr; padding: 0 0 0 1; }
+    TracesScreen #header { height: 1; width: 1fr; padding: 0 0 0 1; }
     TracesScreen #position { width: 24; padding: 0 1; color: $text-muted; text-align: right; }
     TracesScreen #columns { height: 1; color: $text-muted; text-style: bold; }
     TracesScreen #answer { height: 1; display: none; background: $boost; padding: 0 1; }
@@ -226,7 +226,14 @@ class TracesScreen(QueriedList):
             self.update_header()  # cancelled or failed as a bug: "loading…" must not stay
 
     def on_resize(self) -> None:
-        self.call_after_refresh(self._update_columns)
+        self.call_after_refresh(self._fit_to_width)
+
+    def _fit_to_width(self) -> None:
+        """What is drawn to the width: the columns' names, the header, the preview line."""
+        self._update_columns()
+        self.update_header()
+        if self.shown.preview is not None:
+            self.show_preview()
 
     def _update_columns(self) -> None:
         table = self.query_one(TraceListTable)
@@ -351,9 +358,14 @@ class TracesScreen(QueriedList):
                         table.cursor = index
                     break
         if self.shown.preview is not None:
-            line = self.query_one("#preview", Static)
-            line.update(preview_line(self.shown.preview, line.content_region.width))
+            self.show_preview()
         self.update_header()
+
+    def show_preview(self) -> None:
+        """The line over the query line: what its preview of what is typed is."""
+        line = self.query_one("#preview", Static)
+        if self.shown.preview is not None:
+            line.update(preview_line(self.shown.preview, line.content_region.width or None))
 
     @on(VirtualRows.CursorMoved)
     def _cursor_moved(self, event: VirtualRows.CursorMoved) -> None:
@@ -376,53 +388,12 @@ class TracesScreen(QueriedList):
             self.load_page()
 
     def update_header(self) -> None:
-        state, paging = self.state, self.state.paging
-        kept = self.shown.kept
-        text = Text()
-        text.append_text(safe_text(self.project_name, 40, style="bold"))
-        text.append(f" · {state.time_range.label} · {state.sort_label}")
-        if state.query_text:
-            text.append(" · ")
-            text.append_text(safe_text(state.query_text, 40, style="bold italic"))
-            text.append(" (x clears)", style="dim")
-        if state.errors_only:
-            text.append(" · ✗ errors only", style="bold red")
-        if state.query_here is not None:
-            text.append(f" · filtering loaded rows: {kept:,} of {len(self.traces):,}", style="bold")
-        elif state.found_by_server:
-            text.append(f" · {kept:,} found", style="bold")
-        elif state.query_text or state.errors_only:
-            text.append(f" · {kept:,} of {len(self.traces):,} loaded")
-        if self.shown.unjudged:
-            text.append(f" · {judged_note(self.shown.unjudged)}", style="yellow")
-        if paging.dropped:
-            text.append(f" · {paging.dropped:,} unreadable skipped", style="dim")
-        if state.live:
-            text.append(" · ● live", style="bold green")
-        ranking = state.ranking_here
-        if paging.error:
-            text.append(" · ")
-            text.append_text(safe_text(paging.error, 60, style="bold red"))
-            text.append(" (ctrl+r retries)")
-        elif state.ranks_here and not paging.ended:
-            doing = "ranking" if ranking else "finding errors in"
-            if paging.loading_all:
-                text.append(
-                    f" · {doing} all: {len(self.traces):,} loaded, more coming (esc stops)",
-                    style="italic",
-                )
-            else:
-                what = "ranked" if ranking else "errors"
-                text.append(
-                    f" · {what} among the {len(self.traces):,} loaded only (r loads all)",
-                    style="bold",
-                )
-        elif self.fetching:
-            text.append(" · loading…", style="italic")
-        elif paging.ended:
-            nothing = "nothing matches" if state.asked is not None else "no traces in this range"
-            text.append(" · all loaded" if self.traces else f" · {nothing}", style="dim")
-        self.query_one("#header", Static).update(text)
+        """The header on one line, fitted to its width (the whole query: `/` shows it)."""
+        field = self.query_one("#header", Static)
+        width = field.content_region.width or None
+        fetching = self.fetching
+        text = header(self.state, self.project_name, self.shown, len(self.traces), fetching, width)
+        field.update(text)
         self.update_position()
         self.show_empty_hint()
 
