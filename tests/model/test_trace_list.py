@@ -268,3 +268,13 @@ def test_within_means_every_row_the_narrow_filter_keeps_the_wide_one_keeps(
         if matches(trace, wide, text):
             kept = matches(trace, left_to_do(narrow, wide), text)
             assert kept == matches(trace, narrow, text)
+
+
+def test_a_project_gone_stops_live_mode_until_a_page_comes_again() -> None:
+    state = TraceListState().live_set(True).loading_all_set(True).page_failed("boom")
+    gone = state.project_gone()
+    assert gone.paging.gone and not gone.live and not gone.paging.loading_all
+    assert gone.paging.error is None  # said as gone, not as a failure
+    assert not gone.live_set(True).live
+    back = gone.page_loaded(first=True, asked=None, ended=True, dropped=0)
+    assert not back.paging.gone and back.live_set(True).live

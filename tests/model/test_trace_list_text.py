@@ -69,7 +69,7 @@ def test_any_width_gives_one_line_that_fits(
     state = state.live_set(live).page_failed("x" * 100 if errors and live else "")
     line = said(state, width, kept=1_234_567, loaded=9_999_999)
     assert "\n" not in line and len(line) <= width
-    assert line.startswith("support-bot"[: width - 1])
+    assert line.startswith("support"[: width - 1])  # the name is cut last, to 10 at least
 
 
 def test_the_preview_line_says_over_which_rows_and_what_enter_does() -> None:
@@ -84,3 +84,11 @@ def test_the_preview_line_says_over_which_rows_and_what_enter_does() -> None:
     wrong = Preview(error='a quote (") is not closed')
     assert preview_line(wrong).plain == '✗ a quote (") is not closed'
     assert len(preview_line(rows, 40).plain) == 40 and preview_line(rows, 40).plain[-1] == "…"
+
+
+def test_a_project_gone_is_said_before_anything_but_its_name() -> None:
+    gone = TraceListState().live_set(True).project_gone()
+    line = said(gone, 55)
+    assert line == "support-bot · ⚠ project gone from the server (esc)"
+    long_name = header(gone, "x" * 60, Shown([], 1, (), None), 1, False, 55).plain
+    assert long_name.endswith("⚠ project gone from the server (esc)") and len(long_name) <= 55

@@ -64,6 +64,7 @@ class Paging:
     # which must then be the whole range.
     loading_all: bool = False
     error: str | None = None  # the last request's failure in one line (what was loaded stays)
+    gone: bool = False  # the server answered that it has no such project (any more)
     dropped: int = 0  # list items that were not records at all (see Page.dropped)
 
 
@@ -132,7 +133,7 @@ class TraceListState:
         return replace(self, time_range=time_range)
 
     def live_set(self, on: bool) -> TraceListState:
-        return replace(self, live=on and self.live_possible)
+        return replace(self, live=on and self.live_possible and not self.paging.gone)
 
     def who_toggled(self) -> TraceListState:
         return replace(self, who_columns=not self.who_columns)
@@ -154,6 +155,7 @@ class TraceListState:
             paging,
             ended=ended,
             error=None,
+            gone=False,
             dropped=paging.dropped + dropped,
             loading_all=paging.loading_all and not ended,
         )
@@ -162,6 +164,12 @@ class TraceListState:
     def page_failed(self, error: str) -> TraceListState:
         """A request for a page failed: what was loaded stays, the error is said."""
         return replace(self, paging=replace(self.paging, error=error))
+
+    def project_gone(self) -> TraceListState:
+        """The server has no such project (it was deleted, or the service started on another
+        database): nothing more comes, live mode stops; what was loaded stays."""
+        paging = replace(self.paging, gone=True, error=None, loading_all=False)
+        return replace(self, live=False, paging=paging)
 
     # -- what follows from it --------------------------------------------------------------------
 

@@ -20,6 +20,8 @@ QUERY_LEAST = 12  # the query is cut to no fewer cells than this before more is 
 QUERY_MOST = 200  # ... and shows no more than this, however wide
 ERROR_LEAST = 14  # a failure's words, likewise (what it is: "Server error:…")
 DEFAULT_RANGE = "24h"
+GONE = "⚠ project gone from the server"
+PROJECT_LEAST = 10  # the project's name is cut to no fewer cells than this, last of all
 ENTER = {
     "server": "enter asks the server",
     "here": "enter filters the loaded rows",
@@ -103,7 +105,8 @@ def header_parts(
 ) -> list[Part]:
     """The header's pieces in the order they are read, each with its rank."""
     paging = state.paging
-    parts = [Part(safe_text(project, 40, style="bold"), 0)]
+    name = _cut_before(project, "bold", "")
+    parts = [Part(name(40), 0, name, PROJECT_LEAST, gives=3)]
     parts.append(Part(Text(state.time_range.label), 2 if _moved_range(state) else 3))
     parts.append(Part(Text(state.sort_label), 4 if state.sort == NEWEST else 2))
     if state.query_text:
@@ -134,6 +137,10 @@ def _moved_range(state: TraceListState) -> bool:
 def _progress(state: TraceListState, loaded: int, fetching: bool) -> list[Part]:
     """How loading goes: a failure, a ranking paging in, loading, or all loaded."""
     paging = state.paging
+    if paging.gone:
+        hint = " (esc)"
+        cut = _cut_before(GONE, "bold red", hint, "bold red")
+        return [Part(cut(len(GONE) + len(hint)), 0, cut, ERROR_LEAST + len(hint), gives=4)]
     if paging.error:
         hint = " (ctrl+r retries)"
         cut = _cut_before(paging.error, "bold red", hint, "")
@@ -173,8 +180,8 @@ def _leave_out(parts: list[Part], rank: int, width: int, least: bool = False) ->
 def fit(parts: list[Part], width: int | None) -> Text:
     """The parts on one line of `width` cells: the least needed left out first (rank 4, then
     3); then, if cutting what can be cut does not make room, ranks 2 and 1; then what can be
-    cut is cut (a failure's words first, then the query, then a count said short) only as
-    much as needed. What is still too long is cut with an ellipsis. No width: every part,
+    cut is cut (a failure's words first, then the query, a count said short, the project's
+    name) only as much as needed. What is still too long is cut with an ellipsis. No width: every part,
     cut by whoever draws it."""
     parts = list(parts)
     if width:

@@ -410,6 +410,13 @@ class TraceTuiApp(Navigation):
         if retry is not None:
             retry()
 
+    def server_answered(self) -> None:
+        """An HTTP answer came, if an error: the server is reachable again, so a connection
+        problem the status line still says is over."""
+        if self.problem is not None:
+            self.problem = None
+            self.refresh_status()
+
     def mark_refreshed(self) -> None:
         self.last_refresh = self.now().timestamp()
         self.problem = None

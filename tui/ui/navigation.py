@@ -48,6 +48,19 @@ class Navigation(App[str | None]):
         if project_id and isinstance(self.screen, ProjectsScreen):
             self.open_traces(project_id, None)
 
+    def back_to_projects(self) -> None:
+        """Back to the list of projects, listed again (a project has gone from the server)."""
+        from tui.ui.screens.projects import ProjectsScreen
+
+        projects = next((s for s in self.screen_stack if isinstance(s, ProjectsScreen)), None)
+        if projects is None:  # the app always starts on them; a fresh list, should it not
+            self.pop_screen()
+            self.push_screen(ProjectsScreen())
+            return
+        while self.screen is not projects:
+            self.pop_screen()
+        projects.action_refresh()
+
     def open_alerts(self, project_id: str, name: str | None) -> None:
         from tui.ui.screens.alerts import AlertsScreen
 

@@ -79,6 +79,8 @@ class ApiCalls:
             except ApiError as error:
                 if not self.still_open:
                     return
+                if error.status is not None:  # an answer, if not the one wanted
+                    self.tui.server_answered()
                 if failed is not None and failed(error):
                     return
                 self.tui.report_error(

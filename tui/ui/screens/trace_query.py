@@ -153,6 +153,8 @@ class QueriedList(AppScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "clear_query":
             return bool(self.state.query_text)
+        if action == "live":
+            return not self.state.paging.gone
         return super().check_action(action, parameters)
 
     def action_clear_query(self) -> None:

@@ -31,7 +31,7 @@ from textual.timer import Timer
 from textual.widgets import Input, Static
 from textual.worker import Worker
 
-from tui.api import ApiError, NextPage, Page, Trace
+from tui.api import ApiError, NextPage, NotFound, Page, Trace
 from tui.api.models import TraceFilter
 from tui.core.gcpause import hold_out_of_collections, return_to_collections
 from tui.model.chat import trace_preview
@@ -213,7 +213,13 @@ class TracesScreen(QueriedList):
     def on_screen_resume(self) -> None:
         # Back from another screen after a failed load: the server may be back (a rate limit
         # is the app's to wait out: it retries by itself when the time comes).
-        if self._left and self.load_error and not self.fetching and not self.tui.rate_limited_until:
+        if (
+            self._left
+            and self.load_error
+            and not self.fetching
+            and not self.tui.rate_limited_until
+            and not self.state.paging.gone
+        ):
             self.load_page(first=not self.traces)
 
     @property
@@ -285,10 +291,13 @@ class TracesScreen(QueriedList):
             elif not first:  # the cursor may be within a page of the new end already
                 self.call_after_refresh(self._prefetch)
 
-        def failed(error: ApiError) -> None:
+        def failed(error: ApiError) -> bool:
+            if isinstance(error, NotFound):
+                return self.project_gone()
             # What was loaded stays; the header says what failed and ctrl+r retries.
             self.state = self.state.page_failed(error_line(error))
             self.update_header()
+            return False
 
         self.page_worker = self.call_api(
             lambda client: (
@@ -402,7 +411,9 @@ class TracesScreen(QueriedList):
         about it (in place of the rows, dim)."""
         table = self.query_one(TraceTable)
         hint: Text | None = None
-        if not table.rows and self.ended and not self.fetching and not self.load_error:
+        if self.state.paging.gone and not table.rows:
+            hint = Text("The server has no such project now: esc goes back to the projects.")
+        elif not table.rows and self.ended and not self.fetching and not self.load_error:
             hint = self.empty_hint()
         if (hint and hint.plain) != (table.empty_text and table.empty_text.plain):
             table.empty_text = hint
@@ -436,10 +447,14 @@ class TracesScreen(QueriedList):
 
     def action_back(self) -> None:
         """Esc undoes one thing at a time: the open filter field, then the filter, then a
-        ranking still loading, then the screen itself."""
+        ranking still loading, then the screen itself. Once the project is gone from the
+        server, esc (after the open field) goes back to the projects."""
         field = self.query_one("#filter", Input)
-        if field.has_class("-open") or self.state.query_text:
+        if field.has_class("-open") or (self.state.query_text and not self.state.paging.gone):
             self.action_clear_query()
+            return
+        if self.state.paging.gone:
+            self.tui.back_to_projects()  # listed again: this one is gone
             return
         if self.state.paging.loading_all:
             self.state = self.state.loading_all_set(False)
@@ -530,5 +545,24 @@ class TracesScreen(QueriedList):
             ),
             arrived,
             group="live",
+            failed=lambda error: isinstance(error, NotFound) and self.project_gone(),
             project_id=self.project_id,
         )
+
+    def project_gone(self) -> bool:
+        """The server answered 404 for the project: it has none of that id (deleted, or the
+        service started on another database). Said in the header, live mode stopped; esc goes
+        back to the projects. True: said in place (for call_api's `failed`)."""
+        if not self.state.paging.gone:
+            self.notify(
+                "The server has no project with this id now: it was deleted, or the service "
+                "started on another database. esc goes back to the projects.",
+                title="Project gone",
+                severity="warning",
+                timeout=10,
+            )
+        self.state = self.state.project_gone()
+        self.set_live(False)
+        self.refresh_bindings()
+        self.update_header()
+        return True
