@@ -11,18 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui.api.models import Trace, TraceFilter
+from tui.api.models import Session, Trace, TraceFilter
 from tui.model.query import QueryError, loaded_row_text, matches
 from tui.model.timerange import TimeRange
-from tui.model.trace_list import (
-    NEWEST,
-    SORT_STEPS,
-    Sort,
-    TraceListState,
-    keeps_within,
-    left_to_do,
-)
-from tui.model.trace_list_rows import row_texts, show
+from tui.model.trace_list import NEWEST, SORT_STEPS, Sort, TraceListState, sessions_of
+from tui.model.trace_list_rows import keeps_within, left_to_do, row_texts, show
 
 T = TypeVar("T")
 NOW = datetime(2026, 11, 21, 12, tzinfo=timezone.utc)
@@ -278,3 +271,23 @@ def test_a_project_gone_stops_live_mode_until_a_page_comes_again() -> None:
     assert not gone.live_set(True).live
     back = gone.page_loaded(first=True, asked=None, ended=True, dropped=0)
     assert not back.paging.gone and back.live_set(True).live
+
+
+def test_s_opens_the_sessions_of_what_the_list_is_filtered_by() -> None:
+    rows = [row(n, session_id=f"s{n % 3}", user_id="alice") for n in range(6)] + [row(9)]
+    assert sessions_of(TraceListState(), rows, NOW) is None  # everyone's
+    assert sessions_of(TraceListState().submitted("sort:-cost"), rows, NOW) is None
+    user = sessions_of(TraceListState().submitted("user:alice"), rows, NOW)
+    assert user is not None and user.user_id == "alice" and user.session_ids is None
+    assert (user.start, user.end) == (NOW - timedelta(hours=24), NOW)
+    query = TraceListState().submitted("user:alice refund").errors_toggled()
+    found = sessions_of(query, rows[:2], NOW)
+    assert found is not None and found.user_id == "alice"
+    assert found.session_ids == {"s0", "s1"} and found.traces == 2 and found.partial
+    assert found.words == "user:alice refund · errors only"
+    sessions = [Session.model_validate({"id": name}) for name in ("s2", "s1", "s0")]
+    assert [s.id for s in found.keep(sessions)] == ["s1", "s0"]
+    ended = query.page_loaded(first=True, asked=None, ended=True, dropped=0)
+    errors_only = sessions_of(ended, [row(9)], NOW)
+    assert errors_only is not None and errors_only.session_ids == frozenset()
+    assert not errors_only.partial

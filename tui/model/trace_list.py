@@ -13,7 +13,10 @@ One sort vocabulary: a Sort is a key of GET /v1/traces's `sort` (TRACE_SORTS) an
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
 
 from tui.api.models import TraceFilter
 from tui.model.query import MIN_WORD, QueryError, parse_query, text_terms
@@ -287,55 +290,47 @@ class TraceListState:
         return "all" if typed.query.is_empty and not typed.errors_only else "here"
 
 
-# The conditions that hold one value each (text and tags are lists of them).
-SINGLE_CONDITIONS = (
-    "status",
-    "model",
-    "name",
-    "user_id",
-    "session_id",
-    "min_latency_ms",
-    "max_latency_ms",
-    "min_cost_usd",
-)
+@dataclass(frozen=True)
+class SessionsOf:
+    """Which sessions `S` opens from a filtered trace list: the user's (asked of the server),
+    and for any other condition, only those of the traces the list shows."""
+
+    words: str  # what the list was filtered by, as the user wrote it
+    start: datetime  # the list's range
+    end: datetime
+    user_id: str | None = None
+    # The sessions of the traces shown (None: any session); `traces` of them, all there are
+    # in the range unless `partial` (the list had more to load).
+    session_ids: frozenset[str] | None = None
+    traces: int = 0
+    partial: bool = False
+
+    def keep(self, sessions: Sequence[Any]) -> list[Any]:
+        """The sessions of a page this asks for."""
+        if self.session_ids is None:
+            return list(sessions)
+        return [session for session in sessions if session.id in self.session_ids]
 
 
-def keeps_within(narrow: TraceFilter, wide: TraceFilter) -> bool:
-    """Whether every trace `narrow` keeps is one `wide` keeps too (the sort aside): then the
-    rows loaded for `wide` hold all of `narrow`'s among them."""
-    for name in ("status", "user_id", "session_id"):
-        if getattr(wide, name) is not None and getattr(narrow, name) != getattr(wide, name):
-            return False
-    for name in ("model", "name"):
-        value = getattr(wide, name)
-        if value is not None and (getattr(narrow, name) or "").casefold() != value.casefold():
-            return False
-    if not set(wide.tags) <= set(narrow.tags):
-        return False
-    for low, high in (
-        (narrow.min_latency_ms, wide.min_latency_ms),
-        (narrow.min_cost_usd, wide.min_cost_usd),
-    ):
-        if high is not None and (low is None or low < high):
-            return False
-    if wide.max_latency_ms is not None and (
-        narrow.max_latency_ms is None or narrow.max_latency_ms > wide.max_latency_ms
-    ):
-        return False
-    # A trace holding a narrow word holds each word that is part of it ("refunds": "refund").
-    words = [term.casefold() for term in text_terms(narrow.q)]
-    return all(any(term.casefold() in word for word in words) for term in text_terms(wide.q))
-
-
-def left_to_do(narrow: TraceFilter, done: TraceFilter) -> TraceFilter:
-    """The conditions of `narrow` that `done` (a filter the server applied) did not apply
-    already, exactly: applying one again here could only lose rows (the server searches the
-    whole trace's text, a loaded row carries a little of it)."""
-    same = {
-        field: None for field in SINGLE_CONDITIONS if getattr(narrow, field) == getattr(done, field)
-    }
-    tags = tuple(tag for tag in narrow.tags if tag not in done.tags)
-    done_words = {term.casefold() for term in text_terms(done.q)}
-    words = [term for term in text_terms(narrow.q) if term.casefold() not in done_words]
-    q = " ".join(f'"{word}"' if any(c.isspace() for c in word) else word for word in words)
-    return replace(narrow, **same, tags=tags, q=q or None, sort=None, order=None)
+def sessions_of(state: TraceListState, shown: Sequence[Any], now: datetime) -> SessionsOf | None:
+    """What `S` opens from the list as it is (None: everyone's sessions, unfiltered).
+    `shown`: the rows the list shows."""
+    conditions = replace(state.query, sort=None, order=None)
+    if conditions.is_empty and not state.errors_only:
+        return None
+    start, end = state.time_range.bounds(now)
+    words = " · ".join(
+        part for part in (state.query_text, "errors only" if state.errors_only else "") if part
+    )
+    ids = None
+    if not replace(conditions, user_id=None).is_empty or state.errors_only:
+        ids = frozenset(row.session_id for row in shown if getattr(row, "session_id", None))
+    return SessionsOf(
+        words,
+        start,
+        end,
+        user_id=conditions.user_id,
+        session_ids=ids,
+        traces=len(shown),
+        partial=not state.paging.ended,
+    )

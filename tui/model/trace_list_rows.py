@@ -9,14 +9,75 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from tui.api.models import Trace, TraceFilter
-from tui.model.query import format_query, loaded_row_text, matches, sort_rows, unjudged
-from tui.model.trace_list import TraceListState, keeps_within, left_to_do
+from tui.model.query import (
+    format_query,
+    loaded_row_text,
+    matches,
+    sort_rows,
+    text_terms,
+    unjudged,
+)
+from tui.model.trace_list import TraceListState
 
 
 def row_texts(traces: Sequence[Trace]) -> list[str]:
     """Each loaded row's searchable text, kept beside the rows so a query typed does not
     rebuild it for every row on every key."""
     return [loaded_row_text(trace) for trace in traces]
+
+
+# The conditions that hold one value each (text and tags are lists of them).
+SINGLE_CONDITIONS = (
+    "status",
+    "model",
+    "name",
+    "user_id",
+    "session_id",
+    "min_latency_ms",
+    "max_latency_ms",
+    "min_cost_usd",
+)
+
+
+def keeps_within(narrow: TraceFilter, wide: TraceFilter) -> bool:
+    """Whether every trace `narrow` keeps is one `wide` keeps too (the sort aside): then the
+    rows loaded for `wide` hold all of `narrow`'s among them."""
+    for name in ("status", "user_id", "session_id"):
+        if getattr(wide, name) is not None and getattr(narrow, name) != getattr(wide, name):
+            return False
+    for name in ("model", "name"):
+        value = getattr(wide, name)
+        if value is not None and (getattr(narrow, name) or "").casefold() != value.casefold():
+            return False
+    if not set(wide.tags) <= set(narrow.tags):
+        return False
+    for low, high in (
+        (narrow.min_latency_ms, wide.min_latency_ms),
+        (narrow.min_cost_usd, wide.min_cost_usd),
+    ):
+        if high is not None and (low is None or low < high):
+            return False
+    if wide.max_latency_ms is not None and (
+        narrow.max_latency_ms is None or narrow.max_latency_ms > wide.max_latency_ms
+    ):
+        return False
+    # A trace holding a narrow word holds each word that is part of it ("refunds": "refund").
+    words = [term.casefold() for term in text_terms(narrow.q)]
+    return all(any(term.casefold() in word for word in words) for term in text_terms(wide.q))
+
+
+def left_to_do(narrow: TraceFilter, done: TraceFilter) -> TraceFilter:
+    """The conditions of `narrow` that `done` (a filter the server applied) did not apply
+    already, exactly: applying one again here could only lose rows (the server searches the
+    whole trace's text, a loaded row carries a little of it)."""
+    same = {
+        field: None for field in SINGLE_CONDITIONS if getattr(narrow, field) == getattr(done, field)
+    }
+    tags = tuple(tag for tag in narrow.tags if tag not in done.tags)
+    done_words = {term.casefold() for term in text_terms(done.q)}
+    words = [term for term in text_terms(narrow.q) if term.casefold() not in done_words]
+    q = " ".join(f'"{word}"' if any(c.isspace() for c in word) else word for word in words)
+    return replace(narrow, **same, tags=tags, q=q or None, sort=None, order=None)
 
 
 @dataclass(frozen=True)

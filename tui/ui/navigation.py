@@ -15,6 +15,7 @@ from textual.screen import ModalScreen
 if TYPE_CHECKING:
     from tui.api import Alert, Project
     from tui.model.timerange import TimeRange
+    from tui.model.trace_list import SessionsOf
     from tui.ui.trace_pages import Collected
 
 
@@ -88,11 +89,14 @@ class Navigation(App[str | None]):
 
         self.push_screen(ProjectSettingsScreen(project_id, name), closed)
 
-    def open_sessions(self, project_id: str, name: str | None) -> None:
-        """A project's sessions, each read as one conversation."""
+    def open_sessions(
+        self, project_id: str, name: str | None, of: SessionsOf | None = None
+    ) -> None:
+        """A project's sessions, each read as one conversation; `of`: only those of a filtered
+        trace list (its user's, or its traces')."""
         from tui.ui.screens.sessions import SessionsScreen
 
-        self.push_screen(SessionsScreen(project_id, name))
+        self.push_screen(SessionsScreen(project_id, name, of))
 
     def open_workspace_keys(self) -> None:
         """The keys that manage every project (when the server offers them)."""

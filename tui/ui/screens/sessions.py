@@ -23,6 +23,7 @@ from tui.model import formatting as fmt
 from tui.model.chat import Conversation
 from tui.model.spans import build_tree, conversation_at
 from tui.model.text import safe_text
+from tui.model.trace_list import SessionsOf
 from tui.ui.screens.base import AppScreen, error_line
 from tui.ui.widgets.blocks import Block, piece
 from tui.ui.widgets.conversation import conversation_blocks
@@ -76,10 +77,13 @@ class SessionsScreen(AppScreen):
     SessionsScreen Table { height: 1fr; }
     """
 
-    def __init__(self, project_id: str, project_name: str | None = None) -> None:
+    def __init__(
+        self, project_id: str, project_name: str | None = None, of: SessionsOf | None = None
+    ) -> None:
         super().__init__()
         self.project_id = project_id
         self.project_name = project_name or project_id
+        self.of = of  # a filtered trace list's sessions only (None: every session)
         self.sessions: list[Session] = []
         self.next_page: NextPage | None = None
         self.state = "loading…"
@@ -107,13 +111,24 @@ class SessionsScreen(AppScreen):
         self.load_page()
 
     def load_page(self) -> None:
-        after = self.next_page
+        after, of = self.next_page, self.of
 
         async def call(client: ApiClient) -> Page | None:
             offers = await client.discover_offers()
             if not offers.sessions:
                 return None
-            return await client.list_sessions(self.project_id, limit=PAGE_SIZE, after=after)
+            if of is None:
+                return await client.list_sessions(self.project_id, limit=PAGE_SIZE, after=after)
+            if of.session_ids is not None and not of.session_ids:
+                return Page([], None)  # the traces shown have no session: nothing to ask
+            return await client.list_sessions(
+                self.project_id,
+                start=of.start,
+                end=of.end,
+                limit=PAGE_SIZE,
+                after=after,
+                user_id=of.user_id,
+            )
 
         self.state = "loading…"
         self.update_header()
@@ -136,12 +151,19 @@ class SessionsScreen(AppScreen):
             self.update_header()
             return
         known = {session.id for session in self.sessions}
-        self.sessions += [s for s in page.items if s.id and s.id not in known]
+        kept = self.of.keep(page.items) if self.of is not None else page.items
+        self.sessions += [s for s in kept if s.id and s.id not in known]
         self.next_page = page.next_page if page.items else None
-        if self.next_page:
+        only_some = self.of is not None and self.of.session_ids is not None
+        if self.next_page and only_some and self.may_be_further:
+            self.load_page()  # those of the traces shown are further on
+            return
+        if self.next_page and self.may_be_further:
             self.state = "more below"
         elif self.sessions:
             self.state = "all loaded"
+        elif self.of is not None:
+            self.state = "none for these traces"
         else:
             self.state = "none in the last 24 hours"
         self.show_rows()
@@ -158,13 +180,28 @@ class SessionsScreen(AppScreen):
     def update_header(self) -> None:
         text = Text()
         text.append_text(safe_text(self.project_name, 40, style="bold"))
+        if self.of is not None:
+            text.append(" · of ")
+            text.append_text(safe_text(self.of.words, 60, style="bold italic"))
+            if self.of.session_ids is not None:  # the sessions of the traces it showed
+                some = "loaded " if self.of.partial else ""
+                plural = "" if self.of.traces == 1 else "s"
+                text.append(f" ({self.of.traces:,} {some}trace{plural})")
         text.append(f" · sessions, newest first · {len(self.sessions):,} · ")
         text.append_text(safe_text(self.state, 100, style="italic"))
         self.query_one("#header", Static).update(text)
 
+    @property
+    def may_be_further(self) -> bool:
+        """Whether the next page may hold sessions wanted: yes, unless only those of some
+        traces are, and all of them are here."""
+        wanted = self.of.session_ids if self.of is not None else None
+        return wanted is None or len(self.sessions) < len(wanted)
+
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        # The next page once the cursor nears the end of what is loaded.
-        if self.next_page is not None and event.cursor_row >= len(self.sessions) - 10:
+        # The next page once the cursor nears the end of what is loaded (and could hold more).
+        near_the_end = event.cursor_row >= len(self.sessions) - 10
+        if self.next_page is not None and near_the_end and self.may_be_further:
             workers = self.workers
             if not any(w.group == "sessions" and w.is_running for w in workers):
                 self.load_page()

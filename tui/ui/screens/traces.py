@@ -37,6 +37,7 @@ from tui.core.gcpause import hold_out_of_collections, return_to_collections
 from tui.model.chat import trace_preview
 from tui.model.text import safe_text
 from tui.model.timerange import TimeRange
+from tui.model.trace_list import sessions_of
 from tui.model.trace_list_rows import Shown, row_texts, show
 from tui.model.trace_list_text import header, preview_line
 from tui.ui.screens.base import error_line
@@ -484,7 +485,9 @@ class TracesScreen(QueriedList):
         self.reload(keep=False)  # another range is another list: from its top
 
     def action_sessions(self) -> None:
-        self.tui.open_sessions(self.project_id, self.project_name)
+        """The project's sessions; from a filtered list, only its user's or its traces'."""
+        of = sessions_of(self.state, self.shown.rows, self.tui.now())
+        self.tui.open_sessions(self.project_id, self.project_name, of)
 
     def action_who_columns(self) -> None:
         self.state = self.state.who_toggled()
