@@ -49,6 +49,12 @@ SCENES = (
     Scene("projects", StartAt(), description="The projects of the workspace"),
     Scene("traces", StartAt(project_id="proj_support"), description="A project's traces"),
     Scene(
+        "traces-query",
+        StartAt(project_id="proj_support"),
+        ("slash", *"error", "enter", "slash", "end", *" latency>13s model:gpt-4o"),
+        "A query found by the server, and a narrower one previewed on its rows as it is typed",
+    ),
+    Scene(
         "trace-detail",
         StartAt(project_id="proj_agent"),
         ("enter",),
