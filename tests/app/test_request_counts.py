@@ -17,7 +17,8 @@ from tests.support.app import settled, showing, wait_for
 from tui.api import ApiClient
 from tui.ui.app import StartAt, TraceTuiApp
 from tui.ui.screens.trace_detail import TraceDetailScreen
-from tui.ui.screens.traces import PAGE_SIZE, TracesScreen
+from tui.ui.screens.trace_loading import PAGE_SIZE
+from tui.ui.screens.traces import TracesScreen
 from tui.ui.widgets.span_tree import SpanTreeView
 
 PAGES = 4

@@ -30,7 +30,7 @@ from tui.model.timerange import parse_custom
 from tui.server.rows import TraceRow
 from tui.server.store import now_ms
 from tui.ui.app import StartAt, TraceTuiApp
-from tui.ui.screens import traces as traces_module
+from tui.ui.screens import trace_loading
 from tui.ui.screens.projects import ProjectsScreen
 from tui.ui.screens.time_range import TimeRangeScreen
 from tui.ui.screens.traces import TracesScreen
@@ -178,7 +178,7 @@ async def test_live_mode_moves_the_ages_on(service: RunningService) -> None:
 async def test_live_mode_adds_new_traces_on_top_without_moving_the_cursor(
     service: RunningService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(traces_module, "LIVE_SECONDS", 0.2)
+    monkeypatch.setattr(trace_loading, "LIVE_SECONDS", 0.2)
     project = f"proj_live_{uuid.uuid4().hex[:6]}"
     with service.store.transaction() as db:
         service.store.insert_project(db, "live", None, 30, project_id=project)

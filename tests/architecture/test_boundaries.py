@@ -68,6 +68,7 @@ SHARED_SCREEN_PARTS = {
     "edit_forms",
     "alert_actions",
     "trace_query",
+    "trace_loading",
 }
 
 

@@ -41,7 +41,8 @@ from tui.server.store import Store, now_ms
 from tui.ui.app import StartAt, TraceTuiApp
 from tui.ui.screens.projects import ProjectsScreen
 from tui.ui.screens.trace_detail import TraceDetailScreen
-from tui.ui.screens.traces import PAGE_SIZE, PREFETCH_ROWS, TracesScreen
+from tui.ui.screens.trace_loading import PAGE_SIZE, PREFETCH_ROWS
+from tui.ui.screens.traces import TracesScreen
 from tui.ui.widgets.span_tree import SpanTreeView
 from tui.ui.widgets.trace_table import TraceTable
 from tui.ui.widgets.virtual_rows import VirtualRows

@@ -11,41 +11,29 @@ the same paging in. What was loaded stays when a filtered request fails.
 
 The list's state (query, sort, errors-only, range, live, columns, what the server was asked)
 is a TraceListState (tui/model/trace_list.py), applied to the loaded rows by
-tui/model/trace_list_rows.py; the keys that change the query are in trace_query.py; what stays
-here is loading the pages, live mode, and drawing the list.
+tui/model/trace_list_rows.py and said by trace_list_text.py; the keys that change the query are
+in trace_query.py, the requests for pages and live mode in trace_loading.py; here are the keys
+and the drawing.
 """
 
 from __future__ import annotations
-
-import asyncio
-from collections.abc import Coroutine
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.timer import Timer
 from textual.widgets import Input, Static
 from textual.worker import Worker
 
-from tui.api import ApiError, NextPage, NotFound, Page, Trace
-from tui.api.models import TraceFilter
-from tui.core.gcpause import hold_out_of_collections, return_to_collections
-from tui.model.chat import trace_preview
+from tui.api import Trace
 from tui.model.text import safe_text
 from tui.model.timerange import TimeRange
 from tui.model.trace_list import sessions_of
-from tui.model.trace_list_rows import Shown, row_texts, show
+from tui.model.trace_list_rows import Shown, show
 from tui.model.trace_list_text import header, preview_line
-from tui.ui.screens.base import error_line
-from tui.ui.screens.trace_query import (
-    QueriedList,
-    answer_line,
-    has_answer,
-)
+from tui.ui.screens.trace_loading import PagedList
+from tui.ui.screens.trace_query import answer_line, has_answer
 from tui.ui.widgets.key_footer import KeyFooter
 from tui.ui.widgets.query_line import QueryLine
 from tui.ui.widgets.status_bar import StatusBar
@@ -53,32 +41,8 @@ from tui.ui.widgets.trace_columns import TraceListTable
 from tui.ui.widgets.trace_table import TraceTable
 from tui.ui.widgets.virtual_rows import VirtualRows
 
-if TYPE_CHECKING:
-    from tui.api import ApiClient
 
-PAGE_SIZE = 500
-# The next page is asked for once the cursor moves within a page's worth of rows of the end (so
-# the first move asks for the second page, and nothing is fetched for a list only glanced at):
-# far from the server (a 200 ms round trip), a held page-down key (some 600 rows a second)
-# reaches the end of what is loaded only after the next page has arrived.
-PREFETCH_ROWS = PAGE_SIZE
-LIVE_SECONDS = 5.0
-HOLD_OUT_TRACES = 5_000  # loaded traces held out of garbage collections from this many on
-
-
-def add_preview(trace: Trace) -> bool:
-    """Give the trace its one-line input preview: the server's, or one made from an `input`
-    it sent (Langfuse does); True if it has one."""
-    if trace.input_preview is None and not trace.model_extra and not trace.attributes:
-        return False
-    attributes = trace.attributes if isinstance(trace.attributes, dict) else None
-    trace.input_preview = trace_preview(
-        {"input_preview": trace.input_preview}, trace.model_extra, attributes
-    )
-    return trace.input_preview is not None
-
-
-class TracesScreen(QueriedList):
+class TracesScreen(PagedList):
     # The footer at 80 columns: Back, Open, Filter, Range, Refresh, Live, Alerts, then `?` and
     # Quit; Errors, Overview and Sort follow as room allows (FOOTER_WHEN_ROOM). All are in `?`.
     BINDINGS = [
@@ -153,40 +117,12 @@ class TracesScreen(QueriedList):
     """
 
     def __init__(self, project_id: str, project_name: str | None = None) -> None:
-        super().__init__()
-        self.project_id = project_id
+        super().__init__(project_id)
         self.project_name = project_name or project_id
-        self.traces: list[Trace] = []
-        self._texts: list[str] = []  # each loaded row's searchable text (row_texts)
-        self._ids: set[str] = set()
-        self.next_page: NextPage | None = None
-        self.page_worker: Worker[None] | None = None
-        self.live_timer: Timer | None = None
         self._left = False  # another screen has been on top since this one opened
         self._last_row = 0  # where the cursor was: the next page is fetched moving down
         self.answers_shown = False  # some row has an answer, user, session or tags
         self.shown = Shown([], 0, (), None)  # the loaded rows as the list shows them
-        # The first page is asked for now, before the screen is built and drawn.
-        self._early_page: asyncio.Task[Page] | None = self.ask_now(self._first_page)
-
-    @property
-    def ended(self) -> bool:
-        """Whether the last page of the range is loaded."""
-        return self.state.paging.ended
-
-    @property
-    def load_error(self) -> str | None:
-        """The last failed request, in one line (None: the last one worked)."""
-        return self.state.paging.error
-
-    def _first_page(self, client: ApiClient) -> Coroutine[Any, Any, Page]:
-        start, end = self.state.time_range.bounds(self.tui.now())
-        return client.list_traces(self.project_id, start=start, end=end, limit=PAGE_SIZE)
-
-    def on_unmount(self) -> None:
-        if self._early_page is not None:
-            self._early_page.cancel()
-        return_to_collections(self)
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="top"):
@@ -223,11 +159,6 @@ class TracesScreen(QueriedList):
         ):
             self.load_page(first=not self.traces)
 
-    @property
-    def fetching(self) -> bool:
-        """Whether a page is on its way (derived from the worker: it cannot go stale)."""
-        return self.page_worker is not None and self.page_worker.is_running
-
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker is self.page_worker and not self.fetching:
             self.update_header()  # cancelled or failed as a bug: "loading…" must not stay
@@ -246,111 +177,15 @@ class TracesScreen(QueriedList):
         table = self.query_one(TraceListTable)
         self.query_one("#columns", Static).update(Text(table.header(table.content_width)))
 
-    # -- loading ---------------------------------------------------------------------------------
-
-    def action_refresh(self) -> None:
-        """Reload from the first page; what is shown stays until the new page arrives, and the
-        cursor then stays on its trace (else its row), on the same line. While ranked by
-        duration or cost, the whole range is loaded again."""
-        self.reload(keep=True)
-
-    def reload(self, keep: bool) -> None:
-        """The first page again; with `keep`, the cursor stays where it was (else: the top)."""
-        self.state = self.state.loading_all_set(self.state.ranks_here)
-        self.load_page(first=True, filters=self.state.asked, keep=keep)
-
-    def load_page(
-        self, first: bool = False, filters: TraceFilter | None = None, keep: bool = False
-    ) -> None:
-        """The first page (replacing what is loaded once it arrives) or the next one. The
-        first page is asked for with `filters` (None: none); the next ones carry what the
-        first was asked with (in the cursor, and sent along for servers whose cursor does
-        not)."""
-        start, end = self.state.time_range.bounds(self.tui.now())
-        after = None if first else self.next_page
-        asked = filters if first else self.state.asked
-        table = self.query_one(TraceTable)
-        spot = table.spot() if first and keep and table.rows else None
-        early, self._early_page = self._early_page, None
-        if not first and early is not None:
-            early.cancel()
-            early = None
-
-        def loaded(page: Page) -> None:
-            if first:
-                self.traces, self._texts, self._ids = [], [], set()
-            self.next_page = page.next_page
-            ended = page.next_page is None or not page.items
-            self.state = self.state.page_loaded(first, asked, ended, page.dropped)
-            self._add(page.items, at_top=False, to_top=first and spot is None)
-            if spot is not None:
-                table.follow(spot)
-            if self.state.paging.loading_all:
-                self.call_after_refresh(self.load_page)
-            elif ended:
-                self.update_header()
-            elif not first:  # the cursor may be within a page of the new end already
-                self.call_after_refresh(self._prefetch)
-
-        def failed(error: ApiError) -> bool:
-            if isinstance(error, NotFound):
-                return self.project_gone()
-            # What was loaded stays; the header says what failed and ctrl+r retries.
-            self.state = self.state.page_failed(error_line(error))
-            self.update_header()
-            return False
-
-        self.page_worker = self.call_api(
-            lambda client: (
-                (early if asked is None else None)
-                or client.list_traces(
-                    self.project_id,
-                    start=start,
-                    end=end,
-                    limit=PAGE_SIZE,
-                    after=after,
-                    filters=asked,
-                )
-            ),
-            loaded,
-            group="traces",
-            failed=failed,
-            retry=lambda: self.load_page(first=first),
-            project_id=self.project_id,
-        )
-        self.update_header()
-
-    def _add(self, traces: list[Trace], at_top: bool, to_top: bool = False) -> None:
-        fresh = [t for t in traces if (t.id or "") not in self._ids or not t.id]
+    def took_in(self, fresh: list[Trace], previews: bool) -> None:
         self.query_one(QueryLine).remember(fresh)
         if not self.answers_shown and any(map(has_answer, fresh)):
             self.answers_shown = True
             self.query_one("#answer").add_class("-shown")
-        previews = False
-        for trace in fresh:
-            if trace.id:
-                self._ids.add(trace.id)
-            previews = add_preview(trace) or previews
         table = self.query_one(TraceTable)
         if previews and not table.previews:
             table.previews = True
             self._update_columns()
-        keep = None if to_top else table.selected
-        if at_top:
-            self.traces[:0] = fresh
-            self._texts[:0] = row_texts(fresh)
-        else:
-            self.traces += fresh
-            self._texts += row_texts(fresh)
-        if not at_top and len(self.traces) >= HOLD_OUT_TRACES:
-            # Every full collection would walk all the loaded traces (100 ms at 50,000, landing
-            # on whatever the user does next): they are held out of collections, as a big
-            # trace is (tui/core/gcpause.py), until the screen closes. On each page (a bounded
-            # number of times: what is held includes any garbage not yet collected).
-            hold_out_of_collections(self)
-        self.apply_view(keep=keep)
-        if to_top:
-            table.move_to(0)
 
     def apply_view(self, keep: Trace | None) -> None:
         """Filter and sort what is loaded, where the server did not, or preview what is typed;
@@ -383,19 +218,6 @@ class TracesScreen(QueriedList):
             self._prefetch()
         self._last_row = event.row
         self.update_position()
-
-    def _prefetch(self) -> None:
-        """Ask for the next page when the cursor is within PREFETCH_ROWS of the end of what is
-        loaded, unless a page is on its way already (one request at a time, each page once)."""
-        table = self.query_one(TraceTable)
-        if (
-            not self.fetching
-            and not self.state.paging.ended
-            and self.next_page is not None
-            and self.state.may_prefetch
-            and table.cursor >= table.row_count() - PREFETCH_ROWS
-        ):
-            self.load_page()
 
     def update_header(self) -> None:
         """The header on one line, fitted to its width (the whole query: `/` shows it)."""
@@ -511,61 +333,3 @@ class TracesScreen(QueriedList):
             self.set_live(True)
             self.poll_new()
         self.update_header()
-
-    def set_live(self, on: bool) -> None:
-        """Live mode on (a poll every LIVE_SECONDS) or off."""
-        self.state = self.state.live_set(on)
-        if self.live_timer is not None and not self.state.live:
-            self.live_timer.stop()
-            self.live_timer = None
-        elif self.live_timer is None and self.state.live:
-            self.live_timer = self.set_interval(LIVE_SECONDS, self.poll_new)
-
-    def poll_new(self) -> None:
-        """Live mode: the traces that started since the newest one loaded (those the server's
-        filter keeps, when it filters)."""
-        newest = max((t.started_at for t in self.traces if t.started_at), default=None)
-        start, end = self.state.time_range.bounds(self.tui.now())
-        asked = self.state.asked
-        kept = replace(asked, sort=None, order=None) if asked is not None else None
-
-        def arrived(page: Page) -> None:
-            new = [t for t in page.items if t.id not in self._ids]
-            if new:
-                self._add(new, at_top=True)
-            else:  # nothing new: the ages ("3m ago") still move on
-                table = self.query_one(TraceTable)
-                table.now = self.tui.now()
-                table.refresh()
-
-        self.call_api(
-            lambda client: client.list_traces(
-                self.project_id,
-                start=newest or start,
-                end=end,
-                limit=PAGE_SIZE,
-                filters=kept if kept is not None and not kept.is_empty else None,
-            ),
-            arrived,
-            group="live",
-            failed=lambda error: isinstance(error, NotFound) and self.project_gone(),
-            project_id=self.project_id,
-        )
-
-    def project_gone(self) -> bool:
-        """The server answered 404 for the project: it has none of that id (deleted, or the
-        service started on another database). Said in the header, live mode stopped; esc goes
-        back to the projects. True: said in place (for call_api's `failed`)."""
-        if not self.state.paging.gone:
-            self.notify(
-                "The server has no project with this id now: it was deleted, or the service "
-                "started on another database. esc goes back to the projects.",
-                title="Project gone",
-                severity="warning",
-                timeout=10,
-            )
-        self.state = self.state.project_gone()
-        self.set_live(False)
-        self.refresh_bindings()
-        self.update_header()
-        return True
