@@ -5,7 +5,8 @@ are loaded, how the paging goes, and from these, what is left to do to the loade
 A TraceListState is immutable: each key or answer is one small transition that returns a new
 state (`submitted`, `errors_toggled`, `page_loaded`...). The screen (tui/ui/screens/traces.py)
 keeps the input, the requests and the drawing; tui/model/trace_list_rows.py applies a state to
-the loaded rows.
+the loaded rows (and previews what is typed), tui/model/trace_list_text.py says it. Which row
+the cursor is on across refreshes is the table's (VirtualRows' Spot: the row's trace id).
 
 One sort vocabulary: a Sort is a key of GET /v1/traces's `sort` (TRACE_SORTS) and an order.
 `s` steps through SORT_STEPS; a query's `sort:` wins over it while the query is on.
