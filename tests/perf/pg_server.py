@@ -23,7 +23,6 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 from unittest import mock
 
 from tests.support import postgres
@@ -34,9 +33,9 @@ from tests.support.postgres import (
     ROOT_PREFIX,
     PostgresError,
     PostgresServer,
-    postgres_bin_dir,
     sweep_stale,
 )
+from tests.support.postgres_binaries import ids_of, server_bin_dir, server_user
 
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tracetui" / "bench"
 BENCH_SETTINGS = {
@@ -48,13 +47,8 @@ BENCH_SETTINGS = {
 }
 
 
-def _ids() -> dict[str, Any]:
-    user = postgres._server_user()
-    return {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []} if user else {}
-
-
 def _chown_tree(path: Path) -> None:
-    user = postgres._server_user()
+    user = server_user()
     if user is None:
         return
     for folder, _, files in os.walk(path):
@@ -63,7 +57,7 @@ def _chown_tree(path: Path) -> None:
             os.chown(Path(folder) / name, user.pw_uid, user.pw_gid)
 
 
-def _initdb(data: Path, password: str) -> None:
+def _initdb(data: Path, password: str, bin_dir: Path) -> None:
     password_file = data.parent / "password"
     password_file.write_text(password + "\n")
     password_file.chmod(0o600)
@@ -71,7 +65,7 @@ def _initdb(data: Path, password: str) -> None:
     try:
         done = subprocess.run(
             [
-                str(postgres_bin_dir() / "initdb"),
+                str(bin_dir / "initdb"),
                 *("-D", str(data), "-U", ADMIN_USER, f"--pwfile={password_file}"),
                 *("--auth-local=trust", "--auth-host=scram-sha-256"),
                 *("--encoding=UTF8", "--locale=C", "--no-instructions"),
@@ -81,7 +75,7 @@ def _initdb(data: Path, password: str) -> None:
             text=True,
             cwd=data.parent,
             check=False,
-            **_ids(),
+            **ids_of(server_user()),
         )
     finally:
         password_file.unlink(missing_ok=True)
@@ -102,13 +96,14 @@ def bench_postgres(name: str) -> Iterator[PostgresServer]:
     data = root / "data"
     password = secrets.token_urlsafe(18)
     fresh = not kept.is_dir()
+    bin_dir = server_bin_dir()
     if fresh:
         data.mkdir()
-        _initdb(data, password)
+        _initdb(data, password, bin_dir)
     else:
         kept.rename(data)
     _chown_tree(root)
-    server = PostgresServer(root, 0, password, postgres_bin_dir())
+    server = PostgresServer(root, 0, password, bin_dir)
     try:
         with mock.patch.dict(postgres.TEST_SETTINGS, BENCH_SETTINGS):
             for _ in range(postgres.PORT_TRIES):
