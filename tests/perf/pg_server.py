@@ -38,6 +38,9 @@ from tests.support.postgres import (
 from tests.support.postgres_binaries import ids_of, server_bin_dir, server_user
 
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tracetui" / "bench"
+# A running server to use instead of one of the bench's own: the suite's, when `make test` runs
+# the benches at a tiny size (tests/bench/test_tiny_benches.py). Nothing is kept from it.
+SHARED: PostgresServer | None = None
 BENCH_SETTINGS = {
     "fsync": "on",
     "full_page_writes": "on",
@@ -87,7 +90,11 @@ def _initdb(data: Path, password: str, bin_dir: Path) -> None:
 def bench_postgres(name: str) -> Iterator[PostgresServer]:
     """A running PostgreSQL whose data directory is kept as CACHE/`name` between runs (made
     by initdb the first time), stopped and put back on the way out. Its role APP_USER gets a
-    new random password each run (set over the trusted socket, never printed)."""
+    new random password each run (set over the trusted socket, never printed). With SHARED
+    set, that server instead, as it is."""
+    if SHARED is not None:
+        yield SHARED
+        return
     CACHE.mkdir(parents=True, exist_ok=True)
     kept = CACHE / name
     sweep_stale()
