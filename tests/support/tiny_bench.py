@@ -56,7 +56,13 @@ def run_tiny(
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     monkeypatch.setattr(pg_server, "CACHE", tmp_path / "cache")
     monkeypatch.setattr(pg_server, "SHARED", postgres)
-    rows: list[Row] = module.run()
+    before = _databases(postgres)
+    try:
+        rows: list[Row] = module.run()
+    finally:
+        if postgres is not None:
+            for database in _databases(postgres) - before:  # what it kept (its big one)
+                postgres.drop_database(database)
     print_table(rows)
     printed = capsys.readouterr().out
     assert rows, f"{name} measured nothing"
@@ -64,3 +70,9 @@ def run_tiny(
         assert row.scenario in printed, row
         assert not math.isnan(row.ours), row
     return rows
+
+
+def _databases(postgres: PostgresServer | None) -> set[str]:
+    if postgres is None or not postgres.running:
+        return set()
+    return {row[0] for row in postgres.execute("SELECT datname FROM pg_database")}
