@@ -1,7 +1,8 @@
 """`make bench`: run every benchmark under tests/perf and print one table, and how busy the
 machine was meanwhile: every figure is compared with a floor measured in the same run, but a
 busy machine (other processes, or other machines on the same host taking its CPUs: "steal")
-stretches both unevenly, so the table says whether the run was idle."""
+stretches both unevenly, so the table says whether the run was idle. Then a line for each row
+that regressed against the figures recorded in docs/benchmarks.md (verdicts.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import tests.perf
 from tests.perf.report import Row, print_table
+from tests.perf.verdicts import recorded_figures, verdicts
 
 BUSY_LOAD = 0.5  # more than this many runnable processes besides the benchmark: not idle
 BUSY_STEAL = 2.0  # per cent of CPU time taken by other machines on the host
@@ -49,6 +51,8 @@ def main(only: list[str]) -> int:
     print()
     print_table(rows)
     print(machine_note(load_before, times_before))
+    for line in verdicts(rows, recorded_figures()):
+        print(line)
     return 0
 
 

@@ -45,6 +45,11 @@ HOUR = 3_600_000
 PROJECT = "proj_bench"
 KEY = "bench-key"
 LIST_REQUESTS = 40
+FIRST_ROUNDS = 3  # first rounds, each from no state
+STEADY_ROUNDS = 5  # rounds that change nothing, and reads of the floor
+# What `make test` runs this module with (tests/bench/test_tiny_benches.py): every code path
+# once, at a size that takes seconds; no figure of it means anything.
+TINY = {"TRACES": 400, "BASELINE": 100, "LIST_REQUESTS": 2, "FIRST_ROUNDS": 1, "STEADY_ROUNDS": 1}
 
 SYSTEM = (
     "You are Ava, the support assistant of Northwind Outfitters. Answer briefly, look up "
@@ -245,7 +250,7 @@ def measure(path: Path, now: int) -> list[Row]:
     # A first round (every alert changes, webhooks made, prompts read cold) three times over,
     # each from no state and a new evaluator; then rounds that change nothing.
     firsts = []
-    for _ in range(3):
+    for _ in range(FIRST_ROUNDS):
         forget_states(store)
         evaluator = Evaluator(store, lambda: now)
         started = time.perf_counter()
@@ -253,13 +258,13 @@ def measure(path: Path, now: int) -> list[Row]:
         firsts.append(time.perf_counter() - started)
         assert first.evaluated == 100 and first.failed_projects == 0, first
     steady = []
-    for _ in range(5):
+    for _ in range(STEADY_ROUNDS):
         started = time.perf_counter()
         result = evaluator.round()
         steady.append(time.perf_counter() - started)
         assert result.changes == 0, result
     floors = []
-    for _ in range(5):
+    for _ in range(STEADY_ROUNDS):
         started = time.perf_counter()
         floor()
         floors.append(time.perf_counter() - started)

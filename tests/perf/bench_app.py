@@ -33,7 +33,16 @@ from tui.ui.widgets.span_tree import SpanTreeView
 RUNS = 3
 PAIRS = 3  # openings (each after its floor) per run of the big traces
 BENCH_KEY = "tt_ws_benchmark_key_0123456789"
-DB = Path(tempfile.mkdtemp(prefix="tracetui-bench-")) / "app.sqlite3"
+STEPS_10K = 500  # agent steps of the "10k" trace (20 spans each)
+STEPS_50K = 2_500
+DEEP = 10_000  # levels of the deep trace
+LIST_PAGES = 100  # pages of 500 traces the trace list grows to (tests/perf/trace_list.py)
+# What `make test` runs this module with (tests/bench/test_tiny_benches.py): every code path
+# once, at a size that takes seconds; no figure of it means anything.
+TINY = {
+    **{"RUNS": 1, "PAIRS": 1, "STEPS_10K": 5, "STEPS_50K": 10, "DEEP": 50},
+    **{"LIST_PAGES": 2},
+}
 
 
 def deep_chain(rng: random.Random, start: int, depth: int) -> TraceBuilder:
@@ -56,8 +65,8 @@ def deep_chain(rng: random.Random, start: int, depth: int) -> TraceBuilder:
     return b
 
 
-def make_store() -> tuple[Store, dict[str, str]]:
-    store = Store(DB)
+def make_store(path: Path) -> tuple[Store, dict[str, str]]:
+    store = Store(path)
     store.add_key(BENCH_KEY, None, "bench")
     ids = {}
     rng = random.Random(3)
@@ -65,9 +74,9 @@ def make_store() -> tuple[Store, dict[str, str]]:
     with store.transaction() as db:
         store.insert_project(db, "bench", None, 30, project_id="p")
         for name, builder in (
-            ("10k", big_trace(rng, start, steps=500)),
-            ("50k", big_trace(rng, start, steps=2500)),
-            ("deep", deep_chain(rng, start, 10_000)),
+            ("10k", big_trace(rng, start, steps=STEPS_10K)),
+            ("50k", big_trace(rng, start, steps=STEPS_50K)),
+            ("deep", deep_chain(rng, start, DEEP)),
         ):
             builder.trace_id = f"bench-{name}"
             rows = [row._replace(trace_id=builder.trace_id) for row in builder.rows]
@@ -210,7 +219,7 @@ def trace_list_in_own_process(base_url: str) -> tuple[list[float], float, float]
     """The trace-list scenario in a process of its own, so its resident memory is the app's
     alone (not this process's, which also holds the service and the big traces)."""
     out = subprocess.run(
-        [sys.executable, "-m", "tests.perf.trace_list", base_url, BENCH_KEY],
+        [sys.executable, "-m", "tests.perf.trace_list", base_url, BENCH_KEY, str(LIST_PAGES)],
         capture_output=True,
         text=True,
         check=True,
@@ -220,12 +229,13 @@ def trace_list_in_own_process(base_url: str) -> tuple[list[float], float, float]
 
 
 def run() -> list[Row]:
-    _, ids = make_store()
+    db = Path(tempfile.mkdtemp(prefix="tracetui-bench-")) / "app.sqlite3"
+    _, ids = make_store(db)
     rows: list[Row] = []
     # The service in its own process, as a real one is: the app measured here shares neither
     # the interpreter's lock nor its CPU time with the service answering it.
     with Processes() as processes:
-        base_url = processes.start(service_command(DB))
+        base_url = processes.start(service_command(db))
         for name, limit in (("10k", 0.4), ("50k", 2.0)):
             fetch_floor, parse_floor, total, client_side, ratios = open_big(
                 base_url, ids[name], name

@@ -40,8 +40,8 @@ from typing import Any, NamedTuple
 
 import httpx
 
-from tests.perf import million
-from tests.perf.bench_ingest import KEY, PROJECT, SPANS, bodies, listed_spans, p95
+from tests.perf import bench_ingest, million
+from tests.perf.bench_ingest import KEY, PROJECT, bodies, listed_spans, p95
 from tests.perf.pg_server import bench_postgres, database_size
 from tests.perf.report import Row
 from tests.support.builders import add_bulk_traces
@@ -59,6 +59,16 @@ SENDERS = 4
 REQUESTS = 50
 DEEP_PAGE = 200
 DAY_MS = 86_400_000
+WARM_S = 1.0  # after the service answers: the price table warms in the background
+IDLE_LIST_S = 3.0  # the list read alone, before the ingest
+SETTLE_S = 2.0  # the big database's service: its start-up work done before the first page
+# What `make test` runs this module with (tests/bench/test_tiny_benches.py): every code path
+# once, at a size that takes seconds; no figure of it means anything.
+TINY = {
+    **{"RUNS": 1, "REQUESTS": 3, "DEEP_PAGE": 3, "WARM_S": 0.0, "IDLE_LIST_S": 0.2},
+    **{"SETTLE_S": 0.0, "bench_ingest.SPANS": 1_000, "bench_ingest.LISTED_BEFORE": 200},
+    **{"million.TRACES": 400},
+}
 SERVE_FLAGS = (
     *("--rate-limit", "1000000000", "--ingest-rate-limit", "1000000000"),
     *("--alert-interval", "0"),
@@ -91,7 +101,8 @@ class Backend:
         with store.transaction() as db:  # type: ignore[attr-defined]
             store.insert_project(db, "ingest bench", None, 30, project_id=PROJECT)  # type: ignore[attr-defined]
         store.add_key(KEY, None, "bench")
-        add_bulk_traces(store, PROJECT, 10_000, now_ms() - 2 * 3_600_000, span=3_600_000)  # type: ignore[arg-type]
+        since = now_ms() - 2 * 3_600_000
+        add_bulk_traces(store, PROJECT, bench_ingest.LISTED_BEFORE, since, span=3_600_000)  # type: ignore[arg-type]
 
 
 class SQLite(Backend):
@@ -256,14 +267,14 @@ def ingest_pass(
             urls = [s.base_url for s in served]
             for url in urls:
                 wait_answering(url)
-            time.sleep(1.0)  # the price table warms in the background
+            time.sleep(WARM_S)  # the price table warms in the background
             idle: list[float] = []
             busy: list[float] = []
             if read_list:
                 stop = threading.Event()
                 lister = threading.Thread(target=list_latencies, args=(urls[0], stop, idle))
                 lister.start()
-                time.sleep(3)
+                time.sleep(IDLE_LIST_S)
                 stop.set()
                 lister.join()
             stop = threading.Event()
@@ -278,7 +289,7 @@ def ingest_pass(
                 lister.join()
             connections = backend.connections(database) if isinstance(backend, Postgres) else 0
             listable = listed_spans(urls[0].removesuffix("/v1"))
-            assert listable == SPANS, listable
+            assert listable == bench_ingest.SPANS, listable
     finally:
         backend.drop(database)
     return Pass(elapsed, idle, busy, connections)
@@ -304,7 +315,7 @@ def measure_ingest(backend: Backend, payloads: list[bytes]) -> Ingest:
     median = passes[len(passes) // 2]
     reading = ingest_pass(backend, payloads, read_list=True)
     return Ingest(
-        SPANS / median.elapsed,
+        bench_ingest.SPANS / median.elapsed,
         median.elapsed,
         floor,
         written,
@@ -322,8 +333,9 @@ def iso(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat().replace("+00:00", "Z")
 
 
-def p95_of(call: Callable[[], Any], count: int = REQUESTS, warm: int = 5) -> float:
-    """The p95 of `count` calls of `call`, in ms, after `warm` untimed ones."""
+def p95_of(call: Callable[[], Any], count: int | None = None, warm: int = 5) -> float:
+    """The p95 of `count` (REQUESTS) calls of `call`, in ms, after `warm` untimed ones."""
+    count = REQUESTS if count is None else count
     times = []
     for n in range(warm + count):
         started = time.perf_counter()
@@ -432,7 +444,7 @@ def rows_of(name: str, ingest: Ingest, big: Big, size_mb: float) -> list[Row]:
     pg = name == "postgres"
     out = [
         Row(
-            f"{name}: ingest 50k spans via serve vs floor",
+            f"{name}: ingest {bench_ingest.SPANS // 1000}k spans via serve vs floor",
             ingest.elapsed,
             ingest.floor,
             "s",
@@ -522,7 +534,7 @@ def run() -> list[Row]:
             store.close()
         size = database_size(server, million.DATABASE) / 1e6
     out += rows_of("postgres", ingest, big, size)
-    two_rate = SPANS / two.elapsed
+    two_rate = bench_ingest.SPANS / two.elapsed
     out.append(
         Row(
             "postgres: 2 replicas ingesting vs 1 (spans/s)",
@@ -533,7 +545,7 @@ def run() -> list[Row]:
             True,
         )
     )
-    plain_rate = SPANS / plain[len(plain) // 2]
+    plain_rate = bench_ingest.SPANS / plain[len(plain) // 2]
     out.append(
         Row(
             "postgres: ingest without the text index",
@@ -568,14 +580,14 @@ def wait_answering_big(url: str) -> None:
         while c.get("/projects").status_code != 200:
             assert time.monotonic() < deadline
             time.sleep(0.01)
-    time.sleep(2.0)
+    time.sleep(SETTLE_S)
 
 
 def describe(name: str, ingest: Ingest, big: Big) -> str:
     return (
         f"{name}: ingest passes {[round(p, 2) for p in ingest.passes]} s, median "
         f"{ingest.rate:,.0f} spans/s; floor {ingest.floor:.2f} s (the write alone "
-        f"{ingest.written:.2f} s, {SPANS / ingest.written:,.0f} spans/s); list p95 idle "
+        f"{ingest.written:.2f} s, {bench_ingest.SPANS / ingest.written:,.0f} spans/s); list p95 idle "
         f"{ingest.idle_p95 * 1000:.1f} ms, ingesting {ingest.busy_p95 * 1000:.1f} ms; 1M: "
         f"first round {big.first_round:.0f} ms, then {big.round:.0f} ms; {big.firing} of 100 "
         "firing"

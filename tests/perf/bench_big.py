@@ -34,6 +34,12 @@ PROJECT = "big"
 TRACE_100K = "big-100k"
 TRACE_50K = "big-50k"
 LISTED = 50_000
+STEPS_100K = 5_000  # agent steps of the 100k-span trace (20 spans each)
+STEPS_50K = 2_500
+SETTLE_S = 1.0  # the app's pause before each memory reading (tests/perf/big_app.py)
+# What `make test` runs this module with (tests/bench/test_tiny_benches.py): every code path
+# once, at a size that takes seconds; no figure of it means anything.
+TINY = {"RUNS": 1, "LISTED": 150, "STEPS_100K": 10, "STEPS_50K": 5, "SETTLE_S": 0.1}
 
 
 def make_db() -> Path:
@@ -44,7 +50,7 @@ def make_db() -> Path:
     start = now - 7_200_000
     with store.transaction() as db:
         store.insert_project(db, "big", None, 30, project_id=PROJECT)
-        for trace_id, steps in ((TRACE_100K, 5000), (TRACE_50K, 2500)):
+        for trace_id, steps in ((TRACE_100K, STEPS_100K), (TRACE_50K, STEPS_50K)):
             builder = big_trace(random.Random(9), start, steps=steps)
             builder.trace_id = trace_id
             builder.rows = [row._replace(trace_id=trace_id) for row in builder.rows]
@@ -84,7 +90,7 @@ def run() -> list[Row]:
             fetch_once, parse_once, size = floor(base_url, TRACE_100K)
             fetch, parse = fetch + fetch_once / RUNS, parse + parse_once / RUNS
             opens.append(in_app("open", base_url, KEY, TRACE_100K))
-        browsing = in_app("browse", base_url, KEY, PROJECT, TRACE_50K)
+        browsing = in_app("browse", base_url, KEY, PROJECT, TRACE_50K, str(SETTLE_S))
     opened = statistics.median(o["open"] for o in opens)
     client = statistics.median(o["client"] for o in opens)
     rss = statistics.median(o["rss_mb"] for o in opens)

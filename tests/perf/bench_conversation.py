@@ -31,6 +31,11 @@ from tui.ui.widgets.span_tree import SpanTreeView
 RUNS = 9
 MOVES = 200
 BENCH_KEY = "tt_ws_benchmark_key_conversation_01"
+STEPS = 526  # agent steps of the chat trace: 19 * 526 + 1 = 9,995 spans
+MESSAGES_BYTES = 1_000_000  # the big span's messages, all told
+# What `make test` runs this module with (tests/bench/test_tiny_benches.py): every code path
+# once, at a size that takes seconds; no figure of it means anything.
+TINY = {"RUNS": 1, "MOVES": 4, "STEPS": 5, "MESSAGES_BYTES": 20_000}
 WORDS = ["the", "parcel", "left", "the", "depot", "on", "monday", "and", "should", "arrive", "soon"]
 
 
@@ -48,7 +53,7 @@ def prose(rng: random.Random, chars: int) -> str:
 
 
 def megabyte_span(span_id: str, rng: random.Random, messages: int) -> SpanSpec:
-    each = 1_000_000 // messages
+    each = MESSAGES_BYTES // messages
     history = [
         genai("user" if n % 2 == 0 else "assistant", text(prose(rng, each)))
         for n in range(messages)
@@ -147,7 +152,7 @@ def make_store() -> tuple[Store, dict[str, SpanSpec]]:
         started_ms=start,
     )
     add_trace(
-        store, "chat10k", big_chat_trace(rng, 526), project_id="p", name="10k", started_ms=start
+        store, "chat10k", big_chat_trace(rng, STEPS), project_id="p", name="10k", started_ms=start
     )
     return store, big
 

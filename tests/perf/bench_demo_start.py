@@ -14,6 +14,9 @@ from tests.support.terminal import PYTHON, Terminal
 RUNS = 5  # each demo start fills a fresh database (several seconds)
 # Within 1 s on an idle machine, where the floor is some 0.5 s; the ratio holds on a busy one.
 FLOOR_RATIO = 1.25
+# What `make test` runs this module with (tests/bench/test_tiny_benches.py): every code path
+# once, at a size that takes seconds; no figure of it means anything.
+TINY = {"RUNS": 1}
 
 
 def environment() -> dict[str, str]:

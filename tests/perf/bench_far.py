@@ -57,6 +57,14 @@ KEY = "tt_ws_far_benchmark_key_0123456789"
 PROJECT = "far"
 BIG = "far-10k"
 SIZE = (80, 24)
+BIG_STEPS = 500  # agent steps of the 10k-span trace
+SETTLE_S = 0.3  # before a scenario: what the app drew last is drawn, its connection idle
+# What `make test` runs this module with (tests/bench/test_tiny_benches.py): every code path
+# once, at a size that takes seconds; no figure of it means anything.
+TINY = {
+    **{"DELAY": 0.02, "ROUND_TRIP": 0.04, "RUNS": 1, "TRACES": 1_200, "SCROLL_TO": 900},
+    **{"BIG_STEPS": 5, "SETTLE_S": 0.05},
+}
 
 
 def make_db() -> Path:
@@ -66,7 +74,7 @@ def make_db() -> Path:
     now = now_ms()
     with store.transaction() as db:
         store.insert_project(db, "far away", None, 30, project_id=PROJECT)
-        builder = big_trace(random.Random(5), now - 7_200_000, steps=500)
+        builder = big_trace(random.Random(5), now - 7_200_000, steps=BIG_STEPS)
         builder.trace_id = BIG
         builder.rows = [row._replace(trace_id=BIG) for row in builder.rows]
         store.insert_traces(
@@ -115,14 +123,14 @@ async def in_app(
 async def requests_since(app: TraceTuiApp, pilot: Any, mark: int) -> list[str]:
     """The requests sent since the log held `mark` entries, once any still on their way have
     come back (the log has a request when it is answered)."""
-    await pilot.pause(2 * ROUND_TRIP + 0.3)
+    await pilot.pause(2 * ROUND_TRIP + SETTLE_S)
     return [f"{entry.method} {entry.url}" for entry in list(app.client.log)[mark:]]
 
 
 async def first_rows(app: TraceTuiApp, pilot: Any) -> tuple[float, list[str]]:
     """Seconds from enter on the project to its first trace rows drawn; the requests sent."""
     await until(lambda: isinstance(app.screen, ProjectsScreen) and bool(app.screen.projects))
-    await pilot.pause(0.3)  # the projects drawn, the connection idle (and kept)
+    await pilot.pause(SETTLE_S)  # the projects drawn, the connection idle (and kept)
     mark = len(app.client.log)
     with painted(TraceTable, lambda table: table.row_count() > 0) as moments:
         started = time.perf_counter()
@@ -145,7 +153,7 @@ async def scroll(app: TraceTuiApp, pilot: Any) -> tuple[list[float], list[str], 
     beyond that it asks for ahead), rows a second). A stall: the cursor at the last row loaded
     while more are to come, watched every millisecond the app leaves free."""
     screen = await traces_loaded(app)
-    await pilot.pause(0.3)
+    await pilot.pause(SETTLE_S)
     table = screen.query_one(TraceTable)
     mark = len(app.client.log)
     stalls: list[float] = []
@@ -181,7 +189,7 @@ async def scroll(app: TraceTuiApp, pilot: Any) -> tuple[list[float], list[str], 
 async def open_trace(app: TraceTuiApp, pilot: Any) -> tuple[float, list[str]]:
     """Seconds from asking for the 10k trace (the trace list loaded) to its tree drawn."""
     await traces_loaded(app)
-    await pilot.pause(0.3)
+    await pilot.pause(SETTLE_S)
     mark = len(app.client.log)
     with painted(SpanTreeView, lambda view: True) as moments:
         started = time.perf_counter()

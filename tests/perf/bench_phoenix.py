@@ -17,6 +17,7 @@ Target: ours <= 1.3x the floor (medians). Phoenix itself takes most of either.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import statistics
 import tempfile
@@ -28,7 +29,7 @@ import httpx
 
 from tests.perf.report import Row
 from tests.support.otlp import PROTOBUF, kv, request
-from tests.support.phoenix import running_phoenix
+from tests.support.phoenix import RunningPhoenix, running_phoenix
 from tui.api.phoenix.client import PhoenixClient
 from tui.core.gcpause import gc_paused
 from tui.model.spans import build_tree
@@ -40,6 +41,13 @@ BATCH = 1000  # spans per OTLP request
 RUNS = 5
 TARGET = 1.3
 INGEST_SECONDS = 300.0
+POLL_S = 1.0  # between asks whether Phoenix has stored every span
+# What `make test` runs this module with (tests/bench/test_tiny_benches.py): every code path
+# once, at a size that takes seconds; no figure of it means anything.
+TINY = {"SPANS": 50, "RUNS": 1, "POLL_S": 0.1}
+# A Phoenix already running to use instead of starting one: the suite's, when `make test` runs
+# this module at its tiny size (tests/phoenix/test_tiny_bench.py).
+RUNNING: RunningPhoenix | None = None
 
 
 def _span(
@@ -161,7 +169,7 @@ def wait_for_ingest(base_url: str, trace_id: str) -> None:
                 pass
             if stored >= SPANS:
                 return
-            time.sleep(1.0)
+            time.sleep(POLL_S)
     raise RuntimeError(f"Phoenix holds {stored} of the {SPANS} spans after {INGEST_SECONDS:g} s")
 
 
@@ -195,7 +203,8 @@ async def measure(base_url: str, trace_id: str) -> tuple[list[float], list[float
 def run() -> list[Row]:
     tmp = Path(tempfile.mkdtemp(prefix="tracetui-bench-phoenix-"))
     trace_id = os.urandom(16)
-    with running_phoenix(tmp) as phoenix:
+    phoenix_running = contextlib.nullcontext(RUNNING) if RUNNING else running_phoenix(tmp)
+    with phoenix_running as phoenix:
         started = time.perf_counter()
         send(phoenix.base_url, agent_trace(trace_id, time.time_ns() - 3_600_000_000_000))
         wait_for_ingest(phoenix.base_url, trace_id.hex())

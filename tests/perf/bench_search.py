@@ -27,8 +27,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from tests.perf.bulk import pg_copy, pg_write, sqlite_insert
 from tests.perf.report import Row
-from tui.server.rows import TraceSummary
+from tui.server.rows import TraceRow, TraceSummary
 from tui.server.search.filters import TraceFilters
 from tui.server.search.queries import SearchPosition, sort_value
 
@@ -38,6 +39,9 @@ PROJECT = "proj_search"
 RUNS = 20
 LIMIT = 100
 DEEP_PAGES = 20
+# What `make test` runs this module with (tests/bench/test_tiny_benches.py): every code path
+# once, at a size that takes seconds; no figure of it means anything.
+TINY = {"TRACES": 300, "RUNS": 2, "DEEP_PAGES": 2}
 TAGS = ("prod", "beta", "eu", "us", "mobile", "web", "vip", "trial")
 MODELS = ("gpt-4o-mini", "claude-3-5-haiku", "gpt-4o")
 NAMES = tuple(f"workflow_{i}" for i in range(10))
@@ -54,15 +58,10 @@ ANSWERS = (
     "I cannot promise a refund, but I have passed order {n} to our billing team.",
 )
 ITEMS = ("tent", "rain jacket", "boots", "backpack", "sleeping bag")
-COLUMNS = (
-    *("id", "project_id", "name", "started_at", "duration_ms", "span_count", "input_tokens"),
-    *("output_tokens", "total_cost_usd", "status", "error_count", "attributes", "listed_at"),
-    *("input_preview", "user_id", "session_id", "tags", "output_preview", "models"),
-)
 
 
-def rows(now: int) -> Iterator[tuple[tuple[Any, ...], str]]:
-    """(trace row in COLUMNS' order, its text), newest first."""
+def rows(now: int) -> Iterator[tuple[TraceRow, str]]:
+    """(trace row, its text), newest first."""
     rng = random.Random(29)
     texts = []
     for _ in range(500):
@@ -84,12 +83,15 @@ def rows(now: int) -> Iterator[tuple[tuple[Any, ...], str]]:
         text = f"{name}\nchat {models[0]}\n{asked}\n{answer}"
         if errored:
             text += "\nRateLimitError: rate limited by the provider"
-        row = (
+        row = TraceRow(
             *(f"{(n * 0x9E3779B97F4A7C15) % 2**128:032x}", PROJECT, name, start, duration, 3),
             *(tokens_in, tokens_out, round(tokens_in * 1.5e-7 + tokens_out * 6e-7, 9)),
             *("error" if errored else "ok", int(errored), "{}", start, asked),
-            *(f"user-{rng.randrange(5000)}", f"session-{n // 5}", json.dumps(tags)),
-            *(answer, json.dumps(sorted(models))),
+            user_id=f"user-{rng.randrange(5000)}",
+            session_id=f"session-{n // 5}",
+            tags=json.dumps(tags),
+            output_preview=answer,
+            models=json.dumps(sorted(models)),
         )
         yield row, text
 
@@ -115,7 +117,7 @@ def build_sqlite(path: Path, now: int) -> tuple[int, int]:
     ).fetchall()
     for name, _ in indexes:
         db.execute(f'DROP INDEX "{name}"')
-    insert = f"INSERT INTO traces ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+    insert = sqlite_insert(db, TraceRow)
     texts = []
     db.execute("BEGIN")
     batch = []
@@ -134,6 +136,8 @@ def build_sqlite(path: Path, now: int) -> tuple[int, int]:
     without = path.stat().st_size
     db.execute("BEGIN")
     ids = [r[0] for r in db.execute("SELECT id FROM traces ORDER BY rowid")]
+    # Keyed as the store keys them (search/sqlite.py), written by rowid: the store's own
+    # writer looks each key up in a statement per trace (2x the FTS5 work, docs/benchmarks.md).
     db.executemany(
         "INSERT INTO trace_text_keys (id, project_id, trace_id) VALUES (?, ?, ?)",
         ((i + 1, PROJECT, trace_id) for i, trace_id in enumerate(ids)),
@@ -155,7 +159,6 @@ def build_postgres(url: str, now: int) -> tuple[int, int]:
     """The database at `url` (empty); returns its size without and with the text index."""
     import psycopg
 
-    from tui.server.postgres.sql import TRACE_TYPES
     from tui.server.postgres.store import PostgresStore
 
     store = PostgresStore(url)
@@ -169,11 +172,8 @@ def build_postgres(url: str, now: int) -> tuple[int, int]:
         ).fetchall()
         for name, _ in indexes:
             db.execute(f'DROP INDEX "{name}"'.encode())
-        copy = f"COPY traces ({', '.join(COLUMNS)}, search_text) FROM STDIN (FORMAT BINARY)"
-        with db.cursor().copy(copy.encode()) as writer:
-            writer.set_types([*TRACE_TYPES, "text"])
-            for row, text in rows(now):
-                writer.write_row((*row, text))
+        copy = pg_copy(db, TraceRow, extra=("search_text",))
+        pg_write(db.cursor(), copy, ((*row, text) for row, text in rows(now)))
         text_index = [d for n, d in indexes if n == "traces_by_text"]
         for name, definition in indexes:
             if name != "traces_by_text":

@@ -39,6 +39,10 @@ LOADED = 50_000
 PAGED = 100_000
 KEY = "bench-triage-key"
 TICK = 1 / 60
+IDLE_S = 1.0  # the app idle on the trace list, for the floor of the ticks' lateness
+# What `make test` runs this module with (tests/bench/test_tiny_benches.py): every code path
+# once, at a size that takes seconds; no figure of it means anything.
+TINY = {"LOADED": 500, "PAGED": 600, "IDLE_S": 0.1}
 
 
 def made_traces(count: int, now: datetime) -> list[Trace]:
@@ -137,7 +141,7 @@ async def frame_lateness(
                 if app.screen.__class__.__name__ == "TracesScreen" and app.screen.traces:
                     break
             timer = app.set_interval(TICK, tick)
-            await pilot.pause(1.0)
+            await pilot.pause(IDLE_S)
             idle = late[:]
             late.clear()
             started = time.perf_counter()

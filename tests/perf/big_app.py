@@ -122,7 +122,9 @@ async def open_trace(base_url: str, key: str, trace_id: str) -> dict[str, Any]:
             }
 
 
-async def browse(base_url: str, key: str, project_id: str, trace_id: str) -> dict[str, Any]:
+async def browse(
+    base_url: str, key: str, project_id: str, trace_id: str, settle_s: str = "1.0"
+) -> dict[str, Any]:
     async with ApiClient(base_url, SecretStr(key)) as client:
         app = TraceTuiApp(client, StartAt(project_id=project_id))
         async with app.run_test(size=SIZE) as pilot:
@@ -141,15 +143,15 @@ async def browse(base_url: str, key: str, project_id: str, trace_id: str) -> dic
             await until(lambda: bool(app.screen.query(SpanTreeView)))
             await pilot.press("escape")
             await until(lambda: app.screen is screen)
-            await pilot.pause(1.0)
+            await pilot.pause(float(settle_s))
             listed = memory_mb()
             app.open_trace(trace_id, project_id)
             await until(lambda: bool(app.screen.query(SpanTreeView)), seconds=120)
-            await pilot.pause(1.0)  # drawn, and the detail pane with it
+            await pilot.pause(float(settle_s))  # drawn, and the detail pane with it
             opened = memory_mb()
             await pilot.press("escape")
             await until(lambda: app.screen is screen)
-            await pilot.pause(1.0)
+            await pilot.pause(float(settle_s))
             closed = memory_mb()
             return {
                 "traces": len(screen.traces),

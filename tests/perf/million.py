@@ -10,9 +10,9 @@ Built fast: the schema comes from opening the store (its migrations), then the t
 spans' secondary indexes and (PostgreSQL) their keys are dropped, the rows written in one
 transaction (binary COPY on PostgreSQL, executemany on SQLite) and the indexes made again from
 their own definitions, then VACUUM / ANALYZE. Whatever indexes the schema has (a text search
-index added later included) are rebuilt as the schema defines them. Only named columns are
-written: a column the schema adds later is left to its default (NULL), and a NOT NULL column
-without a default that the builder does not know stops the build with its name.
+index added later included) are rebuilt as the schema defines them. The rows are the store's
+row classes (TraceRow, SpanRow), written under the columns those classes name (tests/perf/
+bulk.py): a column the schema adds is a field of its row class, written with its default.
 
 Kept under pg_server.CACHE, keyed by the schema's version and DATA_VERSION (bump it when the
 data changes): a SQLite file, or a PostgreSQL data directory (pg_server.bench_postgres), with
@@ -31,10 +31,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from tests.perf.pg_server import CACHE
+from tests.perf import pg_server
+from tests.perf.bulk import pg_copy, pg_write, sqlite_insert
 from tui.server.migrations import LATEST as SQLITE_SCHEMA
 from tui.server.open_store import ServiceStore, open_store
-from tui.server.rows import new_alert
+from tui.server.rows import SpanRow, TraceRow, new_alert
 
 TRACES = 1_000_000
 WEEK_MS = 7 * 86_400_000
@@ -59,24 +60,6 @@ QUESTIONS = (
 ITEMS = ("tent", "rain jacket", "boots", "backpack", "sleeping bag")
 MODELS = ("gpt-4o-mini", "claude-3-5-haiku")
 
-TRACE_COLUMNS = (
-    *("id", "project_id", "name", "started_at", "duration_ms", "span_count", "input_tokens"),
-    *("output_tokens", "total_cost_usd", "status", "error_count", "attributes", "listed_at"),
-    "input_preview",
-)
-SPAN_COLUMNS = (
-    *("project_id", "trace_id", "id", "parent_id", "name", "kind", "model", "started_at"),
-    *("duration_ms", "input_tokens", "output_tokens", "cost_usd", "status", "error_message"),
-    "attributes",
-)
-PG_TYPES = {
-    "text": "text",
-    "bigint": "int8",
-    "integer": "int4",
-    "double precision": "float8",
-    "boolean": "bool",
-}
-
 
 class Built(NamedTuple):
     now: int  # epoch ms the data was made at: the newest trace started just before
@@ -98,7 +81,7 @@ def prune(keep: str) -> None:
     """Remove the cache's big databases of other schema or data versions than `keep` (a name
     of sqlite_name() or postgres_name()'s kind): each is gigabytes, and never read again."""
     kind = keep.split("-schema")[0]
-    for path in CACHE.glob(f"{kind}-schema*"):
+    for path in pg_server.CACHE.glob(f"{kind}-schema*"):
         if not path.name.startswith(keep):
             if path.is_dir():
                 shutil.rmtree(path, ignore_errors=True)
@@ -110,9 +93,9 @@ def trace_id(n: int) -> str:
     return f"{(n * PERMUTE) % 2**128:032x}"
 
 
-def rows(now: int) -> Iterator[tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]]:
-    """(trace rows, span rows) CHUNK traces at a time, in TRACE_COLUMNS' and SPAN_COLUMNS'
-    order, newest trace first."""
+def rows(now: int) -> Iterator[tuple[list[TraceRow], list[tuple[Any, ...]]]]:
+    """(trace rows, span rows as written: the project, then a SpanRow's fields) CHUNK traces
+    at a time, newest trace first."""
     rng = random.Random(27)
     prompts = []
     for _ in range(500):
@@ -120,7 +103,7 @@ def rows(now: int) -> Iterator[tuple[list[tuple[Any, ...]], list[tuple[Any, ...]
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": asked}]
         prompts.append((asked, json.dumps({"gen_ai.input.messages": json.dumps(messages)})))
     step = WEEK_MS / TRACES
-    traces: list[tuple[Any, ...]] = []
+    traces: list[TraceRow] = []
     spans: list[tuple[Any, ...]] = []
     for n in range(TRACES):
         tid = trace_id(n)
@@ -136,8 +119,8 @@ def rows(now: int) -> Iterator[tuple[list[tuple[Any, ...]], list[tuple[Any, ...]
             cost = round(tokens_in * 1.5e-7 + tokens_out * 6e-7, 9)
             failed = errored and call == 1
             calls.append(
-                (
-                    *(PROJECT, tid, f"{n:014x}{call + 1:02x}", f"{n:014x}00"),
+                SpanRow(
+                    *(tid, f"{n:014x}{call + 1:02x}", f"{n:014x}00"),
                     *("chat " + MODELS[call], "llm", MODELS[call], at, duration),
                     *(tokens_in, tokens_out, cost, "error" if failed else "ok"),
                     "rate limited by the provider" if failed else None,
@@ -146,16 +129,16 @@ def rows(now: int) -> Iterator[tuple[list[tuple[Any, ...]], list[tuple[Any, ...]
             )
             at += duration + 3
         duration = at - start + 2
-        root = (
-            *(PROJECT, tid, f"{n:014x}00", None, "answer_question", "agent", None, start),
+        root = SpanRow(
+            *(tid, f"{n:014x}00", None, "answer_question", "agent", None, start),
             *(duration, 0, 0, 0.0, status, None, '{"gen_ai.operation.name": "invoke_agent"}'),
         )
-        spans += [root, *calls]
-        tokens_in = calls[0][9] + calls[1][9]
-        tokens_out = calls[0][10] + calls[1][10]
-        cost = round(calls[0][11] + calls[1][11], 9)
+        spans += [(PROJECT, *span) for span in (root, *calls)]
+        tokens_in = calls[0].input_tokens + calls[1].input_tokens
+        tokens_out = calls[0].output_tokens + calls[1].output_tokens
+        cost = round(calls[0].cost_usd + calls[1].cost_usd, 9)
         traces.append(
-            (
+            TraceRow(
                 *(tid, PROJECT, "answer_question", start, duration, 3, tokens_in, tokens_out),
                 *(cost, status, int(errored), '{"service.name": "support-bot"}', start, asked),
             )
@@ -202,30 +185,19 @@ def prepare(store: ServiceStore) -> None:
             store.insert_alert(db, **alert._asdict())  # type: ignore[attr-defined]
 
 
-def check_columns(table: str, known: tuple[str, ...], found: dict[str, bool]) -> None:
-    """`found`: the table's columns, each True if it must be given (NOT NULL, no default)."""
-    missing = [c for c in known if c not in found]
-    unknown = [c for c, required in found.items() if required and c not in known]
-    if missing or unknown:
-        raise RuntimeError(
-            f"million: the schema's {table} table has changed: columns gone {missing}, "
-            f"NOT NULL columns without a default the builder does not fill {unknown}"
-        )
-
-
 # -- SQLite ----------------------------------------------------------------------------------
 
 
 def sqlite_database() -> tuple[Path, Built]:
     """The big SQLite file, built if the cache has none for this schema."""
-    path = CACHE / f"{sqlite_name()}.sqlite3"
-    note = CACHE / f"{sqlite_name()}.json"
+    path = pg_server.CACHE / f"{sqlite_name()}.sqlite3"
+    note = pg_server.CACHE / f"{sqlite_name()}.json"
     if path.exists() and note.exists():
         meta = json.loads(note.read_text())
         return path, Built(meta["now"], meta["build_s"], True)
-    CACHE.mkdir(parents=True, exist_ok=True)
+    pg_server.CACHE.mkdir(parents=True, exist_ok=True)
     prune(sqlite_name())
-    for stale in CACHE.glob(f"{sqlite_name()}.sqlite3*"):
+    for stale in pg_server.CACHE.glob(f"{sqlite_name()}.sqlite3*"):
         stale.unlink()
     now = int(time.time() * 1000)
     started = time.perf_counter()
@@ -240,23 +212,13 @@ def sqlite_database() -> tuple[Path, Built]:
     db.execute("PRAGMA journal_mode = OFF")
     db.execute("PRAGMA synchronous = OFF")
     db.execute("PRAGMA cache_size = -1000000")  # 1 GB while building
-    for table, known in (("traces", TRACE_COLUMNS), ("spans", SPAN_COLUMNS)):
-        info = db.execute(f"PRAGMA table_info({table})").fetchall()
-        check_columns(table, known, {r[1]: bool(r[3]) and r[4] is None and not r[5] for r in info})
+    insert_traces, insert_spans = (sqlite_insert(db, row) for row in (TraceRow, SpanRow))
     indexes = db.execute(
         "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "
         "AND tbl_name IN ('traces', 'spans')"
     ).fetchall()
     for name, _ in indexes:
         db.execute(f'DROP INDEX "{name}"')
-    insert_traces = (
-        f"INSERT INTO traces ({', '.join(TRACE_COLUMNS)}) "
-        f"VALUES ({', '.join('?' * len(TRACE_COLUMNS))})"
-    )
-    insert_spans = (
-        f"INSERT INTO spans ({', '.join(SPAN_COLUMNS)}) "
-        f"VALUES ({', '.join('?' * len(SPAN_COLUMNS))})"
-    )
     db.execute("BEGIN")
     for traces, spans in rows(now):
         db.executemany(insert_traces, traces)
@@ -280,7 +242,7 @@ def postgres_database(url: str, admin: Any) -> Built:
     has none. `admin(sql)` runs a statement as the superuser (CREATE DATABASE)."""
     import psycopg
 
-    note = CACHE / f"{postgres_name()}.json"
+    note = pg_server.CACHE / f"{postgres_name()}.json"
     exists = admin(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE}'")
     if exists and note.exists():
         meta = json.loads(note.read_text())
@@ -297,15 +259,7 @@ def postgres_database(url: str, admin: Any) -> Built:
     finally:
         store.close()
     with psycopg.connect(url) as db:
-        types = {}
-        for table, known in (("traces", TRACE_COLUMNS), ("spans", SPAN_COLUMNS)):
-            info = db.execute(
-                "SELECT column_name, data_type, is_nullable = 'NO' AND column_default IS NULL "
-                "FROM information_schema.columns WHERE table_name = %s",
-                (table,),
-            ).fetchall()
-            check_columns(table, known, {r[0]: r[2] for r in info})
-            types[table] = [PG_TYPES[dict((r[0], r[1]) for r in info)[c]] for c in known]
+        copy_traces, copy_spans = (pg_copy(db, row) for row in (TraceRow, SpanRow))
         keys = db.execute(
             "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) "
             "FROM pg_constraint WHERE conrelid IN ('traces'::regclass, 'spans'::regclass) "
@@ -320,15 +274,8 @@ def postgres_database(url: str, admin: Any) -> Built:
             db.execute(f'DROP INDEX "{name}"')
         with db.cursor() as cursor:
             for traces, spans in rows(now):
-                for table, known, batch in (
-                    ("traces", TRACE_COLUMNS, traces),
-                    ("spans", SPAN_COLUMNS, spans),
-                ):
-                    copy = f"COPY {table} ({', '.join(known)}) FROM STDIN (FORMAT BINARY)"
-                    with cursor.copy(copy.encode()) as writer:
-                        writer.set_types(types[table])
-                        for row in batch:
-                            writer.write_row(row)
+                pg_write(cursor, copy_traces, traces)
+                pg_write(cursor, copy_spans, spans)
         for table, name, definition in keys:
             db.execute(f'ALTER TABLE {table} ADD CONSTRAINT "{name}" {definition}'.encode())
         for _, definition in indexes:

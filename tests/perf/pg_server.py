@@ -23,7 +23,6 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 from unittest import mock
 
 from tests.support import postgres
@@ -34,11 +33,14 @@ from tests.support.postgres import (
     ROOT_PREFIX,
     PostgresError,
     PostgresServer,
-    postgres_bin_dir,
     sweep_stale,
 )
+from tests.support.postgres_binaries import ids_of, server_bin_dir, server_user
 
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tracetui" / "bench"
+# A running server to use instead of one of the bench's own: the suite's, when `make test` runs
+# the benches at a tiny size (tests/bench/test_tiny_benches.py). Nothing is kept from it.
+SHARED: PostgresServer | None = None
 BENCH_SETTINGS = {
     "fsync": "on",
     "full_page_writes": "on",
@@ -48,13 +50,8 @@ BENCH_SETTINGS = {
 }
 
 
-def _ids() -> dict[str, Any]:
-    user = postgres._server_user()
-    return {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []} if user else {}
-
-
 def _chown_tree(path: Path) -> None:
-    user = postgres._server_user()
+    user = server_user()
     if user is None:
         return
     for folder, _, files in os.walk(path):
@@ -63,7 +60,7 @@ def _chown_tree(path: Path) -> None:
             os.chown(Path(folder) / name, user.pw_uid, user.pw_gid)
 
 
-def _initdb(data: Path, password: str) -> None:
+def _initdb(data: Path, password: str, bin_dir: Path) -> None:
     password_file = data.parent / "password"
     password_file.write_text(password + "\n")
     password_file.chmod(0o600)
@@ -71,7 +68,7 @@ def _initdb(data: Path, password: str) -> None:
     try:
         done = subprocess.run(
             [
-                str(postgres_bin_dir() / "initdb"),
+                str(bin_dir / "initdb"),
                 *("-D", str(data), "-U", ADMIN_USER, f"--pwfile={password_file}"),
                 *("--auth-local=trust", "--auth-host=scram-sha-256"),
                 *("--encoding=UTF8", "--locale=C", "--no-instructions"),
@@ -81,7 +78,7 @@ def _initdb(data: Path, password: str) -> None:
             text=True,
             cwd=data.parent,
             check=False,
-            **_ids(),
+            **ids_of(server_user()),
         )
     finally:
         password_file.unlink(missing_ok=True)
@@ -93,7 +90,11 @@ def _initdb(data: Path, password: str) -> None:
 def bench_postgres(name: str) -> Iterator[PostgresServer]:
     """A running PostgreSQL whose data directory is kept as CACHE/`name` between runs (made
     by initdb the first time), stopped and put back on the way out. Its role APP_USER gets a
-    new random password each run (set over the trusted socket, never printed)."""
+    new random password each run (set over the trusted socket, never printed). With SHARED
+    set, that server instead, as it is."""
+    if SHARED is not None:
+        yield SHARED
+        return
     CACHE.mkdir(parents=True, exist_ok=True)
     kept = CACHE / name
     sweep_stale()
@@ -102,13 +103,14 @@ def bench_postgres(name: str) -> Iterator[PostgresServer]:
     data = root / "data"
     password = secrets.token_urlsafe(18)
     fresh = not kept.is_dir()
+    bin_dir = server_bin_dir()
     if fresh:
         data.mkdir()
-        _initdb(data, password)
+        _initdb(data, password, bin_dir)
     else:
         kept.rename(data)
     _chown_tree(root)
-    server = PostgresServer(root, 0, password, postgres_bin_dir())
+    server = PostgresServer(root, 0, password, bin_dir)
     try:
         with mock.patch.dict(postgres.TEST_SETTINGS, BENCH_SETTINGS):
             for _ in range(postgres.PORT_TRIES):

@@ -1,6 +1,6 @@
 """The trace-list scenario of `make bench`, run as its own process by bench_app: pages of 500
 traces appended until 50,000 are loaded, then the `/` filter; prints its figures as JSON.
-`python -m tests.perf.trace_list BASE_URL KEY`
+`python -m tests.perf.trace_list BASE_URL KEY [PAGES]` (100 pages unless told)
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ def peak_resident_mb() -> float:
     raise RuntimeError("no VmHWM in /proc/self/status")
 
 
-async def trace_list(base_url: str, key: str) -> tuple[list[float], float, float]:
-    """Append 100 pages of 500 traces; (append times s, filter time s, RSS MB at the end)."""
+async def trace_list(base_url: str, key: str, pages: int = 100) -> tuple[list[float], float, float]:
+    """Append `pages` pages of 500 traces; (append times s, filter time s, RSS MB at the end)."""
     async with ApiClient(base_url, SecretStr(key)) as client:
         app = TraceTuiApp(client, StartAt(project_id="p"))
         async with app.run_test(size=(160, 48)) as pilot:
@@ -39,7 +39,7 @@ async def trace_list(base_url: str, key: str) -> tuple[list[float], float, float
             screen.workers.cancel_all()
             start = time.time() - 3600
             appends = []
-            for page in range(100):
+            for page in range(pages):
                 traces = [
                     Trace.model_validate(
                         {
@@ -60,7 +60,7 @@ async def trace_list(base_url: str, key: str) -> tuple[list[float], float, float
                 screen.query_one(TraceTable).render_line(0)
                 appends.append(time.perf_counter() - t)
             t = time.perf_counter()
-            screen.state = screen.state.submitted("request 77-4")
+            screen.state = screen.state.submitted(f"request {pages * 77 // 100}-4")
             screen.apply_view(keep=None)
             filtered = time.perf_counter() - t
             rss = peak_resident_mb()
@@ -68,5 +68,6 @@ async def trace_list(base_url: str, key: str) -> tuple[list[float], float, float
 
 
 if __name__ == "__main__":
-    appends, filtered, rss = asyncio.run(trace_list(sys.argv[1], sys.argv[2]))
+    pages = int(sys.argv[3]) if len(sys.argv) > 3 else 100
+    appends, filtered, rss = asyncio.run(trace_list(sys.argv[1], sys.argv[2], pages))
     print(json.dumps({"appends": appends, "filtered": filtered, "rss_mb": rss}))

