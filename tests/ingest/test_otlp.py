@@ -30,7 +30,8 @@ from tests.support.otlp import (
 )
 from tests.support.service import RunningService, local_service
 from tui.server.run import LocalService
-from tui.server.store import Store, now_ms
+from tui.server.store.rows import now_ms
+from tui.server.store.sqlite.store import Store
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,9 @@ import pytest
 
 from tui.server.ingest.preview import MAX_PARSED
 from tui.server.ingest.summaries import summarize
-from tui.server.rows import SpanGroup, SpanRow
-from tui.server.store import UPSERT_TRACES, Store
+from tui.server.store.rows import SpanGroup, SpanRow
+from tui.server.store.sql import UPSERT_TRACES
+from tui.server.store.sqlite.store import Store
 
 NOW = 1_795_000_000_000
 

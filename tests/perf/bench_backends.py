@@ -51,8 +51,8 @@ from tui.server.alerts.evaluator import Evaluator
 from tui.server.ingest import otlp_proto
 from tui.server.ingest.costs import PriceBook
 from tui.server.ingest.summaries import summarize, trace_rows
-from tui.server.open_store import ServiceStore, open_store
-from tui.server.rows import now_ms
+from tui.server.store.opening import ServiceStore, open_store
+from tui.server.store.rows import now_ms
 
 RUNS = int(os.environ.get("TRACETUI_BENCH_RUNS", "3"))
 SENDERS = 4
@@ -381,7 +381,7 @@ def measure_big(store: ServiceStore, served: Served, now: int) -> Big:
         lambda: store.list_traces(million.PROJECT, start, end, 100, None, kept_since)
     )
     after = store.list_traces(million.PROJECT, start, end, 100 * (DEEP_PAGE - 1), None)[0][-1]
-    from tui.server.rows import TracePosition
+    from tui.server.store.rows import TracePosition
 
     position = TracePosition(after.listed_at, after.id)
     deep_floor = p95_of(

@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from tests.perf.pg_server import CACHE
-from tui.server.migrations import LATEST as SQLITE_SCHEMA
-from tui.server.open_store import ServiceStore, open_store
-from tui.server.rows import new_alert
+from tui.server.store.opening import ServiceStore, open_store
+from tui.server.store.rows import new_alert
+from tui.server.store.sqlite.migrations import LATEST as SQLITE_SCHEMA
 
 TRACES = 1_000_000
 WEEK_MS = 7 * 86_400_000
@@ -89,7 +89,7 @@ def sqlite_name() -> str:
 
 
 def postgres_name() -> str:
-    from tui.server.postgres.migrations import LATEST
+    from tui.server.store.postgres.migrations import LATEST
 
     return f"million-postgres-schema{LATEST}-data{DATA_VERSION}"
 

@@ -22,7 +22,8 @@ from tui.server.background import (
     forget_old_responses,
 )
 from tui.server.run import LocalService
-from tui.server.store import Store, now_ms
+from tui.server.store.rows import now_ms
+from tui.server.store.sqlite.store import Store
 
 
 def wait_until(condition: Callable[[], bool], seconds: float = 10.0) -> None:

@@ -9,10 +9,10 @@ import pytest
 from starlette.testclient import TestClient
 
 from tests.service.conftest import schema_url
-from tui.server.postgres.store import PostgresStore
-from tui.server.ratelimit import RateLimitMiddleware, SharedRateLimiter
-from tui.server.rows import KeyScope
-from tui.server.store_keys import hash_key
+from tui.server.api_keys import hash_key
+from tui.server.http.ratelimit import RateLimitMiddleware, SharedRateLimiter
+from tui.server.store.postgres.store import PostgresStore
+from tui.server.store.rows import KeyScope
 
 KEY = "tt_ws_counted_key_0123456789"
 NOW = 600.0  # the limiter's clock: the window [600, 660) s

@@ -12,7 +12,7 @@ import pytest
 
 from tests.support.builders import add_bulk_traces
 from tui.server.alerts.metrics import percentile_95
-from tui.server.rows import (
+from tui.server.store.rows import (
     AlertEventRow,
     AlertState,
     DeliveryRow,

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.serve import run_tracetui
-from tui.server.migrations import (
+from tui.server.api_keys import hash_key
+from tui.server.store.rows import SpanGroup, SpanRow
+from tui.server.store.sqlite.migrations import (
     LATEST,
     MIGRATIONS,
     Migration,
@@ -16,8 +18,7 @@ from tui.server.migrations import (
     migrate,
     user_version,
 )
-from tui.server.rows import SpanGroup, SpanRow
-from tui.server.store import Store, hash_key
+from tui.server.store.sqlite.store import Store
 
 # The schema of tracetui before migrations existed, copied verbatim from store.py at b5e5490.
 # Databases made with it have user_version 0. Never edit this copy: it stands for files that

@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 
 from tests.support.otlp import new_span_id, new_trace_id, partial, post, request, root_client, span
-from tui.server.open_store import ServiceStore, open_store
 from tui.server.run import LocalService
+from tui.server.store.opening import ServiceStore, open_store
 
 A, B = "proj_a", "proj_b"
 KEYS = {"ws": None, "pk-a": A, "pk-b": B, "pk-b2": B}

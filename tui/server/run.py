@@ -17,17 +17,17 @@ import uvicorn
 
 from tui.server.alerts.service import Alerts
 from tui.server.alerts.targets import Resolver, system_resolver
-from tui.server.asgi import create_app
-from tui.server.backend import StoreUnreachable, TraceStore
+from tui.server.api_keys import new_api_key
+from tui.server.app import create_app
 from tui.server.background import PeriodicTask
 from tui.server.config import IN_PROCESS, LOOPBACK, ServerConfig
-from tui.server.database_url import redacted
-from tui.server.http_limits import bounded_http_protocol
+from tui.server.http.limits import bounded_http_protocol
 from tui.server.ingest.processes import IngestProcesses
-from tui.server.migrations import SchemaTooNew
-from tui.server.open_store import ServiceStore, open_store
-from tui.server.rows import now_ms
-from tui.server.store_keys import new_api_key
+from tui.server.store.opening import ServiceStore, open_store
+from tui.server.store.protocol import StoreUnreachable, TraceStore
+from tui.server.store.rows import now_ms
+from tui.server.store.sqlite.migrations import SchemaTooNew
+from tui.server.store.url import redacted
 
 
 class StoreKeys(Protocol):

@@ -31,8 +31,8 @@ from typing import NamedTuple
 from tui.server.alerts.drift import js_distance, novelty, prompt_text, tokens
 from tui.server.alerts.metrics import Metric, breaches, in_unit, parse_metric
 from tui.server.alerts.payload import FIRING, RESOLVED, Evaluated, event_body, worst_json
-from tui.server.backend import TraceStore
-from tui.server.rows import (
+from tui.server.store.protocol import TraceStore
+from tui.server.store.rows import (
     AlertEventRow,
     AlertRow,
     AlertState,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from tui.server.schemas import METRIC_RE
+from tui.server.http.schemas import METRIC_RE
 
 MINUTE_MS = 60_000
 UNIT_MS = {"m": MINUTE_MS, "h": 60 * MINUTE_MS, "d": 1440 * MINUTE_MS}

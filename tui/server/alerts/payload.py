@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from tui.server.alerts.metrics import Metric, in_unit
-from tui.server.rows import AlertRow, ProjectRow
-from tui.server.schemas import iso_ms
+from tui.server.http.schemas import iso_ms
+from tui.server.store.rows import AlertRow, ProjectRow
 
 FIRING = "alert.firing"
 RESOLVED = "alert.resolved"

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from tui.server.alerts.delivery import STANDALONE, DeliveryWorker
 from tui.server.alerts.evaluator import Evaluator, RoundResult
 from tui.server.alerts.targets import Resolver, system_resolver
-from tui.server.backend import TraceStore
+from tui.server.store.protocol import TraceStore
 
 
 class Alerts:

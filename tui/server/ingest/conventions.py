@@ -27,7 +27,7 @@ import math
 from typing import Any, NamedTuple
 
 from tui.server.ingest.costs import PriceBook
-from tui.server.rows import SpanRow
+from tui.server.store.rows import SpanRow
 
 MAX_TOKENS = 10**12  # per span: sums over a million such spans still fit SQLite's int64
 MAX_COST = 1e9

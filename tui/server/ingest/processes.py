@@ -51,14 +51,14 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from tui.server.backend import StoreBusy, StoreUnavailable, StoreUnreachable, TraceStore
 from tui.server.ingest import otlp_json, otlp_proto
 from tui.server.ingest.body import PROTOBUF
 from tui.server.ingest.conventions import counted_once
 from tui.server.ingest.costs import PRICES, PriceBook
 from tui.server.ingest.summaries import summarize
 from tui.server.ingest.types import Decoded, Unreadable
-from tui.server.rows import SpanGroup
+from tui.server.store.protocol import StoreBusy, StoreUnavailable, StoreUnreachable, TraceStore
+from tui.server.store.rows import SpanGroup
 
 log = logging.getLogger("tracetui.server")
 

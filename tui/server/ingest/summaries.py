@@ -19,8 +19,8 @@ from tui.server.ingest.preview import (
     preview_in,
     preview_of,
 )
-from tui.server.rows import SpanRow, TraceRow, TraceSums
 from tui.server.search.text import trace_text
+from tui.server.store.rows import SpanRow, TraceRow, TraceSums
 
 # A span's cost_source when its model has no price (ingest/conventions.py): its cost is not 0
 # but unknown. A span counted once in its parent has cost_source None, so it never counts.

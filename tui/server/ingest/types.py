@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui.server.rows import SpanRow, TraceSums
+from tui.server.store.rows import SpanRow, TraceSums
 
 # Resource attributes that name the project of a workspace key's spans, in this order:
 # tracetui's own, then OpenInference's (what Phoenix reads).

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
-from tui.server.backend import TraceStore
-from tui.server.rows import SpanGroup
+from tui.server.store.protocol import TraceStore
+from tui.server.store.rows import SpanGroup
 
 log = logging.getLogger("tracetui.server")
 

@@ -18,7 +18,7 @@ from tui.server.alerts.payload import TEST, Evaluated, event_body
 from tui.server.alerts.service import Alerts
 from tui.server.alerts.signing import new_secret
 from tui.server.alerts.targets import Refused, check_new_target
-from tui.server.answers import (
+from tui.server.http.answers import (
     ERRORS,
     Alert,
     AlertEventList,
@@ -26,8 +26,7 @@ from tui.server.answers import (
     QueuedWebhook,
     RotatedSecret,
 )
-from tui.server.backend import TraceStore
-from tui.server.deps import (
+from tui.server.http.deps import (
     AlertsDep,
     Auth,
     ClockDep,
@@ -37,9 +36,18 @@ from tui.server.deps import (
     create_once,
     readable_project,
 )
-from tui.server.errors import ServiceError
-from tui.server.paging import decode_cursor, encode_cursor
-from tui.server.rows import (
+from tui.server.http.errors import ServiceError
+from tui.server.http.paging import decode_cursor, encode_cursor
+from tui.server.http.schemas import (
+    AlertCreate,
+    AlertUpdate,
+    alert_json,
+    event_json,
+    iso_ms,
+    parse_timestamp,
+)
+from tui.server.store.protocol import TraceStore
+from tui.server.store.rows import (
     AlertEventRow,
     AlertRow,
     AlertSecretRow,
@@ -47,14 +55,6 @@ from tui.server.rows import (
     ProjectRow,
     new_alert,
     new_event_id,
-)
-from tui.server.schemas import (
-    AlertCreate,
-    AlertUpdate,
-    alert_json,
-    event_json,
-    iso_ms,
-    parse_timestamp,
 )
 
 MAX_LIMIT = 500

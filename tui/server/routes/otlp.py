@@ -18,10 +18,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
-from tui.server.answers import EXPORT_RESPONSE_JSON
-from tui.server.backend import StoreBusy, TraceStore
-from tui.server.deps import scope_of
-from tui.server.errors import ServiceError, refused_write
+from tui.server.http.answers import EXPORT_RESPONSE_JSON
+from tui.server.http.deps import scope_of
+from tui.server.http.errors import ServiceError, refused_write
 from tui.server.ingest.body import JSON, PROTOBUF, BodyError, encoding, media_type, read_body
 from tui.server.ingest.costs import PRICES, PriceBook
 from tui.server.ingest.processes import (
@@ -35,6 +34,7 @@ from tui.server.ingest.processes import (
 from tui.server.ingest.responses import answer_type, failure, success
 from tui.server.ingest.types import Unreadable
 from tui.server.ingest.writer import IngestWriter, Overloaded
+from tui.server.store.protocol import StoreBusy, TraceStore
 
 log = logging.getLogger("tracetui.server")
 

@@ -9,8 +9,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from tui.server.answers import ERRORS, Project, ProjectChanged, ProjectList
-from tui.server.deps import (
+from tui.server.http.answers import ERRORS, Project, ProjectChanged, ProjectList
+from tui.server.http.deps import (
     DAY_MS,
     Auth,
     ClockDep,
@@ -21,10 +21,10 @@ from tui.server.deps import (
     once_of,
     readable_project,
 )
-from tui.server.errors import ServiceError
-from tui.server.rows import new_project
-from tui.server.schemas import ProjectCreate, ProjectUpdate, project_json
-from tui.server.store_admin import NameTaken
+from tui.server.http.errors import ServiceError
+from tui.server.http.schemas import ProjectCreate, ProjectUpdate, project_json
+from tui.server.store.admin import NameTaken
+from tui.server.store.rows import new_project
 
 WORKSPACE_ONLY = "Only the workspace key can change or delete projects."
 

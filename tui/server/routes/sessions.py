@@ -16,15 +16,15 @@ from typing import Annotated, Any, Protocol, cast
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse, Response
 
-from tui.server.answers import ERRORS, SessionList, UserList
-from tui.server.backend import TraceStore
-from tui.server.deps import Auth, ClockDep, StoreDep, readable_project, retention_start
-from tui.server.errors import ServiceError
-from tui.server.paging import decode_cursor, encode_cursor
+from tui.server.http.answers import ERRORS, SessionList, UserList
+from tui.server.http.deps import Auth, ClockDep, StoreDep, readable_project, retention_start
+from tui.server.http.errors import ServiceError
+from tui.server.http.paging import decode_cursor, encode_cursor
+from tui.server.http.schemas import iso_ms
 from tui.server.routes.traces import DEFAULT_WINDOW_MS, MAX_LIMIT, time_param
-from tui.server.schemas import iso_ms
 from tui.server.search.filters import MAX_VALUE
-from tui.server.search.queries import GroupPosition
+from tui.server.store.protocol import TraceStore
+from tui.server.store.search import GroupPosition
 
 router = APIRouter(responses=ERRORS)
 

@@ -18,15 +18,15 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
-from tui.server.answers import ERRORS
-from tui.server.backend import StoreBusy, TraceStore
-from tui.server.deps import scope_of
-from tui.server.errors import ServiceError, refused_write
+from tui.server.http.answers import ERRORS
+from tui.server.http.deps import scope_of
+from tui.server.http.errors import ServiceError, refused_write
 from tui.server.ingest.body import JSON, PROTOBUF, BodyError, encoding, media_type, read_body
 from tui.server.ingest.logs import check_metrics, decode_logs, logs_answer, metrics_answer
 from tui.server.ingest.responses import answer_type, failure
 from tui.server.ingest.types import Unreadable
-from tui.server.rows import KeyScope
+from tui.server.store.protocol import StoreBusy, TraceStore
+from tui.server.store.rows import KeyScope
 
 router = APIRouter()
 

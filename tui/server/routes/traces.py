@@ -15,9 +15,8 @@ from typing import Annotated, Any, Literal, Protocol, cast
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, Response
 
-from tui.server.answers import ERRORS, SpanList, TraceList, TraceWithSpans
-from tui.server.backend import TraceStore
-from tui.server.deps import (
+from tui.server.http.answers import ERRORS, SpanList, TraceList, TraceWithSpans
+from tui.server.http.deps import (
     Auth,
     ClockDep,
     ReadableTrace,
@@ -25,12 +24,13 @@ from tui.server.deps import (
     readable_project,
     retention_start,
 )
-from tui.server.errors import ServiceError
-from tui.server.paging import decode_cursor, encode_cursor, invalid_cursor
-from tui.server.rows import TracePosition, TraceSummary
-from tui.server.schemas import json_text, parse_timestamp, spans_json_text, trace_json
+from tui.server.http.errors import ServiceError
+from tui.server.http.paging import decode_cursor, encode_cursor, invalid_cursor
+from tui.server.http.schemas import json_text, parse_timestamp, spans_json_text, trace_json
 from tui.server.search.filters import MAX_VALUE, TraceFilters
-from tui.server.search.queries import SearchPosition, sort_value
+from tui.server.store.protocol import TraceStore
+from tui.server.store.rows import TracePosition, TraceSummary
+from tui.server.store.search import SearchPosition, sort_value
 
 DEFAULT_WINDOW_MS = 24 * 3_600_000
 MAX_LIMIT = 500

@@ -13,7 +13,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from tui.server.errors import ServiceError
+from tui.server.http.errors import ServiceError
 
 SORTS = {  # the parameter's value -> the column or expression the traces are ordered by
     # A trace's first-stored start (rows.TraceRow.listed_at), which a late root never moves:

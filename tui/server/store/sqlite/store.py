@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from tui.server.alerts.signing import new_secret
-from tui.server.backend import StoreBusy, StoreUnavailable
+from tui.server.api_keys import hash_key, new_api_key
 from tui.server.ingest.summaries import derived, summarize, trace_rows
-from tui.server.migrations import migrate
-from tui.server.rows import (
+from tui.server.store.admin import AdminTables
+from tui.server.store.protocol import StoreBusy, StoreUnavailable
+from tui.server.store.rows import (
     AlertRow,
     AlertSecretRow,
     KeyScope,
@@ -40,12 +41,7 @@ from tui.server.rows import (
     new_project,
     now_ms,
 )
-from tui.server.search import sqlite as search
-from tui.server.store_admin import AdminTables
-from tui.server.store_alerts import AlertTables
-from tui.server.store_keys import KeyTables, hash_key, new_api_key
-from tui.server.store_logs import LogTables, join_span_logs
-from tui.server.store_sql import (
+from tui.server.store.sql import (
     COUNT_ONCE,
     INSERT,
     NEWEST_SPAN_END,
@@ -56,6 +52,11 @@ from tui.server.store_sql import (
     UPSERT_TRACES,
     columns,
 )
+from tui.server.store.sqlite import search
+from tui.server.store.sqlite.alerts import AlertTables
+from tui.server.store.sqlite.keys import KeyTables
+from tui.server.store.sqlite.logs import LogTables, join_span_logs
+from tui.server.store.sqlite.migrations import migrate
 
 # Names other modules and the tests have always imported from here.
 __all__ = [

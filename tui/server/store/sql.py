@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from tui.server.ingest.conventions import COUNTED_IN
-from tui.server.rows import (
+from tui.server.store.rows import (
     AlertEventRow,
     AlertRow,
     AlertSecretRow,

@@ -26,7 +26,7 @@ from typing import Any
 
 from tui.server.alerts.drift import FALLBACK_KEYS, PROMPT_KEYS
 from tui.server.alerts.metrics import lerp, p95_ranks
-from tui.server.rows import (
+from tui.server.store.rows import (
     AlertEventRow,
     AlertRow,
     AlertSecretRow,
@@ -34,7 +34,7 @@ from tui.server.rows import (
     DeliveryRow,
     WindowStats,
 )
-from tui.server.store_sql import columns
+from tui.server.store.sql import columns
 
 WINDOW = "FROM traces WHERE project_id = ? AND started_at >= ? AND started_at < ?"
 ERRORED = "error_count > 0"

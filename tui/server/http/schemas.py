@@ -17,7 +17,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from tui.server.rows import (
+from tui.server.api_keys import KEY_ID_PREFIX
+from tui.server.store.rows import (
     AlertEventRow,
     AlertRow,
     AlertState,
@@ -42,9 +43,6 @@ METRIC_HELP = (
     "metric must look like <measure>_<unit>_<period>, e.g. latency_ms_5m, error_rate_pct_1h, "
     "cost_usd_1h or prompt_drift_score_24h (periods: 5m, 1h, 1d..., minute, hour, day, week)"
 )
-
-
-KEY_ID_PREFIX = "key_"  # the API's key ids: key_ and the 12 hex digits `keys list` shows
 
 
 def _not_blank(value: str) -> str:

@@ -18,11 +18,12 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 
 from tui.server.alerts.service import Alerts
-from tui.server.auth import MALFORMED, MISSING, UNKNOWN, Malformed, bearer_token
-from tui.server.backend import TraceStore
-from tui.server.errors import ServiceError
-from tui.server.ratelimit import VERIFIED
-from tui.server.rows import (
+from tui.server.api_keys import hash_key
+from tui.server.http.auth import MALFORMED, MISSING, UNKNOWN, Malformed, bearer_token
+from tui.server.http.errors import ServiceError
+from tui.server.http.ratelimit import VERIFIED
+from tui.server.store.protocol import TraceStore
+from tui.server.store.rows import (
     AlertRow,
     AlertSecretRow,
     ApiKeyRow,
@@ -33,7 +34,6 @@ from tui.server.rows import (
     Remembered,
     TraceRow,
 )
-from tui.server.store_keys import hash_key
 
 
 async def store_of(request: Request) -> TraceStore:

@@ -18,11 +18,11 @@ from typing import Any
 
 from tui.server.alerts.drift import FALLBACK_KEYS, PROMPT_KEYS
 from tui.server.alerts.metrics import lerp, p95_ranks
-from tui.server.postgres import locks
-from tui.server.postgres.leases import ReplicaTables
-from tui.server.postgres.pool import Connections
-from tui.server.postgres.sql import INSERT, UPSERT_ALERT_STATE
-from tui.server.rows import (
+from tui.server.store.postgres import locks
+from tui.server.store.postgres.leases import ReplicaTables
+from tui.server.store.postgres.pool import Connections
+from tui.server.store.postgres.sql import INSERT, UPSERT_ALERT_STATE
+from tui.server.store.rows import (
     AlertEventRow,
     AlertRow,
     AlertSecretRow,
@@ -30,8 +30,8 @@ from tui.server.rows import (
     DeliveryRow,
     WindowStats,
 )
-from tui.server.store_alerts import SLOWEST, event_row
-from tui.server.store_sql import columns
+from tui.server.store.sql import columns
+from tui.server.store.sqlite.alerts import SLOWEST, event_row
 
 WINDOW = "FROM traces WHERE project_id = %s AND started_at >= %s AND started_at < %s"
 ERRORED = "error_count > 0"

@@ -15,7 +15,7 @@ across replicas (about 0.1 ms on the test machine: see docs/postgres-notes.md).
 
 from __future__ import annotations
 
-from tui.server.postgres.pool import Connections
+from tui.server.store.postgres.pool import Connections
 
 NOW_MS = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 

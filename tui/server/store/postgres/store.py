@@ -17,16 +17,17 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from tui.server.alerts.signing import new_secret
-from tui.server.database_url import redacted
 from tui.server.ingest.summaries import derived
-from tui.server.postgres import ingest as ingest_spans
-from tui.server.postgres import locks
-from tui.server.postgres.alerts import AlertTables
-from tui.server.postgres.keys import KeyTables
-from tui.server.postgres.logs import LogTables
-from tui.server.postgres.migrations import migrate
-from tui.server.postgres.pool import DEFAULT_POOL_SIZE, Connection, Connections, connect_once
-from tui.server.postgres.sql import (
+from tui.server.store.admin import AdminTables
+from tui.server.store.postgres import ingest as ingest_spans
+from tui.server.store.postgres import locks
+from tui.server.store.postgres.alerts import AlertTables
+from tui.server.store.postgres.keys import KeyTables
+from tui.server.store.postgres.logs import LogTables
+from tui.server.store.postgres.migrations import migrate
+from tui.server.store.postgres.pool import DEFAULT_POOL_SIZE, Connection, Connections, connect_once
+from tui.server.store.postgres.search import SearchTables
+from tui.server.store.postgres.sql import (
     COPY_TRACES_WITH_TEXT,
     INSERT,
     NEWEST_SPAN_END,
@@ -36,7 +37,7 @@ from tui.server.postgres.sql import (
     TRACE_WITH_TEXT_TYPES,
     copy_sql,
 )
-from tui.server.rows import (
+from tui.server.store.rows import (
     AlertRow,
     AlertSecretRow,
     ProjectRow,
@@ -49,9 +50,8 @@ from tui.server.rows import (
     new_alert,
     new_project,
 )
-from tui.server.search.postgres import SearchTables
-from tui.server.store_admin import AdminTables
-from tui.server.store_sql import TABLES, columns
+from tui.server.store.sql import TABLES, columns
+from tui.server.store.url import redacted
 
 DAY_MS = 86_400_000
 # An ingest worker process writes one batch at a time: its store needs few connections.

@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import TextIO
 
 from tui.server.api_keys import LAST_WORKSPACE_KEY, REVOKED, create_key, plain_key_id, revoke_key
-from tui.server.backend import StoreUnreachable
-from tui.server.database_url import is_postgres
-from tui.server.migrations import SchemaTooNew
-from tui.server.open_store import ServiceStore, open_store
-from tui.server.rows import KeyInfo
+from tui.server.store.opening import ServiceStore, open_store
+from tui.server.store.protocol import StoreUnreachable
+from tui.server.store.rows import KeyInfo
+from tui.server.store.sqlite.migrations import SchemaTooNew
+from tui.server.store.url import is_postgres
 
 KEYS_POOL_SIZE = 2
 

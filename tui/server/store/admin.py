@@ -14,14 +14,14 @@ import json
 from contextlib import AbstractContextManager
 from typing import Any
 
-from tui.server.rows import AlertRow, ProjectRow, Remembered, now_ms
-from tui.server.store_keys import KEY_ID_LENGTH
-
-# remove_key's answers
-REVOKED, NO_SUCH_KEY, LAST_WORKSPACE_KEY = "revoked", "missing", "last_workspace_key"
-# A key's last use is written at most this often: a request costs no write, a key used all
-# day costs one a minute.
-KEY_USE_RESOLUTION_MS = 60_000
+from tui.server.api_keys import (
+    KEY_ID_LENGTH,
+    KEY_USE_RESOLUTION_MS,
+    LAST_WORKSPACE_KEY,
+    NO_SUCH_KEY,
+    REVOKED,
+)
+from tui.server.store.rows import AlertRow, ProjectRow, Remembered, now_ms
 
 ALERT_CHILDREN = ("alert_events", "webhook_deliveries", "alert_states", "alert_secrets")
 

@@ -17,9 +17,9 @@ from typing import Any
 import psycopg
 
 from tui.server.ingest.logs import LogGroup
-from tui.server.postgres import locks
-from tui.server.postgres.pool import Connections
-from tui.server.store_logs import MAX_LOGS_PER_SPAN, SWEEP_EVERY_S, UNJOINED_KEPT_MS
+from tui.server.store.postgres import locks
+from tui.server.store.postgres.pool import Connections
+from tui.server.store.sqlite.logs import MAX_LOGS_PER_SPAN, SWEEP_EVERY_S, UNJOINED_KEPT_MS
 
 HAS_LOGS = "SELECT EXISTS (SELECT 1 FROM span_logs WHERE project_id = %s AND trace_id = ANY(%s))"
 JOIN_LOGS = f"""
@@ -61,7 +61,7 @@ class LogTables:
 
     def add_span_logs(self, groups: Sequence[LogGroup], project_id: str | None, now: int) -> None:
         """See store_logs.LogTables.add_span_logs."""
-        from tui.server.postgres.ingest import project_named  # ingest imports this module
+        from tui.server.store.postgres.ingest import project_named
 
         sweep = time.monotonic() - self._logs_swept_at > SWEEP_EVERY_S
         with self._db.transaction() as db:

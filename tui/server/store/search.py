@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from tui.server.rows import TraceSummary
 from tui.server.search.filters import TraceFilters
+from tui.server.store.rows import TraceSummary
 
 NEWEST_SPAN_END = "started_at + duration_ms"  # as store_sql's: what retention keeps by
 

@@ -10,9 +10,10 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from tui.server.rows import TraceSummary, TraceSums
 from tui.server.search.filters import TraceFilters
-from tui.server.search.queries import (
+from tui.server.search.stored import Extras, merged
+from tui.server.store.rows import TraceSummary, TraceSums
+from tui.server.store.search import (
     POSTGRES,
     GroupPosition,
     SearchPosition,
@@ -20,7 +21,6 @@ from tui.server.search.queries import (
     latest_users,
     trace_page,
 )
-from tui.server.search.stored import Extras, merged
 
 GroupRow = tuple[Any, ...]
 # Traces a text search walks in order before it asks the trigram index (~2 us each).

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from tui.server.backend import StoreUnreachable, TraceStore
-from tui.server.database_url import is_postgres, redacted
-from tui.server.rows import KeyInfo
+from tui.server.store.protocol import StoreUnreachable, TraceStore
+from tui.server.store.rows import KeyInfo
+from tui.server.store.url import is_postgres, redacted
 
 POSTGRES_EXTRA = "pip install 'tracetui[postgres]'"
 
@@ -47,11 +47,11 @@ def open_store(database: str, *, pool_size: int | None = None) -> ServiceStore:
     reached or psycopg is not installed, SchemaTooNew when the database is newer than this
     tracetui."""
     if not is_postgres(database):
-        from tui.server.store import Store
+        from tui.server.store.sqlite.store import Store
 
         return Store(database)
     try:
-        from tui.server.postgres.store import PostgresStore
+        from tui.server.store.postgres.store import PostgresStore
     except ImportError:
         raise StoreUnreachable(
             f"Cannot open the database {redacted(database)}: PostgreSQL support is not "

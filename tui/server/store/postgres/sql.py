@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from tui.server.ingest.conventions import COUNTED_IN
-from tui.server.rows import AlertState, SpanInTrace, SpanRow, TraceRow, TraceSummary
-from tui.server.store_sql import LEADING, TABLES, columns
+from tui.server.store.rows import AlertState, SpanInTrace, SpanRow, TraceRow, TraceSummary
+from tui.server.store.sql import LEADING, TABLES, columns
 
 
 def insert_sql(row_class: type[NamedTuple]) -> str:

@@ -4,14 +4,13 @@ store.py stays about projects and traces."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import secrets
 import sqlite3
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 
-from tui.server.rows import (
+from tui.server.api_keys import KEY_ID_LENGTH, hash_key, key_info, key_prefix
+from tui.server.store.rows import (
     AlertRow,
     AlertSecretRow,
     ApiKeyRow,
@@ -24,41 +23,7 @@ from tui.server.rows import (
     Remembered,
     now_ms,
 )
-from tui.server.store_sql import INSERT, columns, insert_sql
-
-
-def hash_key(api_key: str) -> str:
-    """The stored form of an API key."""
-    return hashlib.sha256(api_key.encode("utf-8")).hexdigest()
-
-
-KEY_ID_LENGTH = 12
-
-
-KEY_PREFIX_LENGTH = 10
-
-
-def key_prefix(api_key: str) -> str:
-    """The start of a key a person tells it by (`tt_pk_ab12`): its kind and 4 random
-    characters of its 32, which give nothing useful away."""
-    return api_key[:KEY_PREFIX_LENGTH]
-
-
-def key_info(row: ApiKeyRow) -> KeyInfo:
-    """A key's public face: an id from the first digits of its hash, never the key."""
-    return KeyInfo(
-        row.key_hash[:KEY_ID_LENGTH],
-        row.project_id,
-        row.label,
-        row.created_at,
-        row.prefix,
-        row.last_used_at,
-    )
-
-
-def new_api_key(kind: str) -> str:
-    """A fresh random key; the prefix tells a workspace key (`ws`) from a project key (`pk`)."""
-    return f"tt_{kind}_{secrets.token_urlsafe(24)}"
+from tui.server.store.sql import INSERT, columns, insert_sql
 
 
 class KeyTables:
@@ -146,7 +111,7 @@ class KeyTables:
             ):
                 # In the insert's transaction (BEGIN IMMEDIATE: one writer), so two racing
                 # creates never both take one name.
-                from tui.server.store_admin import NameTaken  # store_admin imports this module
+                from tui.server.store.admin import NameTaken
 
                 raise NameTaken(row.name)
             db.execute(INSERT[type(row)], row)

@@ -11,9 +11,10 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from tui.server.rows import TraceSummary, TraceSums
 from tui.server.search.filters import TraceFilters
-from tui.server.search.queries import (
+from tui.server.search.stored import Extras, merged
+from tui.server.store.rows import TraceSummary, TraceSums
+from tui.server.store.search import (
     SQLITE,
     GroupPosition,
     SearchPosition,
@@ -22,7 +23,6 @@ from tui.server.search.queries import (
     latest_users,
     trace_page,
 )
-from tui.server.search.stored import Extras, merged
 
 GroupRow = tuple[Any, ...]
 

@@ -10,10 +10,11 @@ from typing import Any
 
 import psycopg
 
-from tui.server.postgres import locks
-from tui.server.postgres.pool import Connections
-from tui.server.postgres.sql import INSERT
-from tui.server.rows import (
+from tui.server.api_keys import KEY_ID_LENGTH, hash_key, key_info, key_prefix
+from tui.server.store.postgres import locks
+from tui.server.store.postgres.pool import Connections
+from tui.server.store.postgres.sql import INSERT
+from tui.server.store.rows import (
     AlertRow,
     AlertSecretRow,
     ApiKeyRow,
@@ -26,8 +27,7 @@ from tui.server.rows import (
     Remembered,
     now_ms,
 )
-from tui.server.store_keys import KEY_ID_LENGTH, hash_key, key_info, key_prefix
-from tui.server.store_sql import columns
+from tui.server.store.sql import columns
 
 # The key looked up and, if it is known, its request added to the bucket's window (as
 # leases.COUNT_REQUESTS): one statement, so one round trip and one atomic step.
@@ -142,7 +142,7 @@ class KeyTables:
                 # creates (at two replicas too) never both take one name.
                 db.execute("LOCK TABLE projects IN SHARE ROW EXCLUSIVE MODE")
                 if db.execute("SELECT 1 FROM projects WHERE name = %s", (row.name,)).fetchone():
-                    from tui.server.store_admin import NameTaken
+                    from tui.server.store.admin import NameTaken
 
                     raise NameTaken(row.name)
             db.execute(INSERT[type(row)], row)

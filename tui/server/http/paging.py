@@ -18,7 +18,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from tui.server.errors import ServiceError
+from tui.server.http.errors import ServiceError
 
 # Above what this service issues: the widest filters a trace listing accepts (search/filters.py:
 # about 3,300 characters, each up to 4 bytes of UTF-8) in base64; bounds decoding.

@@ -24,9 +24,10 @@ from typing import Any
 import psycopg
 
 from tui.server.ingest.summaries import summarize, trace_rows
-from tui.server.postgres import locks
-from tui.server.postgres.logs import join_span_logs
-from tui.server.postgres.sql import (
+from tui.server.store.postgres import locks
+from tui.server.store.postgres.logs import join_span_logs
+from tui.server.store.postgres.search import update_stored
+from tui.server.store.postgres.sql import (
     COPY_TRACES_WITH_TEXT,
     COUNT_ONCE,
     INGEST_TABLE,
@@ -36,8 +37,7 @@ from tui.server.postgres.sql import (
     UPSERT_TRACES,
     copy_sql,
 )
-from tui.server.rows import SpanGroup, SpanRow, TraceSums, new_project
-from tui.server.search.postgres import update_stored
+from tui.server.store.rows import SpanGroup, SpanRow, TraceSums, new_project
 
 DEFAULT_PROJECT = "default"  # as the SQLite store: the workspace key's spans with no project
 DEFAULT_RETENTION_DAYS = 30

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from tui.server.rows import (
+from tui.server.store.rows import (
     AlertEventRow,
     AlertRow,
     AlertSecretRow,

@@ -42,9 +42,9 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.string import StrDumperUnknown
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from tui.server.backend import StoreBusy, StoreUnavailable, StoreUnreachable
-from tui.server.database_url import HIDDEN
-from tui.server.postgres.sql import CREATE_INGEST_TABLE
+from tui.server.store.postgres.sql import CREATE_INGEST_TABLE
+from tui.server.store.protocol import StoreBusy, StoreUnavailable, StoreUnreachable
+from tui.server.store.url import HIDDEN
 
 Connection = psycopg.Connection[tuple[Any, ...]]
 

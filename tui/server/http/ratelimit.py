@@ -43,11 +43,11 @@ from typing import Any, Protocol
 
 from starlette.concurrency import run_in_threadpool
 
-from tui.server.auth import MALFORMED, MISSING, UNKNOWN, Malformed, bearer_token
-from tui.server.backend import StoreBusy
-from tui.server.errors import error_json, refused_write
+from tui.server.api_keys import hash_key
+from tui.server.http.auth import MALFORMED, MISSING, UNKNOWN, Malformed, bearer_token
+from tui.server.http.errors import error_json, refused_write
 from tui.server.ingest.responses import answer_type, failure
-from tui.server.store_keys import hash_key
+from tui.server.store.protocol import StoreBusy
 
 log = logging.getLogger("tracetui.server")
 

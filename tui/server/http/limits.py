@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from tui.server.config import ServerConfig
-from tui.server.errors import error_json
+from tui.server.http.errors import error_json
 
 # After a refusal, what the client still sends is read and dropped this long at most: closing a
 # socket with unread data resets the connection, and the reset can reach the client before it

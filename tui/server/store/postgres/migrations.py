@@ -22,7 +22,7 @@ from typing import Any
 
 import psycopg
 
-from tui.server.migrations import SchemaTooNew, refuse_newer
+from tui.server.store.sqlite.migrations import SchemaTooNew, refuse_newer
 
 VERSION_TABLE = "tracetui_schema"
 # The advisory lock migrations run under: (namespace, what), the two-int form, which never

@@ -14,18 +14,18 @@ from fastapi import FastAPI
 
 from tui.server.alerts.service import Alerts
 from tui.server.alerts.targets import Resolver, system_resolver
-from tui.server.backend import TraceStore
+from tui.server.api_keys import KeyUsage
 from tui.server.background import Background, PeriodicTask, default_tasks, new_replica_id
 from tui.server.config import ServerConfig
-from tui.server.errors import install_error_handlers
+from tui.server.http.errors import install_error_handlers
+from tui.server.http.ratelimit import Limiter, RateLimiter, RateLimitMiddleware, SharedRateLimiter
 from tui.server.ingest.costs import warm_in_background
 from tui.server.ingest.processes import IngestProcesses
 from tui.server.ingest.writer import IngestWriter
-from tui.server.key_usage import KeyUsage
-from tui.server.ratelimit import Limiter, RateLimiter, RateLimitMiddleware, SharedRateLimiter
 from tui.server.routes import ROUTERS
 from tui.server.routes.otlp import Ingest
-from tui.server.rows import KeyScope, now_ms
+from tui.server.store.protocol import TraceStore
+from tui.server.store.rows import KeyScope, now_ms
 
 
 @asynccontextmanager

@@ -1,0 +1,1 @@
+"""The SQLite store: `store.Store` over one database file, with its migrations."""
