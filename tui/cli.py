@@ -21,7 +21,7 @@ from tui.server.config import (
 if TYPE_CHECKING:
     from tui.api.client import ApiClient
     from tui.demo.data import DemoKeys
-    from tui.server.store.opening import ServiceStore
+    from tui.server.store.protocol import TraceStore
     from tui.ui.app import StartAt
 
 DB_OPTION = next(option for option in OPTIONS if option.name == "db")
@@ -138,7 +138,7 @@ def run_serve(args: argparse.Namespace) -> int:
     return serve(config, opened)
 
 
-def open_demo_database(db: str | None) -> tuple[ServiceStore, DemoKeys]:
+def open_demo_database(db: str | None) -> tuple[TraceStore, DemoKeys]:
     """`serve --demo`'s database: a SQLite file as `open_demo_store` makes it, or the database
     of a PostgreSQL URL, filled with the same demo data when it has no project yet."""
     from tui.demo.data import open_demo_store
@@ -147,8 +147,8 @@ def open_demo_database(db: str | None) -> tuple[ServiceStore, DemoKeys]:
     if db is None or not is_postgres(db):
         return open_demo_store(db)
     from tui.demo.data import demo_keys, populate
+    from tui.server.store.errors import StoreUnreachable
     from tui.server.store.opening import open_store
-    from tui.server.store.protocol import StoreUnreachable
     from tui.server.store.sqlite.store import Store
 
     store = open_store(db)

@@ -51,7 +51,8 @@ from tui.server.alerts.evaluator import Evaluator
 from tui.server.ingest import otlp_proto
 from tui.server.ingest.costs import PriceBook
 from tui.server.ingest.summaries import summarize, trace_rows
-from tui.server.store.opening import ServiceStore, open_store
+from tui.server.store.opening import open_store
+from tui.server.store.protocol import TraceStore
 from tui.server.store.rows import now_ms
 
 RUNS = int(os.environ.get("TRACETUI_BENCH_RUNS", "3"))
@@ -87,7 +88,7 @@ class Backend:
         return serving(database, *SERVE_FLAGS, new_session=True)
 
     @staticmethod
-    def fill(store: ServiceStore) -> None:
+    def fill(store: TraceStore) -> None:
         with store.transaction() as db:  # type: ignore[attr-defined]
             store.insert_project(db, "ingest bench", None, 30, project_id=PROJECT)  # type: ignore[attr-defined]
         store.add_key(KEY, None, "bench")
@@ -344,7 +345,7 @@ class Big:
     firing: int
 
 
-def measure_big(store: ServiceStore, served: Served, now: int) -> Big:
+def measure_big(store: TraceStore, served: Served, now: int) -> Big:
     """Pages and traces through the service, the same calls on `store`; then alert rounds."""
     start, end = now - 8 * DAY_MS, now
     window = {"project_id": million.PROJECT, "limit": 100, "from": iso(start), "to": iso(end)}

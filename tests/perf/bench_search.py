@@ -29,8 +29,8 @@ from typing import Any
 
 from tests.perf.report import Row
 from tui.server.search.filters import TraceFilters
-from tui.server.store.rows import TraceSummary
-from tui.server.store.search import SearchPosition, sort_value
+from tui.server.store.rows import SearchPosition, TraceSummary
+from tui.server.store.search import sort_value
 
 TRACES = int(os.environ.get("BENCH_SEARCH_TRACES", "1000000"))
 WEEK_MS = 7 * 86_400_000

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from tests.perf.pg_server import CACHE
-from tui.server.store.opening import ServiceStore, open_store
+from tui.server.store.opening import open_store
+from tui.server.store.protocol import TraceStore
 from tui.server.store.rows import new_alert
 from tui.server.store.sqlite.migrations import LATEST as SQLITE_SCHEMA
 
@@ -167,7 +168,7 @@ def rows(now: int) -> Iterator[tuple[list[tuple[Any, ...]], list[tuple[Any, ...]
         yield traces, spans
 
 
-def prepare(store: ServiceStore) -> None:
+def prepare(store: TraceStore) -> None:
     """The project (a retention longer than the data's age), the key and 100 alerts."""
     with store.transaction() as db:  # type: ignore[attr-defined]
         store.insert_project(db, "million", None, 3650, project_id=PROJECT)  # type: ignore[attr-defined]

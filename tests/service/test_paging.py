@@ -79,7 +79,7 @@ def test_the_widest_filters_a_service_accepts_fit_in_the_cursor_it_issues() -> N
     """Every filter at its longest, in characters that JSON would escape to twelve each."""
     from tui.server.routes.traces import read_trace_cursor, trace_cursor
     from tui.server.search.filters import MAX_Q, MAX_TAGS, MAX_VALUE, TraceFilters
-    from tui.server.store.search import SearchPosition
+    from tui.server.store.rows import SearchPosition
 
     emoji = "\U0001f600"
     words = " ".join([emoji * 49] * 10)[:MAX_Q]

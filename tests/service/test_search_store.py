@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tui.server.search.filters import SORTS, TraceFilters
-from tui.server.store.rows import SpanGroup, SpanRow, TraceRow
-from tui.server.store.search import SearchPosition, sort_value
+from tui.server.store.rows import SearchPosition, SpanGroup, SpanRow, TraceRow
+from tui.server.store.search import sort_value
 
 NOW = 1_795_000_000_000
 START, END = NOW - 10_000, NOW

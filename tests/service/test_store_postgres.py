@@ -14,11 +14,10 @@ import pytest
 from tests.service.conftest import schema_url
 from tests.support.postgres import PostgresServer
 from tests.support.service import wait_for
+from tui.server.store.errors import SchemaTooNew, StoreBusy, StoreUnavailable, StoreUnreachable
 from tui.server.store.postgres.migrations import LATEST, VERSION_TABLE
 from tui.server.store.postgres.store import PostgresStore
-from tui.server.store.protocol import StoreBusy, StoreUnavailable, StoreUnreachable
 from tui.server.store.rows import SpanGroup, SpanRow
-from tui.server.store.sqlite.migrations import SchemaTooNew
 
 NOW = 1_795_000_000_000
 

@@ -47,7 +47,7 @@ class DemoStart:
         from tui.demo.receiver import DemoReceiver
         from tui.server.config import IN_PROCESS
         from tui.server.run import LocalService
-        from tui.server.store.sqlite.migrations import SchemaTooNew
+        from tui.server.store.errors import SchemaTooNew
 
         try:
             store, keys = open_demo_store(self.db, self.seed, progress=self.progress)

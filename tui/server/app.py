@@ -136,7 +136,7 @@ def create_app(
     usage = KeyUsage(store, clock)
     # Replicas count in the store: a key's look-up and its count in one call where the store
     # has one (PostgreSQL), instead of two round trips per request.
-    count_key = getattr(store, "key_scope_counted", None) if store.is_shared() else None
+    count_key = store.key_scope_counted if store.is_shared() else None
     app.add_middleware(
         RateLimitMiddleware,
         limiter=app.state.limiter,

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import TextIO
 
 from tui.server.api_keys import LAST_WORKSPACE_KEY, REVOKED, create_key, plain_key_id, revoke_key
-from tui.server.store.opening import ServiceStore, open_store
-from tui.server.store.protocol import StoreUnreachable
+from tui.server.store.errors import SchemaTooNew, StoreUnreachable
+from tui.server.store.opening import open_store
+from tui.server.store.protocol import TraceStore
 from tui.server.store.rows import KeyInfo
-from tui.server.store.sqlite.migrations import SchemaTooNew
 from tui.server.store.url import is_postgres
 
 KEYS_POOL_SIZE = 2
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
 
 
 def create(
-    store: ServiceStore, project_id: str | None, label: str | None, out: TextIO, err: TextIO
+    store: TraceStore, project_id: str | None, label: str | None, out: TextIO, err: TextIO
 ) -> int:
     if project_id is not None and store.get_project(project_id) is None:
         known = ", ".join(p.id for p in store.list_projects()) or "none yet"
@@ -73,7 +73,7 @@ def create(
     return 0
 
 
-def show(store: ServiceStore, out: TextIO) -> int:
+def show(store: TraceStore, out: TextIO) -> int:
     print(f"{'ID':<13} {'PREFIX':<11} {'PROJECT':<18} {'CREATED':<21} LABEL", file=out)
     for key in store.list_keys():
         created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(key.created_at / 1000))
@@ -86,7 +86,7 @@ def show(store: ServiceStore, out: TextIO) -> int:
     return 0
 
 
-def revoke(store: ServiceStore, ref: str, err: TextIO) -> int:
+def revoke(store: TraceStore, ref: str, err: TextIO) -> int:
     found = store.find_keys(plain_key_id(ref) if ref.lower().startswith("key_") else ref)
     if not found:
         print(f"tracetui: no key has the id or label {printable(ref)!r}.", file=err)

@@ -23,10 +23,10 @@ from tui.server.background import PeriodicTask
 from tui.server.config import IN_PROCESS, LOOPBACK, ServerConfig
 from tui.server.http.limits import bounded_http_protocol
 from tui.server.ingest.processes import IngestProcesses
-from tui.server.store.opening import ServiceStore, open_store
-from tui.server.store.protocol import StoreUnreachable, TraceStore
+from tui.server.store.errors import SchemaTooNew, StoreUnreachable
+from tui.server.store.opening import open_store
+from tui.server.store.protocol import TraceStore
 from tui.server.store.rows import now_ms
-from tui.server.store.sqlite.migrations import SchemaTooNew
 from tui.server.store.url import redacted
 
 
@@ -41,7 +41,7 @@ class StoreKeys(Protocol):
 
 
 # Opens a database that comes with its keys (`serve --demo`), instead of the --db one.
-OpenedStore = Callable[[], tuple[ServiceStore, StoreKeys]]
+OpenedStore = Callable[[], tuple[TraceStore, StoreKeys]]
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -255,7 +255,7 @@ def stop_on_sigterm() -> None:
 
 def print_banner(
     service: LocalService,
-    store: ServiceStore,
+    store: TraceStore,
     config: ServerConfig,
     keys: StoreKeys | None,
     new_key: str | None,

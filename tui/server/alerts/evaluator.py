@@ -33,6 +33,7 @@ from tui.server.alerts.metrics import Metric, breaches, in_unit, parse_metric
 from tui.server.alerts.payload import FIRING, RESOLVED, Evaluated, event_body, worst_json
 from tui.server.store.protocol import TraceStore
 from tui.server.store.rows import (
+    DAY_MS,
     AlertEventRow,
     AlertRow,
     AlertState,
@@ -44,7 +45,6 @@ from tui.server.store.rows import (
 log = logging.getLogger("tracetui.server")
 
 OK, FIRING_STATE, NO_DATA = "ok", "firing", "no_data"
-DAY_MS = 86_400_000
 DRIFT_BASELINE_MS = DAY_MS  # drift compares a window with the 24 hours before it
 DRIFT_SAMPLE = 300  # prompts sampled on each side (see drift_strata)
 PROMPT_SPANS = 3  # LLM spans read per sampled trace

@@ -24,6 +24,7 @@ from tui.server.http.errors import ServiceError
 from tui.server.http.ratelimit import VERIFIED
 from tui.server.store.protocol import TraceStore
 from tui.server.store.rows import (
+    DAY_MS,
     AlertRow,
     AlertSecretRow,
     ApiKeyRow,
@@ -43,8 +44,6 @@ async def store_of(request: Request) -> TraceStore:
 
 
 StoreDep = Annotated[TraceStore, Depends(store_of)]
-
-DAY_MS = 86_400_000
 
 
 async def clock_of(request: Request) -> Callable[[], int]:

@@ -18,7 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from tui.server.store.protocol import StoreBusy, StoreUnavailable
+from tui.server.store.errors import StoreBusy, StoreUnavailable
 
 
 class ServiceError(Exception):

@@ -47,7 +47,7 @@ from tui.server.api_keys import hash_key
 from tui.server.http.auth import MALFORMED, MISSING, UNKNOWN, Malformed, bearer_token
 from tui.server.http.errors import error_json, refused_write
 from tui.server.ingest.responses import answer_type, failure
-from tui.server.store.protocol import StoreBusy
+from tui.server.store.errors import StoreBusy
 
 log = logging.getLogger("tracetui.server")
 

@@ -38,26 +38,9 @@ from tui.server.ingest import otlp_json, otlp_proto
 from tui.server.ingest.body import JSON
 from tui.server.ingest.spans import ZERO_SPAN, ZERO_TRACE, Rejected, clean, dumps_ascii
 from tui.server.ingest.types import Unreadable, project_hint
+from tui.server.store.rows import LogGroup, SpanLog
 
 GENAI_EVENT_PREFIX = "gen_ai."
-
-
-@dataclass(frozen=True)
-class SpanLog:
-    """One log event of a span, as stored: `event` is the JSON object text of the event."""
-
-    trace_id: str
-    span_id: str
-    time_unix_nano: int
-    event: str
-
-
-@dataclass(frozen=True)
-class LogGroup:
-    """The span logs of one resource, before a key decides their project."""
-
-    project_name: str | None
-    logs: list[SpanLog]
 
 
 @dataclass

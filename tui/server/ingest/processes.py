@@ -57,7 +57,8 @@ from tui.server.ingest.conventions import counted_once
 from tui.server.ingest.costs import PRICES, PriceBook
 from tui.server.ingest.summaries import summarize
 from tui.server.ingest.types import Decoded, Unreadable
-from tui.server.store.protocol import StoreBusy, StoreUnavailable, StoreUnreachable, TraceStore
+from tui.server.store.errors import StoreBusy, StoreUnavailable, StoreUnreachable
+from tui.server.store.protocol import TraceStore
 from tui.server.store.rows import SpanGroup
 
 log = logging.getLogger("tracetui.server")

@@ -34,7 +34,8 @@ from tui.server.ingest.processes import (
 from tui.server.ingest.responses import answer_type, failure, success
 from tui.server.ingest.types import Unreadable
 from tui.server.ingest.writer import IngestWriter, Overloaded
-from tui.server.store.protocol import StoreBusy, TraceStore
+from tui.server.store.errors import StoreBusy
+from tui.server.store.protocol import TraceStore
 
 log = logging.getLogger("tracetui.server")
 

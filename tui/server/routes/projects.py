@@ -11,7 +11,6 @@ from fastapi.responses import JSONResponse, Response
 
 from tui.server.http.answers import ERRORS, Project, ProjectChanged, ProjectList
 from tui.server.http.deps import (
-    DAY_MS,
     Auth,
     ClockDep,
     ReadableProject,
@@ -23,8 +22,8 @@ from tui.server.http.deps import (
 )
 from tui.server.http.errors import ServiceError
 from tui.server.http.schemas import ProjectCreate, ProjectUpdate, project_json
-from tui.server.store.admin import NameTaken
-from tui.server.store.rows import new_project
+from tui.server.store.errors import NameTaken
+from tui.server.store.rows import DAY_MS, new_project
 
 WORKSPACE_ONLY = "Only the workspace key can change or delete projects."
 

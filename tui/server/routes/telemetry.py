@@ -25,7 +25,8 @@ from tui.server.ingest.body import JSON, PROTOBUF, BodyError, encoding, media_ty
 from tui.server.ingest.logs import check_metrics, decode_logs, logs_answer, metrics_answer
 from tui.server.ingest.responses import answer_type, failure
 from tui.server.ingest.types import Unreadable
-from tui.server.store.protocol import StoreBusy, TraceStore
+from tui.server.store.errors import StoreBusy
+from tui.server.store.protocol import TraceStore
 from tui.server.store.rows import KeyScope
 
 router = APIRouter()

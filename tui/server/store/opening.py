@@ -8,38 +8,14 @@ dependency (`pip install 'tracetui[postgres]'`), and SQLite users never load it.
 
 from __future__ import annotations
 
-from typing import Protocol
-
-from tui.server.store.protocol import StoreUnreachable, TraceStore
-from tui.server.store.rows import KeyInfo
+from tui.server.store.errors import StoreUnreachable
+from tui.server.store.protocol import TraceStore
 from tui.server.store.url import is_postgres, redacted
 
 POSTGRES_EXTRA = "pip install 'tracetui[postgres]'"
 
 
-class ServiceStore(TraceStore, Protocol):
-    """What serve and the keys command use of a store, on either backend: the routes'
-    TraceStore, the keys kept in it, where it is (safe to print) and closing it."""
-
-    @property
-    def location(self) -> str:
-        """The file's path, or the URL without its password."""
-        ...
-
-    def has_workspace_key(self) -> bool: ...
-
-    def add_key(self, api_key: str, project_id: str | None, label: str) -> KeyInfo: ...
-
-    def list_keys(self) -> list[KeyInfo]: ...
-
-    def find_keys(self, ref: str) -> list[KeyInfo]: ...
-
-    def revoke_key(self, key_id: str) -> bool: ...
-
-    def close(self) -> None: ...
-
-
-def open_store(database: str, *, pool_size: int | None = None) -> ServiceStore:
+def open_store(database: str, *, pool_size: int | None = None) -> TraceStore:
     """The store at `database`: a PostgreSQL URL (postgresql://...; at most `pool_size`
     connections, the store's default if None) or a SQLite file's path.
 

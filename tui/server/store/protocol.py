@@ -1,16 +1,19 @@
-"""What the routes, their dependencies and the background tasks need from a store: TraceStore.
+"""The store's one protocol: what the routes, their dependencies, ingest, alert evaluation and
+delivery, the background tasks, `tracetui serve` and `tracetui keys` need of a store.
 
-Routes, deps and background tasks depend on this protocol only, never on the SQLite class (`store.Store`), so a
-second backend (PostgreSQL, for teams that outgrow one machine) can be added without touching
-them. It speaks in the named rows of `rows`; SQL stays inside the implementation. Bulk writes
-for the demo data and the tests are not part of it: they are the SQLite store's own.
+Everything outside tui/server/store sees a store through TraceStore, never through a backend's
+class: SQLite (sqlite.store.Store) and PostgreSQL (postgres.store.PostgresStore) both implement
+it whole, and no caller casts a store to reach more. It speaks in the named rows of `rows`;
+SQL stays inside the store. Bulk writes for the demo data and the tests (`transaction`,
+`insert_traces`...) are not part of it: they are each store's own, with one signature.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
+from tui.server.search.filters import TraceFilters
 from tui.server.store.rows import (
     AlertEventRow,
     AlertRow,
@@ -18,11 +21,15 @@ from tui.server.store.rows import (
     AlertState,
     ApiKeyRow,
     DeliveryRow,
+    GroupPosition,
+    GroupRow,
     KeyInfo,
     KeyScope,
+    LogGroup,
     Once,
     ProjectRow,
     Remembered,
+    SearchPosition,
     SpanGroup,
     SpanInTrace,
     TracePosition,
@@ -30,25 +37,6 @@ from tui.server.store.rows import (
     TraceSummary,
     WindowStats,
 )
-
-if TYPE_CHECKING:
-    from tui.server.ingest.logs import LogGroup
-
-
-class StoreBusy(Exception):
-    """The store stayed locked by other writers longer than it waits: try again shortly (the
-    service answers 503 with Retry-After, which OTLP exporters and the app retry)."""
-
-
-class StoreUnavailable(StoreBusy):
-    """The store cannot write for now (its disk is full, read-only or failing): the write is
-    undone whole, reads go on, and writes succeed again once it can write (503, retried)."""
-
-
-class StoreUnreachable(Exception):
-    """The store could not be opened at all (its server is down, refuses the login, or the
-    database does not exist): `tracetui serve` and `tracetui keys` print the message, one line
-    that names no secret, and exit non-zero."""
 
 
 class AlertStore(Protocol):
@@ -189,21 +177,92 @@ class ReplicaStore(Protocol):
         ...
 
 
-class AdminStore(Protocol):
-    """What running a project through the API needs (store_admin.AdminTables on both
-    stores): keys, project changes and deletion, alert changes, deletion and secrets, and the
-    answers of non-creating writes per Idempotency-Key."""
+class KeyStore(Protocol):
+    """API keys (api_keys.py says how they are made and named): what a request's key may reach,
+    and keys made, listed and revoked by `tracetui keys` and the /v1/keys routes."""
+
+    def key_scope(self, api_key: str) -> KeyScope | None:
+        """What `api_key` may reach, or None for an unknown key."""
+        ...
+
+    def key_scope_counted(
+        self, api_key: str, bucket: str, window_start: int
+    ) -> tuple[KeyScope, int] | None:
+        """The key's scope and its request counted, at once: None if the key is not known
+        (nothing is counted), else its scope and the total of `bucket`'s window starting at
+        `window_start` (epoch ms) across replicas, this request included (the shared rate
+        limiter's look-up and count: one round trip where the store is shared)."""
+        ...
+
+    def has_workspace_key(self) -> bool: ...
+
+    def add_key(self, api_key: str, project_id: str | None, label: str) -> KeyInfo:
+        """Store `api_key` (its hash) for `project_id` (None: the workspace)."""
+        ...
 
     def list_keys(self) -> list[KeyInfo]:
         """Every key, oldest first (never a key, nor its whole hash)."""
         ...
 
-    def remove_key(self, key_id: str, project_id: str | None) -> str:
-        """Revoke `project_id`'s key (None: a workspace key) whose id is `key_id`: REVOKED,
-        NO_SUCH_KEY or LAST_WORKSPACE_KEY (refused), see store_admin."""
+    def find_keys(self, ref: str) -> list[KeyInfo]:
+        """The keys `ref` names: a key id (or a prefix of one, 6 hex digits at least), else a
+        label. More than one means `ref` is ambiguous."""
         ...
 
-    def note_key_used(self, key_hash: str, now: int | None = None) -> None: ...
+    def revoke_key(self, key_id: str) -> bool:
+        """Delete the key whose id is `key_id` (whole), whoever's it is; True if there was one."""
+        ...
+
+    def remove_key(self, key_id: str, project_id: str | None) -> str:
+        """Revoke `project_id`'s key (None: a workspace key) whose id is `key_id`: REVOKED,
+        NO_SUCH_KEY or LAST_WORKSPACE_KEY (refused), see api_keys."""
+        ...
+
+    def note_key_used(self, key_hash: str, now: int | None = None) -> None:
+        """Note that the key was used at `now`, unless a use under a minute ago is noted."""
+        ...
+
+
+class SearchStore(Protocol):
+    """Finding traces beyond the spec's listing: filters and sorts of GET /v1/traces, and a
+    project's sessions and users (store/search.py)."""
+
+    def search_traces(
+        self,
+        project_id: str,
+        filters: TraceFilters,
+        start: int,
+        end: int,
+        limit: int,
+        after: SearchPosition | None = None,
+        kept_since: int | None = None,
+    ) -> tuple[list[TraceSummary], bool]:
+        """One page of a project's traces with start <= listed_at < end under `filters`, in
+        their order, past `after` (and within `kept_since`, as list_traces); and whether more
+        follow."""
+        ...
+
+    def list_groups(
+        self,
+        column: str,
+        project_id: str,
+        start: int,
+        end: int,
+        limit: int,
+        after: GroupPosition | None = None,
+        kept_since: int | None = None,
+        user_id: str | None = None,
+    ) -> tuple[list[GroupRow], bool]:
+        """One page of a project's sessions (`column` "session_id") or users ("user_id") whose
+        last trace was listed in [start, end), newest first: (id, first_seen, last_seen, traces,
+        tokens, cost, errors[, sessions][, user]); and whether more follow."""
+        ...
+
+
+class AdminStore(Protocol):
+    """What running a project through the API needs (admin.AdminTables, keys.KeyTables):
+    project changes and deletion, alert changes, deletion and secrets, and the answers of
+    non-creating writes per Idempotency-Key."""
 
     def update_project(self, row: ProjectRow) -> None: ...
 
@@ -226,11 +285,16 @@ class AdminStore(Protocol):
     ) -> None: ...
 
 
-class TraceStore(AlertStore, ReplicaStore, AdminStore, Protocol):
-    """The service's storage, as the routes see it. Every method may block: call from a thread."""
+class TraceStore(AlertStore, ReplicaStore, KeyStore, SearchStore, AdminStore, Protocol):
+    """The service's storage, whole. Every method may block: call from a thread."""
 
-    def key_scope(self, api_key: str) -> KeyScope | None:
-        """What `api_key` may reach, or None for an unknown key."""
+    @property
+    def location(self) -> str:
+        """Where the data is, safe to print: a file's path, or a URL without its password."""
+        ...
+
+    def close(self) -> None:
+        """Let the store's connections go (this thread's, or the pool)."""
         ...
 
     def list_projects(self, only: str | None = None) -> list[ProjectRow]:

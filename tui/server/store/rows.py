@@ -13,6 +13,10 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+DAY_MS = 86_400_000
+DEFAULT_PROJECT = "default"  # where the workspace key's spans go when no resource names one
+DEFAULT_RETENTION_DAYS = 30  # a project's, unless its creator says otherwise
+
 
 def now_ms() -> int:
     """The current time in epoch milliseconds (how every time is stored)."""
@@ -206,6 +210,25 @@ class TracePosition:
     trace_id: str
 
 
+class SearchPosition(NamedTuple):
+    """A place in a filtered listing's order: the previous page's last sort value and id."""
+
+    value: float | int
+    trace_id: str
+
+
+class GroupPosition(NamedTuple):
+    """The last session or user of the previous page: its last_seen and id."""
+
+    last_seen: int
+    id: str
+
+
+# A session or a user as listed: (id, first_seen, last_seen, traces, tokens, cost, errors,
+# then a user's sessions or a session's user).
+GroupRow = tuple[Any, ...]
+
+
 class TraceSums(NamedTuple):
     """A trace's row as its batch's spans make it, but for what the writer decides: the
     project and the attributes (the resource's)."""
@@ -245,6 +268,24 @@ class SpanGroup(NamedTuple):
     # The sums of the spans' traces (ingest.summaries), worked out as the body was decoded;
     # None: the store works them out.
     traces: list[TraceSums] | None = None
+
+
+@dataclass(frozen=True)
+class SpanLog:
+    """One log event of a span, as stored: `event` is the JSON object text of the event."""
+
+    trace_id: str
+    span_id: str
+    time_unix_nano: int
+    event: str
+
+
+@dataclass(frozen=True)
+class LogGroup:
+    """The span logs of one resource (POST /v1/logs), before a key decides their project."""
+
+    project_name: str | None
+    logs: list[SpanLog]
 
 
 class KeyInfo(NamedTuple):

@@ -1,114 +1,28 @@
-"""The SQL of the filtered and sorted trace listing, and of a project's sessions and users, for
-both stores: written once with `?` placeholders, and the few parts that differ (text, tags and
-models) by each store's Dialect. Every value is bound, never spliced; the only names spliced
-in are the sort's, from filters.SORTS.
+"""Search on both stores: the SQL of the filtered and sorted trace listing and of a project's
+sessions and users, written once with `?` placeholders (the few parts that differ, text, tags
+and models, are the dialect's), and the listing's methods. Every value is bound, never spliced;
+the only names spliced in are the sort's, from filters.SORTS.
 
 Keyset paging: traces are ordered by (sort key, id), either way, and a page starts past the
 previous page's last (value, id), compared as a row value, which both databases seek on their
 (project_id, key, id) indexes. Sessions and users are ordered by (last_seen, id), newest
 first. Every listing is bounded by the time window of its first page (on listed_at, the
 trace's first-stored start, which never changes), so a trace that arrives later with a newer
-start is never seen by a walk that began before it.
+start is never seen by a walk that began before it. Each store picks a text search's plan its
+own way (`_search_rows`: sqlite.search, postgres.search).
 """
 
 from __future__ import annotations
 
-import json
+import functools
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from tui.server.search.filters import TraceFilters
-from tui.server.store.rows import TraceSummary
-
-NEWEST_SPAN_END = "started_at + duration_ms"  # as store_sql's: what retention keeps by
-
-
-class SearchPosition(NamedTuple):
-    """The last row of the previous page: its sort value and id."""
-
-    value: float | int
-    trace_id: str
-
-
-class GroupPosition(NamedTuple):
-    """The last session or user of the previous page: its last_seen and id."""
-
-    last_seen: int
-    id: str
-
-
-@dataclass(frozen=True)
-class Dialect:
-    """What differs between the stores' SQL."""
-
-    # (every term, whether they are common): (clause, args)
-    text: Callable[[tuple[str, ...], bool], tuple[str, list[Any]]]
-    contains: Callable[[str, str], tuple[str, list[Any]]]  # (column, value): (clause, args)
-    placeholder: str = "?"
-    # Put before a column to keep the planner from using its index (SQLite's unary +): the
-    # window's bound on listed_at, when the traces are ordered by another column, so that the
-    # order's index is walked instead of sorting the whole window.
-    unindexed: str = ""
-
-    def finish(self, sql: str) -> str:
-        return sql if self.placeholder == "?" else sql.replace("?", self.placeholder)
-
-
-def fts_match(terms: tuple[str, ...]) -> str:
-    """FTS5 trigram: every term a quoted phrase (a substring, case-insensitive)."""
-    return " ".join('"' + term.replace('"', '""') + '"' for term in terms)
-
-
-def sqlite_text(terms: tuple[str, ...], common: bool) -> tuple[str, list[Any]]:
-    """Rare terms: the traces the index finds, then ordered (the cost grows with the matches).
-    Common ones: the traces in order, each looked up in the index until the page is full
-    (the cost grows with the rows walked past, few when most rows match)."""
-    if common:
-        return (
-            "EXISTS (SELECT 1 FROM trace_text_keys k JOIN trace_texts f ON f.rowid = k.id"
-            " WHERE k.project_id = traces.project_id AND k.trace_id = traces.id"
-            " AND trace_texts MATCH ?)",
-            [fts_match(terms)],
-        )
-    return (
-        "(project_id, id) IN (SELECT k.project_id, k.trace_id FROM trace_texts f"
-        " JOIN trace_text_keys k ON k.id = f.rowid WHERE trace_texts MATCH ?)",
-        [fts_match(terms)],
-    )
-
-
-def sqlite_contains(column: str, value: str) -> tuple[str, list[Any]]:
-    return f"EXISTS (SELECT 1 FROM json_each(traces.{column}) WHERE value = ?)", [value]
-
-
-def like_pattern(term: str) -> str:
-    """`term` as an ILIKE substring pattern, its own %, _ and \\ taken literally."""
-    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
-def postgres_text(terms: tuple[str, ...], common: bool = False) -> tuple[str, list[Any]]:
-    """The terms' trigrams, all held by the trace's (its GIN index), then ILIKE per term;
-    `common`: ILIKE alone (rows walked in order, no index)."""
-    if common:
-        return (
-            " AND ".join(["search_text ILIKE ?"] * len(terms)),
-            [like_pattern(term) for term in terms],
-        )
-    each = "tracetui_grams(search_text) @> tracetui_grams(?) AND search_text ILIKE ?"
-    args: list[Any] = []
-    for term in terms:
-        args += [term, like_pattern(term)]
-    return " AND ".join([each] * len(terms)), args
-
-
-def postgres_contains(column: str, value: str) -> tuple[str, list[Any]]:
-    return f"({column}::jsonb) @> ?::jsonb", [json.dumps([value])]
-
-
-SQLITE = Dialect(sqlite_text, sqlite_contains, unindexed="+")
-POSTGRES = Dialect(postgres_text, postgres_contains, placeholder="%s")
+from tui.server.store.dialect import Dialect
+from tui.server.store.rows import GroupPosition, GroupRow, SearchPosition, TraceSummary
+from tui.server.store.sql import NEWEST_SPAN_END
+from tui.server.store.tables import Tables
 
 SUMMARY_COLUMNS = ", ".join(TraceSummary._fields)
 
@@ -127,7 +41,7 @@ def trace_page(
 ) -> tuple[str, list[Any]]:
     """One page of a project's traces with start <= listed_at < end, past `after`, reading
     one row beyond `limit` (to know whether more follow). `common_text`: the text's terms
-    match many traces (see sqlite_text). With `scan`, only the next `scan` traces in order
+    match many traces (see dialect.sqlite_text). With `scan`, only the next `scan` traces in order
     are filtered: a page it fills is the page (the first matches in order lie among them);
     one it does not fill says nothing, and the caller asks without `scan`."""
     key = filters.sort_key
@@ -160,7 +74,7 @@ def trace_page(
         args += more
     condition = f" WHERE {' AND '.join(where)}" if where else ""
     sql = f"SELECT {SUMMARY_COLUMNS} FROM {source}{condition} {order} LIMIT ?"
-    return dialect.finish(sql), [*args, limit + 1]
+    return dialect.sql(sql), [*args, limit + 1]
 
 
 def filter_clauses(
@@ -259,7 +173,7 @@ def group_page(
         *having_args,
         limit + 1,
     ]
-    return dialect.finish(sql), args
+    return dialect.sql(sql), args
 
 
 def latest_users(
@@ -269,9 +183,67 @@ def latest_users(
     order of `session_ids` (at least one). VALUES names its columns column1, column2 on both
     stores; each look-up is a seek on traces_by_project_session."""
     values = ", ".join(["(?, ?)"] * len(session_ids))
-    sql = dialect.finish(
+    sql = dialect.sql(
         "SELECT (SELECT user_id FROM traces WHERE project_id = ? AND session_id = s.column1"
         f" ORDER BY listed_at DESC, id DESC LIMIT 1) FROM (VALUES {values}) AS s"
         " ORDER BY s.column2"
     )
     return sql, [project_id, *(v for n, session in enumerate(session_ids) for v in (session, n))]
+
+
+class SearchTables(Tables):
+    """The filtered listing and a project's sessions and users over the store's connections."""
+
+    def _search_rows(
+        self,
+        db: Any,
+        filters: TraceFilters,
+        limit: int,
+        page: Callable[..., tuple[str, list[Any]]],
+    ) -> list[TraceSummary]:
+        """The rows of one page (`page(common_text=..., scan=...)` makes its statement), one
+        beyond `limit` if more follow; each store picks a text search's plan its own way."""
+        raise NotImplementedError
+
+    def search_traces(
+        self,
+        project_id: str,
+        filters: TraceFilters,
+        start: int,
+        end: int,
+        limit: int,
+        after: SearchPosition | None = None,
+        kept_since: int | None = None,
+    ) -> tuple[list[TraceSummary], bool]:
+        """See SearchStore.search_traces."""
+        page = functools.partial(
+            trace_page, self.dialect, project_id, filters, start, end, limit, after, kept_since
+        )
+        with self._read() as db:
+            rows = self._search_rows(db, filters, limit, page)
+        return rows[:limit], len(rows) > limit
+
+    def list_groups(
+        self,
+        column: str,
+        project_id: str,
+        start: int,
+        end: int,
+        limit: int,
+        after: GroupPosition | None = None,
+        kept_since: int | None = None,
+        user_id: str | None = None,
+    ) -> tuple[list[GroupRow], bool]:
+        """See SearchStore.list_groups."""
+        sql, args = group_page(
+            self.dialect, column, project_id, start, end, limit, after, kept_since, user_id
+        )
+        with self._read() as db:
+            rows = [tuple(row) for row in db.execute(sql, args)]
+            more = len(rows) > limit
+            rows = rows[:limit]
+            if column == "session_id" and rows:
+                query, query_args = latest_users(self.dialect, project_id, [r[0] for r in rows])
+                users = db.execute(query, query_args).fetchall()
+                rows = [(*row, user[0]) for row, user in zip(rows, users, strict=True)]
+        return rows, more

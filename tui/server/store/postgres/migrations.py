@@ -1,12 +1,8 @@
-"""Schema migrations of the PostgreSQL store, recorded in a version table.
+"""The PostgreSQL store's schema, version by version, and where it keeps its version: a table
+of its own (the runner, one for both stores, is store/migrations.py).
 
-MIGRATIONS is ordered: migration N brings a database from version N-1 to N. Each runs in one
-transaction that also records its version in `tracetui_schema`, under a transaction-level
-advisory lock: several replicas starting at once on one database queue on the lock, and each
-re-reads the version once it holds it, so the schema is migrated once. A database already at
-the latest version is only read (no lock). A database at a version newer than this code knows
-is refused (SchemaTooNew): its tables may mean something this code would corrupt. Never edit a
-released migration; append a new one.
+Each migration runs under a transaction-level advisory lock, so several replicas starting at
+once on one database queue on it, and each reads the version again once it holds it.
 
 Version 1 is the SQLite store's schema at its version 5 (trace ids scoped by project), with
 PostgreSQL's types: times are epoch milliseconds in BIGINT, costs DOUBLE PRECISION, and the
@@ -16,31 +12,19 @@ SQLite store's 6 (leases, request counts, webhook claims).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg
 
-from tui.server.store.sqlite.migrations import SchemaTooNew, refuse_newer
+from tui.server.store import migrations
+from tui.server.store.migrations import Migration
 
 VERSION_TABLE = "tracetui_schema"
 # The advisory lock migrations run under: (namespace, what), the two-int form, which never
 # meets the single-bigint keys that ingest takes per trace (see `locks`).
 MIGRATION_LOCK = (0x7472_6163, 1)
-
-
-@dataclass(frozen=True)
-class Migration:
-    version: int
-    summary: str
-    sql: str  # statements separated by ";" at line ends; no transaction control
-
-    def statements(self) -> list[str]:
-        """The statements of `sql` one at a time (each is sent with the extended protocol,
-        which takes one statement)."""
-        found = [part.strip() for part in self.sql.split(";\n")]
-        return [statement.rstrip(";") for statement in found if statement]
 
 
 # Why these types:
@@ -312,39 +296,48 @@ def schema_version(connection: psycopg.Connection[Any]) -> int:
     return int(version[0]) if version is not None else 0
 
 
-def migrate(
-    connection: psycopg.Connection[Any],
-    location: str,
-    migrations: Sequence[Migration] = MIGRATIONS,
-) -> int:
-    """Bring the database on `connection` (in autocommit mode) up to the last of `migrations`,
-    each in a transaction of its own under the migration lock. Returns the version the
-    database was at. Raises SchemaTooNew, naming `location` (a URL without its password), for
-    a database from a newer tracetui."""
-    latest = migrations[-1].version
-    found = schema_version(connection)
-    refuse_newer(found, latest, location)
-    if found == latest:
-        return found
-    for migration in migrations:
-        if migration.version <= found:
-            continue
-        with connection.transaction():
-            connection.execute("SELECT pg_advisory_xact_lock(%s, %s)", MIGRATION_LOCK)
-            connection.execute(
+class PostgresSchema:
+    """A PostgreSQL database's schema version (migrations.Schema), on a connection in
+    autocommit mode."""
+
+    def __init__(self, connection: psycopg.Connection[Any]) -> None:
+        self.connection = connection
+
+    def version(self) -> int:
+        return schema_version(self.connection)
+
+    @contextmanager
+    def migrating(self) -> Iterator[None]:
+        with self.connection.transaction():
+            self.connection.execute("SELECT pg_advisory_xact_lock(%s, %s)", MIGRATION_LOCK)
+            self.connection.execute(
                 f"CREATE TABLE IF NOT EXISTS {VERSION_TABLE} (version INTEGER PRIMARY KEY, "
                 "summary TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
             )
-            version = schema_version(connection)  # another replica may have got here first
-            refuse_newer(version, latest, location)
-            if version < migration.version:
-                for statement in migration.statements():
-                    connection.execute(statement.encode())
-                connection.execute(
-                    f"INSERT INTO {VERSION_TABLE} (version, summary) VALUES (%s, %s)",
-                    (migration.version, migration.summary),
-                )
-    return found
+            yield
+
+    def statements(self, migration: Migration) -> list[str]:
+        """Statements separated by ";" at line ends (each is sent with the extended protocol,
+        which takes one statement)."""
+        found = [part.strip() for part in migration.sql.split(";\n")]
+        return [statement.rstrip(";") for statement in found if statement]
+
+    def execute(self, statement: str) -> None:
+        self.connection.execute(statement.encode())
+
+    def record(self, migration: Migration) -> None:
+        self.connection.execute(
+            f"INSERT INTO {VERSION_TABLE} (version, summary) VALUES (%s, %s)",
+            (migration.version, migration.summary),
+        )
 
 
-__all__ = ["LATEST", "MIGRATIONS", "Migration", "SchemaTooNew", "migrate", "schema_version"]
+def migrate(
+    connection: psycopg.Connection[Any],
+    location: str,
+    versions: Sequence[Migration] = MIGRATIONS,
+) -> int:
+    """Bring the database on `connection` (in autocommit mode) up to the last of `versions`;
+    returns the version it was at. Raises SchemaTooNew, naming `location` (a URL without its
+    password), for a database from a newer tracetui."""
+    return migrations.migrate(PostgresSchema(connection), location, versions)

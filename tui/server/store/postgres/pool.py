@@ -42,8 +42,8 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.string import StrDumperUnknown
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from tui.server.store.errors import StoreBusy, StoreUnavailable, StoreUnreachable
 from tui.server.store.postgres.sql import CREATE_INGEST_TABLE
-from tui.server.store.protocol import StoreBusy, StoreUnavailable, StoreUnreachable
 from tui.server.store.url import HIDDEN
 
 Connection = psycopg.Connection[tuple[Any, ...]]

@@ -1,28 +1,18 @@
-"""The PostgreSQL store's half of search: the filtered listing and a project's sessions and
-users (queries' SQL, with %s placeholders), and the merge of a stored trace's extras at ingest.
-The text is traces.search_text, under a pg_trgm GIN index (postgres.migrations, version 4).
+"""The PostgreSQL store's own half of search (store/search.py): the merge of a stored trace's
+extras at ingest, and how a text search picks its plan. The text is traces.search_text, under a
+GIN index over its trigrams (postgres.migrations, version 4).
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tui.server.search.filters import TraceFilters
 from tui.server.search.stored import Extras, merged
 from tui.server.store.rows import TraceSummary, TraceSums
-from tui.server.store.search import (
-    POSTGRES,
-    GroupPosition,
-    SearchPosition,
-    group_page,
-    latest_users,
-    trace_page,
-)
+from tui.server.store.search import SearchTables
 
-GroupRow = tuple[Any, ...]
 # Traces a text search walks in order before it asks the trigram index (~2 us each).
 SCAN = 5_000
 
@@ -46,60 +36,22 @@ def update_stored(connection: Any, project_id: str, sums: Sequence[TraceSums]) -
         )
 
 
-class SearchTables:
-    """PostgresStore's search methods (see search.sqlite for the other store's)."""
+class PostgresSearch(SearchTables):
+    """How PostgreSQL runs a filtered listing: a text search first walks the next SCAN traces
+    in order (few are needed when the words are common, where the trigram index would fetch
+    every match to order them), then, if they did not fill the page, asks the trigram index."""
 
-    def _reading(self) -> AbstractContextManager[Any]:
-        raise NotImplementedError
-
-    def search_traces(
+    def _search_rows(
         self,
-        project_id: str,
+        db: Any,
         filters: TraceFilters,
-        start: int,
-        end: int,
         limit: int,
-        after: SearchPosition | None = None,
-        kept_since: int | None = None,
-    ) -> tuple[list[TraceSummary], bool]:
-        """See search.sqlite.SearchTables.search_traces. A text search first walks the next
-        SCAN traces in order (few are needed when the words are common, where the trigram
-        index would fetch every match to order them), then, if they did not fill the page,
-        asks the trigram index."""
-        page = functools.partial(
-            trace_page, POSTGRES, project_id, filters, start, end, limit, after, kept_since
-        )
-        with self._reading() as db:
-            if filters.terms:
-                sql, args = page(common_text=True, scan=SCAN)
-                rows = list(map(TraceSummary._make, db.execute(sql.encode(), args)))
-                if len(rows) > limit:
-                    return rows[:limit], True
-            sql, args = page()
+        page: Callable[..., tuple[str, list[Any]]],
+    ) -> list[TraceSummary]:
+        if filters.terms:
+            sql, args = page(common_text=True, scan=SCAN)
             rows = list(map(TraceSummary._make, db.execute(sql.encode(), args)))
-        return rows[:limit], len(rows) > limit
-
-    def list_groups(
-        self,
-        column: str,
-        project_id: str,
-        start: int,
-        end: int,
-        limit: int,
-        after: GroupPosition | None = None,
-        kept_since: int | None = None,
-        user_id: str | None = None,
-    ) -> tuple[list[GroupRow], bool]:
-        """See search.sqlite.SearchTables.list_groups."""
-        sql, args = group_page(
-            POSTGRES, column, project_id, start, end, limit, after, kept_since, user_id
-        )
-        with self._reading() as db:
-            rows = [tuple(row) for row in db.execute(sql.encode(), args)]
-            more = len(rows) > limit
-            rows = rows[:limit]
-            if column == "session_id" and rows:
-                query, query_args = latest_users(POSTGRES, project_id, [r[0] for r in rows])
-                users = db.execute(query.encode(), query_args).fetchall()
-                rows = [(*row, user[0]) for row, user in zip(rows, users, strict=True)]
-        return rows, more
+            if len(rows) > limit:
+                return rows
+        sql, args = page()
+        return list(map(TraceSummary._make, db.execute(sql.encode(), args)))

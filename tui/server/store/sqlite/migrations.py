@@ -1,41 +1,20 @@
-"""Schema migrations of the SQLite store, keyed on `PRAGMA user_version`.
+"""The SQLite store's schema, version by version, and where it keeps its version: PRAGMA
+user_version (the runner, one for both stores, is store/migrations.py).
 
-MIGRATIONS is ordered: migration N brings a database from user_version N-1 to N. Each runs in
-one transaction that also sets user_version, so a failed migration leaves the database as it
-was. Databases made before migrations existed have user_version 0 and already hold every table
-of migration 1, which is why migration 1 creates only what is missing. A database at a version
-newer than this code knows is refused: its tables may mean something this code would corrupt.
-Never edit a released migration; append a new one.
+Databases made before migrations existed have user_version 0 and already hold every table of
+migration 1, which is why migration 1 creates only what is missing. The migration lock is
+SQLite's write lock, taken up front (BEGIN IMMEDIATE) before the version is read: a second
+process opening the same file waits, then sees the migration done and skips it.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from contextlib import contextmanager
 
-
-class SchemaTooNew(RuntimeError):
-    """The database was written by a newer tracetui than this one."""
-
-
-@dataclass(frozen=True)
-class Migration:
-    version: int
-    summary: str
-    sql: str  # one or more statements; no transaction control (the runner owns it)
-
-    def statements(self) -> Iterator[str]:
-        """The statements of `sql` one at a time (executescript would commit on its own)."""
-        pending = ""
-        for line in self.sql.splitlines(keepends=True):
-            pending += line
-            if sqlite3.complete_statement(pending):
-                yield pending
-                pending = ""
-        if pending.strip():
-            raise ValueError(f"migration {self.version} ends with an incomplete statement")
-
+from tui.server.store import migrations
+from tui.server.store.migrations import Migration
 
 # The schema of every tracetui before migrations, verbatim: on those databases it is a no-op.
 SCHEMA_V1 = """
@@ -432,40 +411,51 @@ def user_version(db: sqlite3.Connection) -> int:
     return int(db.execute("PRAGMA user_version").fetchone()[0])
 
 
-def migrate(db: sqlite3.Connection, path: str, migrations: Sequence[Migration] = MIGRATIONS) -> int:
-    """Bring the database on `db` (autocommit mode) up to the last of `migrations`.
+def split_statements(migration: Migration) -> Iterator[str]:
+    """The statements of `migration` one at a time (executescript would commit on its own)."""
+    pending = ""
+    for line in migration.sql.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            yield pending
+            pending = ""
+    if pending.strip():
+        raise ValueError(f"migration {migration.version} ends with an incomplete statement")
 
-    Returns the version the database was at. Raises SchemaTooNew, naming `path`, for a database
-    from a newer tracetui.
-    """
-    latest = migrations[-1].version
-    found = user_version(db)
-    refuse_newer(found, latest, path)
-    for migration in migrations:
-        if migration.version <= found:
-            continue
-        # IMMEDIATE takes the write lock before reading the version: a second process opening
-        # the same file waits, then sees the migration done and skips it.
-        db.execute("BEGIN IMMEDIATE")
+
+class SqliteSchema:
+    """A SQLite database's schema version (migrations.Schema), on a connection in autocommit
+    mode."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def version(self) -> int:
+        return user_version(self.db)
+
+    @contextmanager
+    def migrating(self) -> Iterator[None]:
+        self.db.execute("BEGIN IMMEDIATE")
         try:
-            version = user_version(db)
-            refuse_newer(version, latest, path)
-            if version < migration.version:
-                for statement in migration.statements():
-                    db.execute(statement)
-                # A PRAGMA takes no parameters; the version is an int from this module.
-                db.execute(f"PRAGMA user_version = {int(migration.version)}")
+            yield
         except BaseException:
-            db.execute("ROLLBACK")
+            self.db.execute("ROLLBACK")
             raise
-        db.execute("COMMIT")
-    return found
+        self.db.execute("COMMIT")
+
+    def statements(self, migration: Migration) -> Iterator[str]:
+        return split_statements(migration)
+
+    def execute(self, statement: str) -> None:
+        self.db.execute(statement)
+
+    def record(self, migration: Migration) -> None:
+        # A PRAGMA takes no parameters; the version is an int from this module.
+        self.db.execute(f"PRAGMA user_version = {int(migration.version)}")
 
 
-def refuse_newer(version: int, latest: int, path: str) -> None:
-    if version > latest:
-        raise SchemaTooNew(
-            f"The database {path} has schema version {version}, but this tracetui knows "
-            f"versions up to {latest} only: it was written by a newer tracetui. Upgrade "
-            "tracetui, or use another database."
-        )
+def migrate(db: sqlite3.Connection, path: str, versions: Sequence[Migration] = MIGRATIONS) -> int:
+    """Bring the database on `db` (autocommit mode) up to the last of `versions`; returns the
+    version it was at. Raises SchemaTooNew, naming `path`, for a database from a newer
+    tracetui."""
+    return migrations.migrate(SqliteSchema(db), path, versions)

@@ -1,5 +1,5 @@
-"""The SQLite store's half of search: the text index written at ingest, the filtered listing,
-and a project's sessions and users (queries' SQL run on the store's connection).
+"""The SQLite store's own half of search (store/search.py): the text index written at ingest, and
+how a text search picks its plan.
 
 The text lives in the FTS5 table trace_texts (trigram tokenizer), each row keyed by
 trace_text_keys' id for the trace (migrations, version 8).
@@ -8,23 +8,14 @@ trace_text_keys' id for the trace (migrations, version 8).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from tui.server.search.filters import TraceFilters
 from tui.server.search.stored import Extras, merged
+from tui.server.store.dialect import fts_match
 from tui.server.store.rows import TraceSummary, TraceSums
-from tui.server.store.search import (
-    SQLITE,
-    GroupPosition,
-    SearchPosition,
-    fts_match,
-    group_page,
-    latest_users,
-    trace_page,
-)
-
-GroupRow = tuple[Any, ...]
+from tui.server.store.search import SearchTables
 
 
 def write_texts(db: sqlite3.Connection, project_id: str, sums: Sequence[TraceSums]) -> None:
@@ -94,54 +85,17 @@ def is_common(db: sqlite3.Connection, terms: tuple[str, ...]) -> bool:
     return bool(row and row[0] >= COMMON_MATCHES)
 
 
-class SearchTables:
-    """Store's search methods (see search.postgres for the other store's)."""
+class SqliteSearch(SearchTables):
+    """How SQLite runs a filtered listing: a text search's plan is picked by counting its
+    matches first (is_common)."""
 
-    def _connection(self) -> sqlite3.Connection:
-        raise NotImplementedError
-
-    def search_traces(
+    def _search_rows(
         self,
-        project_id: str,
+        db: Any,
         filters: TraceFilters,
-        start: int,
-        end: int,
         limit: int,
-        after: SearchPosition | None = None,
-        kept_since: int | None = None,
-    ) -> tuple[list[TraceSummary], bool]:
-        """One page of a project's traces under `filters`, in their order, past `after`;
-        returns the rows and whether more follow."""
-        db = self._connection()
+        page: Callable[..., tuple[str, list[Any]]],
+    ) -> list[TraceSummary]:
         common = bool(filters.terms) and is_common(db, filters.terms)
-        sql, args = trace_page(
-            SQLITE, project_id, filters, start, end, limit, after, kept_since, common
-        )
-        rows = list(map(TraceSummary._make, db.execute(sql, args)))
-        return rows[:limit], len(rows) > limit
-
-    def list_groups(
-        self,
-        column: str,
-        project_id: str,
-        start: int,
-        end: int,
-        limit: int,
-        after: GroupPosition | None = None,
-        kept_since: int | None = None,
-        user_id: str | None = None,
-    ) -> tuple[list[GroupRow], bool]:
-        """One page of a project's sessions (`column` "session_id") or users ("user_id"):
-        (id, first_seen, last_seen, traces, tokens, cost, errors[, sessions][, user])."""
-        db = self._connection()
-        sql, args = group_page(
-            SQLITE, column, project_id, start, end, limit, after, kept_since, user_id
-        )
-        rows = [tuple(row) for row in db.execute(sql, args)]
-        more = len(rows) > limit
-        rows = rows[:limit]
-        if column == "session_id" and rows:
-            query, query_args = latest_users(SQLITE, project_id, [r[0] for r in rows])
-            users = db.execute(query, query_args).fetchall()
-            rows = [(*row, user[0]) for row, user in zip(rows, users, strict=True)]
-        return rows, more
+        sql, args = page(common_text=common)
+        return list(map(TraceSummary._make, db.execute(sql, args)))

@@ -1,12 +1,12 @@
-"""SQLite storage for the local service: the TraceStore of `backend`, over named rows.
+"""The SQLite store: the TraceStore of `store.protocol` over one database file.
 
-Times are stored as integer milliseconds since the epoch (UTC). Listing a project's traces walks
-the (project_id, listed_at, id) index from the cursor's position, so page N costs what page 1
-costs: there is no OFFSET anywhere. A trace is known by its project and its id together: the
-same id sent to two projects is two traces. Every INSERT and SELECT names its columns, taken
-from the row classes of `rows` (through `store_sql`, which also holds the statements of ingest
-and of trace reads). The schema and its versions live in `migrations`; the alert tables'
-queries in `store_alerts`, the keys' and Idempotency-Keys' in `store_keys`.
+Times are stored as integer milliseconds since the epoch (UTC). What both stores share is
+written once in the tables' mixins of tui/server/store (traces, keys, admin, alerts, logs,
+search, replicas); this module holds what is SQLite's own: its connections (one per thread,
+write-ahead log) and transactions, how its errors become StoreBusy / StoreUnavailable, its
+checkpoints, and its hot paths: ingest by executemany, and a big trace's spans streamed. The
+schema and its versions live in `migrations`, the SQLite half of alerts and search in `alerts`
+and `search`.
 """
 
 from __future__ import annotations
@@ -15,63 +15,26 @@ import functools
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from tui.server.alerts.signing import new_secret
-from tui.server.api_keys import hash_key, new_api_key
-from tui.server.ingest.summaries import derived, summarize, trace_rows
+from tui.server.ingest.summaries import summarize, trace_rows
 from tui.server.store.admin import AdminTables
-from tui.server.store.protocol import StoreBusy, StoreUnavailable
-from tui.server.store.rows import (
-    AlertRow,
-    AlertSecretRow,
-    KeyScope,
-    ProjectRow,
-    SpanGroup,
-    SpanInTrace,
-    SpanRow,
-    TracePosition,
-    TraceRow,
-    TraceSummary,
-    TraceSums,
-    new_alert,
-    new_project,
-    now_ms,
-)
-from tui.server.store.sql import (
-    COUNT_ONCE,
-    INSERT,
-    NEWEST_SPAN_END,
-    SELECT_SPANS,
-    SELECT_TRACES,
-    TABLES,
-    UPSERT_SPAN,
-    UPSERT_TRACES,
-    columns,
-)
+from tui.server.store.dialect import SQLITE
+from tui.server.store.errors import StoreBusy, StoreUnavailable
+from tui.server.store.keys import KeyTables
+from tui.server.store.logs import LogTables
+from tui.server.store.replicas import TAKE_LEASE, ReplicaTables
+from tui.server.store.rows import SpanGroup, SpanInTrace, SpanRow, TraceRow
+from tui.server.store.sql import INSERT, SELECT_SPANS, upsert_traces_args
 from tui.server.store.sqlite import search
-from tui.server.store.sqlite.alerts import AlertTables
-from tui.server.store.sqlite.keys import KeyTables
-from tui.server.store.sqlite.logs import LogTables, join_span_logs
+from tui.server.store.sqlite.alerts import SqliteAlerts
 from tui.server.store.sqlite.migrations import migrate
-
-# Names other modules and the tests have always imported from here.
-__all__ = [
-    "INSERT",
-    "UPSERT_TRACES",
-    "KeyScope",
-    "Store",
-    "TracePosition",
-    "hash_key",
-    "new_api_key",
-    "now_ms",
-]
-DEFAULT_PROJECT = "default"  # where the workspace key's spans go when no resource names one
-DAY_MS = 86_400_000
-
+from tui.server.store.sqlite.sql import COUNT_ONCE, JOIN_LOGS, UPSERT_SPAN, UPSERT_TRACES
+from tui.server.store.traces import TraceTables, bulk_rows
 
 # Pages the write-ahead log may hold before a commit copies them into the database (SQLite's
 # default is 1,000). Each such checkpoint syncs the disk twice, and ingest dirties a page of
@@ -132,17 +95,23 @@ def refusal_of(error: sqlite3.Error) -> StoreBusy | None:
     return None
 
 
-DEFAULT_RETENTION_DAYS = 30
-
-
-class Store(LogTables, AlertTables, KeyTables, AdminTables, search.SearchTables):
+class Store(
+    search.SqliteSearch,
+    SqliteAlerts,
+    LogTables,
+    KeyTables,
+    AdminTables,
+    ReplicaTables,
+    TraceTables,
+):
     """One SQLite database; each thread gets its own connection (WAL lets readers run together).
 
     Opening brings the file to the latest schema version, or refuses, with SchemaTooNew, a file
-    written by a newer tracetui. The alert tables' queries are in `store_alerts`, the keys' and
-    the Idempotency-Keys' in `store_keys`, search's (filters, sessions, users) in
-    `search.sqlite`.
+    written by a newer tracetui. A SQLite file is served by one process (`is_shared` is False):
+    it holds every lease, and its rate limiter counts in memory.
     """
+
+    dialect = SQLITE
 
     def __init__(self, path: str | Path, checkpoint_pages: int = WAL_AUTOCHECKPOINT_PAGES) -> None:
         self.path = str(path)
@@ -151,15 +120,7 @@ class Store(LogTables, AlertTables, KeyTables, AdminTables, search.SearchTables)
         self._checkpointer: sqlite3.Connection | None = None  # checkpoint()'s own connection
         self._checkpointer_lock = threading.Lock()
         migrate(self._connection(), self.path)
-        # Alerts made before webhooks were signed get a secret now (nobody was shown it: such
-        # an alert is made again to verify its webhooks).
-        missing = self.alerts_without_secret()
-        if missing:
-            with self.transaction() as db:
-                db.executemany(
-                    INSERT[AlertSecretRow],
-                    [AlertSecretRow(alert_id, new_secret()) for alert_id in missing],
-                )
+        self._sign_unsigned_alerts()
 
     @property
     def location(self) -> str:
@@ -198,11 +159,24 @@ class Store(LogTables, AlertTables, KeyTables, AdminTables, search.SearchTables)
                 raise
             raise refusal from None
 
-    def _admin_write(self) -> AbstractContextManager[sqlite3.Connection]:
+    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
+        return nullcontext(self._connection())
+
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
         return self.transaction()
 
-    def _admin_read(self) -> AbstractContextManager[sqlite3.Connection]:
-        return nullcontext(self._connection())
+    @contextmanager
+    def _snapshot(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: the queries inside see one state of the database (WAL)."""
+        db = self._connection()
+        db.execute("BEGIN")
+        try:
+            yield db
+        finally:
+            db.execute("COMMIT")
+
+    def _execute_many(self, db: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        db.executemany(sql, rows)
 
     def opener(self) -> Callable[[], Store]:
         """See TraceStore.opener: the same file, opened anew (its schema is already current),
@@ -241,104 +215,14 @@ class Store(LogTables, AlertTables, KeyTables, AdminTables, search.SearchTables)
                 self._checkpointer.close()
                 self._checkpointer = None
 
-    # -- projects ------------------------------------------------------------------------------
+    def take_lease(self, name: str, holder: str, ttl_ms: int) -> bool:
+        """See ReplicaStore.take_lease: one conditional upsert, by this machine's clock."""
+        now = int(time.time() * 1000)
+        with self.transaction() as db:
+            taken = db.execute(TAKE_LEASE.format(now="?"), (name, holder, now, ttl_ms, now))
+            return taken.fetchone() is not None
 
-    def list_projects(self, only: str | None = None) -> list[ProjectRow]:
-        sql = f"SELECT {columns(ProjectRow)} FROM projects"
-        args: tuple[Any, ...] = ()
-        if only is not None:
-            sql += " WHERE id = ?"
-            args = (only,)
-        rows = self._connection().execute(sql + " ORDER BY created_at, id", args)
-        return list(map(ProjectRow._make, rows))
-
-    def get_project(self, project_id: str) -> ProjectRow | None:
-        projects = self.list_projects(only=project_id)
-        return projects[0] if projects else None
-
-    def insert_project(
-        self,
-        db: sqlite3.Connection,
-        name: str,
-        description: str | None,
-        retention_days: int,
-        project_id: str | None = None,
-        created_at: int | None = None,
-    ) -> ProjectRow:
-        row = new_project(name, description, retention_days, project_id, created_at)
-        db.execute(INSERT[ProjectRow], row)
-        return row
-
-    # -- traces and spans ----------------------------------------------------------------------
-
-    def list_traces(
-        self,
-        project_id: str,
-        start: int,
-        end: int,
-        limit: int,
-        after: TracePosition | None = None,
-        kept_since: int | None = None,
-    ) -> tuple[list[TraceSummary], bool]:
-        """One page, newest first, of traces with start <= listed_at < end, past `after`, and
-        (with `kept_since`) whose newest span ends at or after it.
-
-        Returns the rows and whether more follow. Reads one row beyond `limit` to know that.
-        """
-        # Ordered and paged by listed_at (see rows.TraceRow), which never changes once a trace
-        # is stored. One upper bound, the tighter of `end` and the cursor: given two, SQLite
-        # seeks with one and filters by the other, and a late page would scan every row before.
-        upper = end - 1 if after is None else min(end - 1, after.listed_at)
-        sql = SELECT_TRACES
-        args: list[Any] = [project_id, start, upper]
-        if kept_since is not None:
-            # A filter, not the seek's lower bound: a trace listed before the retention's start
-            # is still served while a span of it is newer (what the sweep keeps).
-            sql += f" AND {NEWEST_SPAN_END} >= ?"
-            args.append(kept_since)
-        if after is not None:
-            # Rows that share the cursor's position are ordered by id.
-            sql += " AND (listed_at < ? OR id < ?)"
-            args += [after.listed_at, after.trace_id]
-        sql += " ORDER BY listed_at DESC, id DESC LIMIT ?"
-        args.append(limit + 1)
-        rows = list(map(TraceSummary._make, self._connection().execute(sql, args)))
-        return rows[:limit], len(rows) > limit
-
-    def models_of(
-        self, project_id: str, trace_ids: list[str]
-    ) -> dict[str, dict[str, tuple[float, int]]]:
-        """For each of a project's traces, its spans' cost and tokens (in + out) summed by
-        model; one grouped query over a page's traces, by the spans' (project_id, trace_id, ...)
-        index."""
-        found: dict[str, dict[str, tuple[float, int]]] = {}
-        if not trace_ids:
-            return found
-        sql = (
-            "SELECT trace_id, model, SUM(cost_usd), SUM(input_tokens + output_tokens) FROM spans"
-            " WHERE project_id = ? AND trace_id IN (SELECT value FROM json_each(?))"
-            " AND model IS NOT NULL AND model != '' GROUP BY trace_id, model"
-        )
-        rows = self._connection().execute(sql, (project_id, json.dumps(trace_ids)))
-        for trace_id, model, cost, tokens in rows:
-            found.setdefault(trace_id, {})[model] = (cost, tokens)
-        return found
-
-    def find_traces(self, trace_id: str, project_id: str | None = None) -> list[TraceRow]:
-        """The traces with this id: in `project_id` (one at most), or in every project."""
-        sql = f"SELECT {columns(TraceRow)} FROM traces WHERE id = ?"
-        args: tuple[str, ...] = (trace_id,)
-        if project_id is not None:
-            sql += " AND project_id = ?"
-            args += (project_id,)
-        rows = self._connection().execute(sql + " ORDER BY project_id", args)
-        return list(map(TraceRow._make, rows))
-
-    def get_trace(self, trace_id: str, project_id: str | None = None) -> TraceRow | None:
-        """The trace with this id in `project_id`; without one, the trace with this id if
-        exactly one project holds it (None if none or several do)."""
-        found = self.find_traces(trace_id, project_id)
-        return found[0] if len(found) == 1 else None
+    # -- a big trace's spans, and bulk writes -------------------------------------------------
 
     def iter_spans(self, trace_id: str, project_id: str) -> Iterator[SpanInTrace]:
         """Every span of a project's trace ordered by start time, as the cursor reads them.
@@ -353,17 +237,6 @@ class Store(LogTables, AlertTables, KeyTables, AdminTables, search.SearchTables)
         finally:
             cursor.close()  # also when the reader stops early: no read transaction left open
 
-    def list_spans(self, trace_id: str, project_id: str | None = None) -> list[SpanInTrace]:
-        """The spans of iter_spans as a list, for readers that go over them more than once.
-        Without `project_id`, those of the one project that holds this trace id (none if
-        several do)."""
-        if project_id is None:
-            trace = self.get_trace(trace_id)
-            if trace is None:
-                return []
-            project_id = trace.project_id
-        return list(self.iter_spans(trace_id, project_id))
-
     def insert_traces(
         self,
         db: sqlite3.Connection,
@@ -372,17 +245,14 @@ class Store(LogTables, AlertTables, KeyTables, AdminTables, search.SearchTables)
         project_id: str | None = None,
         texts: Iterable[tuple[str, str, str]] | None = None,
     ) -> None:
-        """Bulk insert of whole traces (the demo data, benchmarks and tests). Rows may be plain
-        tuples of the row classes' fields, those with defaults left out. A span goes to the
-        project of its trace among `traces`, else to `project_id`. A trace's user, session,
-        tags, output preview, models, unpriced spans and search text are read from its spans
-        as ingest reads them, unless `texts` gives the search texts as (project_id, trace_id, text): then the
-        rows are taken as they are (a test or a builder of big data fills them)."""
-        rows = [t if isinstance(t, TraceRow) else TraceRow(*t) for t in traces]  # tuples too
-        rows = [t if t.listed_at is not None else t._replace(listed_at=t.started_at) for t in rows]
-        span_rows = [s if isinstance(s, SpanRow) else SpanRow(*s) for s in spans]
-        if texts is None:
-            rows, texts = derived(rows, span_rows)
+        """Bulk insert of whole traces (the demo data, benchmarks and tests), in `db`'s
+        transaction. Rows may be plain tuples of the row classes' fields, those with defaults
+        left out. A span goes to the project of its trace among `traces`, else to
+        `project_id`. A trace's user, session, tags, output preview, models, unpriced spans and
+        search text are read from its spans as ingest reads them, unless `texts` gives the
+        search texts as (project_id, trace_id, text): then the rows are taken as they are (a
+        test or a builder of big data fills them)."""
+        rows, span_rows, texts = bulk_rows(traces, spans, texts)
         db.executemany(INSERT[TraceRow], rows)
         project_of = {t.id: t.project_id for t in rows}
         db.executemany(
@@ -411,7 +281,7 @@ class Store(LogTables, AlertTables, KeyTables, AdminTables, search.SearchTables)
             )
         }
         db.executemany(UPSERT_SPAN, ((project_id, *span) for span in group.spans))
-        join_span_logs(db, project_id, trace_ids)  # logs that came before their spans
+        self._join_span_logs(db, project_id, trace_ids)  # logs that came before their spans
         # Traces seen before are recomputed from all their stored spans; new ones (most, as
         # exporters send whole traces) take the sums of their batch, worked out as it was
         # decoded, which saves reading back what was just written.
@@ -419,7 +289,7 @@ class Store(LogTables, AlertTables, KeyTables, AdminTables, search.SearchTables)
         if stored:
             ids = json.dumps(list(stored))
             db.execute(COUNT_ONCE, (project_id, ids))  # a call's spans split across exports
-            db.execute(UPSERT_TRACES, (project_id, group.resource, ids))
+            db.execute(UPSERT_TRACES, upsert_traces_args(project_id, group.resource, ids))
             again = [t for t in sums if t.id in stored]
             self._update_previews(db, project_id, again)
             search.update_stored(db, project_id, again)
@@ -428,91 +298,5 @@ class Store(LogTables, AlertTables, KeyTables, AdminTables, search.SearchTables)
         search.write_texts(db, project_id, new)
         return 0
 
-    def _update_previews(
-        self, db: sqlite3.Connection, project_id: str, sums: list[TraceSums]
-    ) -> None:
-        """A stored trace's preview from newly arrived spans: a root's replaces it (the root's
-        input is the trace's), another span's only fills it in when there was none."""
-        for t in sums:
-            if t.input_preview is not None:
-                db.execute(
-                    "UPDATE traces SET input_preview = ?1 WHERE id = ?2 AND project_id = ?3"
-                    + ("" if t.preview_from_root else " AND input_preview IS NULL"),
-                    (t.input_preview, t.id, project_id),
-                )
-
-    def _project_named(self, db: sqlite3.Connection, name: str | None) -> str:
-        """The project a resource names (by id, else by name), created if there is none."""
-        name = (name or "").strip()[:200] or DEFAULT_PROJECT
-        row = db.execute(
-            "SELECT id FROM projects WHERE id = ?1 OR name = ?1 "
-            "ORDER BY id = ?1 DESC, created_at, id LIMIT 1",
-            (name,),
-        ).fetchone()
-        if row is not None:
-            return str(row[0])
-        description = "Created by OTLP ingest for the spans that named it."
-        return self.insert_project(db, name, description, DEFAULT_RETENTION_DAYS).id
-
-    # -- retention -----------------------------------------------------------------------------
-
-    def expire(self, now: int, batch: int = 500, max_batches: int = 200) -> int:
-        """See TraceStore.expire: a trace goes, whole, when its newest span ended before its
-        project's retention (NEWEST_SPAN_END: its spans' latest end), never by an old root
-        while newer spans came since. One short transaction per `batch` traces, so the ingest
-        writer waits for one batch at most."""
-        deleted = 0
-        for project in self.list_projects():
-            cutoff = now - project.retention_days * DAY_MS
-            for _ in range(max_batches):
-                with self.transaction() as db:
-                    # A trace that ended before the cutoff started before it: the bound on
-                    # started_at lets the covering index traces_by_project_started seek.
-                    ids = [
-                        row[0]
-                        for row in db.execute(
-                            "SELECT id FROM traces WHERE project_id = ?1 AND started_at < ?2 "
-                            f"AND {NEWEST_SPAN_END} < ?2 LIMIT ?3",
-                            (project.id, cutoff, batch),
-                        )
-                    ]
-                    ids_json = json.dumps(ids)
-                    db.execute(
-                        "DELETE FROM spans WHERE project_id = ? "
-                        "AND trace_id IN (SELECT value FROM json_each(?))",
-                        (project.id, ids_json),
-                    )
-                    db.execute(
-                        "DELETE FROM traces WHERE project_id = ? "
-                        "AND id IN (SELECT value FROM json_each(?))",
-                        (project.id, ids_json),
-                    )
-                deleted += len(ids)
-                if len(ids) < batch:
-                    break
-        return deleted
-
-    # -- alerts --------------------------------------------------------------------------------
-
-    def list_alerts(self, project_id: str) -> list[AlertRow]:
-        rows = self._connection().execute(
-            f"SELECT {columns(AlertRow)} FROM alerts WHERE project_id = ? ORDER BY created_at, id",
-            (project_id,),
-        )
-        return list(map(AlertRow._make, rows))
-
-    def insert_alert(
-        self, db: sqlite3.Connection, secret: str | None = None, **fields: Any
-    ) -> AlertRow:
-        """An alert from AlertRow's fields; id and created_at are made up when missing. Its
-        signing secret is `secret`, or a new one (read it back with alert_secret)."""
-        row = new_alert(**fields)
-        db.execute(INSERT[AlertRow], row)
-        db.execute(INSERT[AlertSecretRow], AlertSecretRow(row.id, secret or new_secret()))
-        return row
-
-    def count(self, table: str) -> int:
-        """Rows in one of the service's tables (for tests and the demo banner)."""
-        if table not in TABLES.values():
-            raise ValueError(f"unknown table {table!r}")
-        return int(self._connection().execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+    def _join_logs(self, db: Any, project_id: str, trace_ids: list[str]) -> None:
+        db.execute(JOIN_LOGS, (project_id, json.dumps(trace_ids)))
