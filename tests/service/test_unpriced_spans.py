@@ -60,7 +60,7 @@ def export(store: Any, trace: bytes, names: list[str]) -> None:
         for name in names
     ]
     body = request(*spans).SerializeToString()
-    assert store.ingest([groups_of(decode(PROTOBUF, body, PRICES, NOW), PROJECT)]) == [0]
+    store.ingest([groups_of(decode(PROTOBUF, body, PRICES, NOW), PROJECT)])
 
 
 def with_project(store: Any) -> Any:

@@ -57,26 +57,7 @@ GENAI_OPERATION_KINDS = {
     "retrieval": "retrieval",
 }
 
-MODEL = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
 PROVIDER = ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system")
-INPUT_TOKENS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt")
-OUTPUT_TOKENS = (
-    "gen_ai.usage.output_tokens",
-    "gen_ai.usage.completion_tokens",
-    "llm.token_count.completion",
-)
-CACHE_READ = (
-    "gen_ai.usage.cache_read.input_tokens",
-    "llm.token_count.prompt_details.cache_read",
-)
-CACHE_WRITE = (
-    "gen_ai.usage.cache_creation.input_tokens",
-    "llm.token_count.prompt_details.cache_write",
-)
-REASONING = (
-    "gen_ai.usage.reasoning.output_tokens",
-    "llm.token_count.completion_details.reasoning",
-)
 
 
 class Facts(NamedTuple):
@@ -175,15 +156,6 @@ def kind_of(attributes: dict[str, Any], model: str | None) -> str:
     return "chain"
 
 
-COST_KEYS = (
-    "llm.cost.total",
-    "gen_ai.usage.cost",
-    "operation.cost",
-    "llm.cost.prompt",
-    "llm.cost.completion",
-)
-
-
 def reported_cost(attributes: dict[str, Any]) -> float | None:
     if not (
         "llm.cost.total" in attributes
@@ -192,7 +164,7 @@ def reported_cost(attributes: dict[str, Any]) -> float | None:
         or "llm.cost.prompt" in attributes
         or "llm.cost.completion" in attributes
     ):
-        return None  # the common case (COST_KEYS), answered without a loop
+        return None  # the common case: no reported cost, answered without a loop
     # pydantic-ai (through logfire) reports each model call's cost as `operation.cost`.
     total = money(first(attributes, ("llm.cost.total", "gen_ai.usage.cost", "operation.cost")))
     if total is not None:

@@ -40,10 +40,6 @@ class Decoded:
         if self.first_reason is None:
             self.first_reason = reason
 
-    @property
-    def accepted(self) -> int:
-        return sum(len(d.spans) for d in self.drafts)
-
 
 def project_hint(resource: dict[str, Any]) -> str | None:
     for key in PROJECT_ATTRIBUTES:

@@ -34,10 +34,12 @@ class Overloaded(Exception):
 
 
 @dataclass
-class Job:
+class QueuedWrite:
+    """One request's spans, waiting for the writer; `done` is set once they are committed."""
+
     groups: Sequence[SpanGroup]
     spans: int
-    done: Future[int] = field(default_factory=Future)
+    done: Future[None] = field(default_factory=Future)
 
 
 class IngestWriter:
@@ -52,14 +54,10 @@ class IngestWriter:
         self.store = store
         self.max_pending_spans = max_pending_spans
         self.group_spans = group_spans
-        self._queue: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[QueuedWrite | None] = queue.SimpleQueue()
         self._pending = 0
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
-
-    @property
-    def pending_spans(self) -> int:
-        return self._pending
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="tracetui-ingest", daemon=True)
@@ -73,9 +71,9 @@ class IngestWriter:
         self._thread.join(timeout)
         self._thread = None
 
-    def submit(self, groups: Sequence[SpanGroup]) -> Future[int]:
-        """Queue `groups` (one request's); the future gives how many spans the store refused.
-        Raises Overloaded when the queue holds too many spans already (an empty queue takes
+    def submit(self, groups: Sequence[SpanGroup]) -> Future[None]:
+        """Queue `groups` (one request's); the future is done once they are committed, or
+        fails as the store refused them (StoreBusy). Raises Overloaded when the queue holds too many spans already (an empty queue takes
         any request, however big: the body limit bounds it)."""
         spans = sum(len(g.spans) for g in groups)
         with self._lock:
@@ -84,7 +82,7 @@ class IngestWriter:
             if self._pending and self._pending + spans > self.max_pending_spans:
                 raise Overloaded("the ingest queue is full")
             self._pending += spans
-        job = Job(groups, spans)
+        job = QueuedWrite(groups, spans)
         self._queue.put(job)
         return job.done
 
@@ -107,9 +105,9 @@ class IngestWriter:
                 size += more.spans
             self._write(jobs)
 
-    def _write(self, jobs: list[Job]) -> None:
+    def _write(self, jobs: list[QueuedWrite]) -> None:
         try:
-            refused = self.store.ingest([job.groups for job in jobs])
+            self.store.ingest([job.groups for job in jobs])
         except Exception as error:
             if len(jobs) > 1:
                 for job in jobs:
@@ -119,13 +117,13 @@ class IngestWriter:
             log.warning("ingest: a batch failed (%s)", type(error).__name__)
             self._settle(jobs[0], error=error)
             return
-        for job, count in zip(jobs, refused, strict=True):
-            self._settle(job, result=count)
+        for job in jobs:
+            self._settle(job)
 
-    def _settle(self, job: Job, result: int = 0, error: Exception | None = None) -> None:
+    def _settle(self, job: QueuedWrite, error: Exception | None = None) -> None:
         with self._lock:
             self._pending -= job.spans
         if error is None:
-            job.done.set_result(result)
+            job.done.set_result(None)
         else:
             job.done.set_exception(error)

@@ -370,14 +370,14 @@ class TraceStore(AlertStore, ReplicaStore, KeyStore, SearchStore, AdminStore, Pr
         stop for it. Returns (pages logged, pages copied)."""
         ...
 
-    def ingest(self, batches: Sequence[Sequence[SpanGroup]]) -> list[int]:
+    def ingest(self, batches: Sequence[Sequence[SpanGroup]]) -> None:
         """Store ingested spans, all `batches` (one per request) in one transaction: a span
         replaces the stored one with its trace and span id, and the trace rows of the traces
         touched are recomputed from all their spans. A group without project_id goes to the
         project its project_name names (by id, else by name; none: the default project),
         created if missing. A trace is its project's: spans with the id of another project's
-        trace make a trace of their own. Returns, per batch, how many spans were refused.
-        Raises StoreBusy if other writers kept the store locked too long."""
+        trace make a trace of their own, so the store refuses no span it is given. Raises
+        StoreBusy if other writers kept the store locked too long."""
         ...
 
     def add_span_logs(self, groups: Sequence[LogGroup], project_id: str | None, now: int) -> None:

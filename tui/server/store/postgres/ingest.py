@@ -87,7 +87,7 @@ class PostgresIngest(LogTables, TraceTables):
     def transaction(self) -> AbstractContextManager[Connection]:
         raise NotImplementedError
 
-    def ingest(self, batches: Sequence[Sequence[SpanGroup]]) -> list[int]:
+    def ingest(self, batches: Sequence[Sequence[SpanGroup]]) -> None:
         """See TraceStore.ingest: every batch in one transaction."""
         with self.transaction() as db:
             names = sorted({(g.project_name or "") for b in batches for g in b if not g.project_id})
@@ -106,10 +106,12 @@ class PostgresIngest(LogTables, TraceTables):
                     for span in g.spans
                 ),
             )
-            return [sum(self._write_group(db, p, g) for p, g in batch) for batch in routed]
+            for batch in routed:
+                for project_id, group in batch:
+                    self._write_group(db, project_id, group)
 
-    def _write_group(self, db: Connection, project_id: str, group: SpanGroup) -> int:
-        """Store one group's spans and their traces' rows; returns how many were refused (none)."""
+    def _write_group(self, db: Connection, project_id: str, group: SpanGroup) -> None:
+        """Store one group's spans and their traces' rows."""
         # The last version of a span sent twice in one group wins (one upsert may not touch a
         # row twice).
         spans = list({(s.trace_id, s.id): s for s in group.spans}.values())
@@ -137,7 +139,6 @@ class PostgresIngest(LogTables, TraceTables):
         new = trace_rows(fresh, project_id, resource)
         with_text = [(*row, t.search_text or None) for row, t in zip(new, fresh, strict=True)]
         copy_rows(db, COPY_TRACES_WITH_TEXT, TRACE_WITH_TEXT_TYPES, clean_rows(with_text))
-        return 0
 
     def insert_traces(
         self,

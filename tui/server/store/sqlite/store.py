@@ -262,14 +262,15 @@ class Store(
 
     # -- ingest --------------------------------------------------------------------------------
 
-    def ingest(self, batches: Sequence[Sequence[SpanGroup]]) -> list[int]:
+    def ingest(self, batches: Sequence[Sequence[SpanGroup]]) -> None:
         """See TraceStore.ingest: every batch in one transaction."""
         with self.transaction() as db:
-            return [sum(self._ingest_group(db, group) for group in batch) for batch in batches]
+            for batch in batches:
+                for group in batch:
+                    self._ingest_group(db, group)
 
-    def _ingest_group(self, db: sqlite3.Connection, group: SpanGroup) -> int:
-        """Store one group's spans and their traces' rows; returns how many were refused (none:
-        a trace id is its project's, so no other project's trace is in the way)."""
+    def _ingest_group(self, db: sqlite3.Connection, group: SpanGroup) -> None:
+        """Store one group's spans and their traces' rows."""
         project_id = group.project_id or self._project_named(db, group.project_name)
         trace_ids = {span.trace_id for span in group.spans}
         stored = {
@@ -296,7 +297,6 @@ class Store(
         new = [t for t in sums if t.id not in stored]
         db.executemany(INSERT[TraceRow], trace_rows(new, project_id, group.resource))
         search.write_texts(db, project_id, new)
-        return 0
 
     def _join_logs(self, db: Any, project_id: str, trace_ids: list[str]) -> None:
         db.execute(JOIN_LOGS, (project_id, json.dumps(trace_ids)))
