@@ -81,9 +81,7 @@ def test_ingest_sums_traces_and_a_resent_span_replaces_itself(store: Any) -> Non
     store.ingest([[SpanGroup("p", None, '{"service.name": "x"}', [root, call])]])
     # The same spans again, and a third span in a later call: sums from all stored spans.
     late = span("t1", "s3", NOW + 200, 50, "s1", "late", 0.5, (1, 2), model="gpt-4o")
-    store.ingest(
-        [[SpanGroup("p", None, "{}", [call, late])], [SpanGroup("p", None, "{}", [call])]]
-    )
+    store.ingest([[SpanGroup("p", None, "{}", [call, late])], [SpanGroup("p", None, "{}", [call])]])
     (trace,) = store.find_traces("t1")
     assert trace.project_id == "p" and trace.name == "root"
     assert (trace.started_at, trace.duration_ms, trace.span_count) == (NOW, 250, 3)

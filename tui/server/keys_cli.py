@@ -67,7 +67,7 @@ def create(
     key, info = create_key(store, project_id, label or f"{project_id or 'workspace'} key {today}")
     print(key, file=out, flush=True)
     print(
-        f"Created {describe(info)}. The key is shown this once: store it now.",
+        f"Created {key_described(info)}. The key is shown this once: store it now.",
         file=err,
     )
     return 0
@@ -98,19 +98,19 @@ def revoke(store: TraceStore, ref: str, err: TextIO) -> int:
     outcome = revoke_key(store, found[0].key_id, found[0].project_id)
     if outcome == LAST_WORKSPACE_KEY:
         print(
-            f"tracetui: {describe(found[0])} is the last workspace key: create another "
+            f"tracetui: {key_described(found[0])} is the last workspace key: create another "
             "(tracetui keys create) before revoking it.",
             file=err,
         )
         return 2
     if outcome != REVOKED:
-        print(f"tracetui: {describe(found[0])} was revoked meanwhile.", file=err)
+        print(f"tracetui: {key_described(found[0])} was revoked meanwhile.", file=err)
         return 1
-    print(f"Revoked {describe(found[0])}.", file=err)
+    print(f"Revoked {key_described(found[0])}.", file=err)
     return 0
 
 
-def describe(key: KeyInfo) -> str:
+def key_described(key: KeyInfo) -> str:
     scope = f"project {key.project_id}" if key.project_id else "the workspace"
     return f"key {key.key_id} for {scope} (label {printable(key.label)!r})"
 

@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from tui.server.alerts.metrics import Metric, in_unit
+from tui.server.alerts.metrics import MetricParts, in_unit
 from tui.server.http.schemas import iso_ms
 from tui.server.store.rows import AlertRow, ProjectRow
 
@@ -28,7 +28,7 @@ class Evaluated(NamedTuple):
 
 
 def worst_json(
-    metric: Metric, worst: Sequence[tuple[str, float]], project_id: str
+    metric: MetricParts, worst: Sequence[tuple[str, float]], project_id: str
 ) -> list[dict[str, Any]]:
     """The worst traces, each with its value (latency and cost in the metric's unit; error
     rate: the trace's error count; drift: the share of its prompt's words the baseline never

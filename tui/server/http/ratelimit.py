@@ -382,7 +382,7 @@ class RateLimitMiddleware:
                 message = f"The request body is over {limit}; send a smaller one."
                 await send_json(send, 413, error_json(413, "payload_too_large", message), headers)
                 return
-            receive = replay(payload, receive)
+            receive = given_again(payload, receive)
 
         started = False
 
@@ -437,7 +437,7 @@ async def read_limited(receive: Receive, length: str | None, limit: int) -> byte
             return bytes(body)
 
 
-def replay(body: bytes, receive: Receive) -> Receive:
+def given_again(body: bytes, receive: Receive) -> Receive:
     """A receive that gives the app `body` once, then what the connection says next."""
     sent = False
 

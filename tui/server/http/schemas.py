@@ -237,7 +237,7 @@ def trace_json(row: TraceSummary | TraceRow) -> dict[str, Any]:
     # Beyond the spec, on every trace: read by ingest (ingest/associations.py, preview.py).
     body["user_id"] = row.user_id
     body["session_id"] = row.session_id
-    body["tags"] = tags_of(row.tags)
+    body["tags"] = stored_tags(row.tags)
     body["output_preview"] = row.output_preview
     # Beyond the spec: spans whose model has no price, so total_cost_usd is a lower bound (0
     # for traces stored before the count was kept: migrations, version 10).
@@ -247,7 +247,7 @@ def trace_json(row: TraceSummary | TraceRow) -> dict[str, Any]:
     return body
 
 
-def tags_of(stored: Any) -> list[str]:
+def stored_tags(stored: Any) -> list[str]:
     """A trace's tags as stored (a JSON list as text), as a list; [] for anything else."""
     if isinstance(stored, list):
         return [t for t in stored if isinstance(t, str)]

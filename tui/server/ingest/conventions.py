@@ -7,7 +7,7 @@ in the attributes as sent (`gen_ai.input.messages`, `gen_ai.prompt.N.*`, `llm.in
 `input.value`, `retrieval.documents.*`, `gen_ai.tool.*`): the app reads them there.
 
 The Vercel AI SDK (`ai.*`) is read where GenAI says nothing: its `ai.operationId` gives the
-kind (vercel_kind), and on its provider calls only (`*.doGenerate`, `*.doStream`, `*.doEmbed`)
+kind (vercel_span_kind), and on its provider calls only (`*.doGenerate`, `*.doStream`, `*.doEmbed`)
 its `ai.model.id` and `ai.usage.*`. Its operation spans (`ai.generateText`, ...) repeat the sum
 of their calls' usage, so reading them too would count every call twice.
 
@@ -127,7 +127,7 @@ TRACELOOP_KINDS = {"workflow": "chain", "task": "chain", "agent": "agent", "tool
 VERCEL_CALLS = (".doGenerate", ".doStream", ".doEmbed")
 
 
-def vercel_kind(operation: Any) -> str | None:
+def vercel_span_kind(operation: Any) -> str | None:
     """The kind a Vercel AI SDK `ai.operationId` names; None if it is not one."""
     if not isinstance(operation, str) or not operation.startswith("ai."):
         return None
@@ -143,7 +143,7 @@ def kind_of(attributes: dict[str, Any], model: str | None) -> str:
     operation = attributes.get("gen_ai.operation.name")
     if isinstance(operation, str) and operation in GENAI_OPERATION_KINDS:
         return GENAI_OPERATION_KINDS[operation]
-    vercel = vercel_kind(attributes.get("ai.operationId"))
+    vercel = vercel_span_kind(attributes.get("ai.operationId"))
     if vercel is not None:
         return vercel
     traceloop = attributes.get("traceloop.span.kind")
@@ -207,7 +207,7 @@ def facts(attributes: dict[str, Any], prices: PriceBook, model_limit: int = 256)
         get("gen_ai.usage.reasoning.output_tokens")
         or get("llm.token_count.completion_details.reasoning")
     )
-    if vercel_kind(get("ai.operationId")) == "llm":  # a provider call: see the module's doc
+    if vercel_span_kind(get("ai.operationId")) == "llm":  # a provider call: see the module's doc
         model = model or text(get("ai.model.id"), model_limit)
         inp = inp or count(
             get("ai.usage.inputTokens") or get("ai.usage.promptTokens") or get("ai.usage.tokens")

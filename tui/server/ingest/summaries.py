@@ -19,7 +19,7 @@ from tui.server.ingest.preview import (
     preview_in,
     preview_of,
 )
-from tui.server.search.text import trace_text
+from tui.server.search.text import searched_text
 from tui.server.store.rows import SpanRow, TraceRow, TraceSums
 
 # A span's cost_source when its model has no price (ingest/conventions.py): its cost is not 0
@@ -116,7 +116,7 @@ def extras(
                 if output:
                     break
     order = sorted(range(len(spans)), key=lambda i: spans[i].parent_id is not None)
-    text = trace_text(
+    text = searched_text(
         (
             spans[i].name,
             spans[i].error_message,
