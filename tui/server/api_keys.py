@@ -9,7 +9,7 @@ up on every request. The last workspace key is never revoked (LAST_WORKSPACE_KEY
 one nobody could manage the service through the API.
 
 A key's last use is noted cheaply (KeyUsage): the rate limiter's middleware looks a request's
-key up (app.key_identity) and hands it here. This process remembers when it last wrote each key's
+key up (http.identity.key_identity) and hands it here. This process remembers when it last wrote each key's
 use, so a request costs a dictionary look-up; once a minute per key it writes, and the store's
 conditional UPDATE skips the row if another process or replica wrote it within the minute. A
 write that fails (a busy or read-only store) is dropped: the request never waits on it or fails

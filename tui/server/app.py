@@ -8,7 +8,6 @@ they share in `deps`, the error body in `errors`, the background tasks in `backg
 
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from functools import partial
 
 from fastapi import FastAPI
 
@@ -18,14 +17,14 @@ from tui.server.api_keys import KeyUsage
 from tui.server.background import Background, PeriodicTask, default_tasks, new_replica_id
 from tui.server.config import ServerConfig
 from tui.server.http.errors import install_error_handlers
-from tui.server.http.ratelimit import Limiter, RateLimiter, RateLimitMiddleware, SharedRateLimiter
+from tui.server.http.identity import limit_requests
 from tui.server.ingest.costs import warm_in_background
 from tui.server.ingest.processes import IngestProcesses
 from tui.server.ingest.writer import IngestWriter
 from tui.server.routes import ROUTERS
 from tui.server.routes.otlp import Ingest
 from tui.server.store.protocol import TraceStore
-from tui.server.store.rows import KeyScope, now_ms
+from tui.server.store.rows import now_ms
 
 
 @asynccontextmanager
@@ -46,46 +45,6 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await background.stop()
         processes.stop()
         writer.stop()
-
-
-def key_identity(
-    store: TraceStore, key: str, usage: KeyUsage | None = None
-) -> tuple[str, KeyScope] | None:
-    """The identity the rate limiter counts a known key by (its hash) and the key's scope,
-    which the routes reuse (deps.scope_of); None if unknown. A known key's use is noted."""
-    scope = store.key_scope(key)
-    if scope is None:
-        return None
-    if usage is not None:
-        usage.note(scope.key_hash)
-    return scope.key_hash, scope
-
-
-def key_identity_counted(
-    count_key: Callable[[str, str, int], tuple[KeyScope, int] | None],
-    key: str,
-    bucket: str,
-    window_start: int,
-    usage: KeyUsage | None = None,
-) -> tuple[str, KeyScope, int] | None:
-    """key_identity and the request counted in the shared limiter's `bucket`, in one store
-    call (`count_key`: PostgresStore.key_scope_counted); None if the key is unknown."""
-    found = count_key(key, bucket, window_start)
-    if found is None:
-        return None
-    scope, count = found
-    if usage is not None:
-        usage.note(scope.key_hash)
-    return scope.key_hash, scope, count
-
-
-def limiter_of(store: TraceStore, name: str, limit: int, window_s: float) -> Limiter:
-    """A rate limiter counting in `store` when other replicas share it, else in memory."""
-    if store.is_shared():
-        return SharedRateLimiter(
-            name, store.count_requests, store.forget_request_counts, limit, window_s
-        )
-    return RateLimiter(limit, window_s)
 
 
 def create_app(
@@ -110,42 +69,14 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.store = store  # read by deps.store_of
-    app.state.clock = clock  # read by deps.clock_of
-    replica = new_replica_id()  # this service among those sharing its store
-    alerts = Alerts(
-        store,
-        clock,
-        interval_s=config.alert_interval_s or None,
-        allow_private=config.allow_private_webhooks,
-        resolve=resolve,
-        timeout_s=config.webhook_timeout_s,
-        replica=replica,
-    )
-    app.state.alerts = alerts  # read by deps.alerts_of
-    app.state.background = Background(
-        default_tasks(store, clock, alerts, replica) if tasks is None else tasks,
-        workers=[alerts],
-    )
+    app.state.clock = clock  # read by deps.clock_of; app.state.alerts by deps.alerts_of
+    # Named among the services sharing its store by new_replica_id.
+    alerts = app.state.alerts = Alerts.configured(store, clock, config, resolve, new_replica_id())
+    tasks = default_tasks(store, clock, alerts, alerts.replica) if tasks is None else tasks
+    app.state.background = Background(tasks, workers=[alerts])
     # Worker processes open the store themselves, if it can be opened from another process.
-    processes = IngestProcesses(config.workers, store.opener())
-    app.state.ingest = Ingest(IngestWriter(store), processes)
-    app.state.limiter = limiter_of(store, "api", config.rate_limit, config.window_s)
-    app.state.ingest_limiter = limiter_of(
-        store, "ingest", config.ingest_rate_limit, config.window_s
-    )
-    usage = KeyUsage(store, clock)
-    # Replicas count in the store: a key's look-up and its count in one call where the store
-    # has one (PostgreSQL), instead of two round trips per request.
-    count_key = store.key_scope_counted if store.is_shared() else None
-    app.add_middleware(
-        RateLimitMiddleware,
-        limiter=app.state.limiter,
-        ingest_limiter=app.state.ingest_limiter,
-        identify=partial(key_identity, store, usage=usage),
-        identify_counted=None
-        if count_key is None
-        else partial(key_identity_counted, count_key, usage=usage),
-    )
+    app.state.ingest = Ingest(IngestWriter(store), IngestProcesses(config.workers, store.opener()))
+    limit_requests(app, store, config, KeyUsage(store, clock))
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router, prefix="/v1")

@@ -6,7 +6,7 @@ key manages its own project's alerts, as it creates them."""
 import json
 import threading
 import time
-from typing import Annotated
+from typing import Annotated, Any
 
 from anyio import from_thread
 from fastapi import APIRouter, Path, Query, Request
@@ -291,7 +291,7 @@ def update_alert(
         changes["muted_until"] = None if muted is None else parse_timestamp(muted)
     changed = alert._replace(**changes)
 
-    def change() -> tuple[int, dict[str, object]]:
+    def change() -> tuple[int, dict[str, Any]]:
         store.update_alert(changed)
         return 200, alert_json(changed, store.alert_states(project.id).get(alert.id))
 
@@ -335,12 +335,13 @@ def rotate_secret(
 ) -> Response:
     alert = alert_in(store, project, alert_id)
 
-    def rotate() -> tuple[int, dict[str, object]]:
+    def rotate() -> tuple[int, dict[str, Any]]:
         secret = new_secret()
         valid_until = clock() + SECRET_GRACE_MS
         if not store.rotate_secret(alert.id, secret, valid_until):
             raise ServiceError(404, "not_found", "No alert with that id in this project.")
         # The secret is in this answer (and its replay to the same Idempotency-Key) only.
-        return 200, {"secret": secret, "previous_valid_until": iso_ms(valid_until)}
+        answer = RotatedSecret(secret=secret, previous_valid_until=iso_ms(valid_until))
+        return 200, answer.model_dump()
 
     return apply_once(request, store, scope, {"rotate": alert.id}, rotate)

@@ -100,7 +100,7 @@ def update_project(
     if changed.retention_days < project.retention_days:
         cutoff = clock() - changed.retention_days * DAY_MS
         to_delete = store.count_traces_ending_before(project.id, cutoff)
-    body: dict[str, Any] = {**project_json(changed), "traces_to_delete": to_delete}
+    body = ProjectChanged(**project_json(changed), traces_to_delete=to_delete).model_dump()
     if dry_run:
         return JSONResponse(body)
 
