@@ -3,7 +3,8 @@ the lifespan that starts and stops the background tasks.
 
 Auth is `Authorization: Bearer <key>`: the workspace key reaches everything, a project key only
 its own project (403 elsewhere). The routes live in `routes/` (one router per resource), what
-they share in `deps`, the error body in `errors`, the background tasks in `background`.
+they share in `http/deps`, the error body in `http/errors`, who a request is and its rate limit
+in `http/identity` and `http/ratelimit`, the background tasks in `background`.
 """
 
 from collections.abc import AsyncIterator, Callable, Sequence

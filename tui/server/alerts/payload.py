@@ -1,4 +1,4 @@
-"""The webhook event: `{"type", "timestamp", "data"}`, as the alerts contract and the README
+"""The webhook event: `{"type", "timestamp", "data"}`, as the alerts contract and docs/api.md
 document it. Its JSON text is made once, when the event is, and every attempt sends those
 bytes: a retry is the same event, signed anew.
 """

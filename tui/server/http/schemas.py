@@ -1,6 +1,7 @@
 """Request bodies the service accepts (validated field by field) and the JSON it answers with.
 
-The wire shapes are documented in the README's API section; keep the two in step.
+The wire shapes are documented in docs/api.md, and /v1/openapi.json says them (answers.py, the
+response models of every route): keep the three in step.
 """
 
 from __future__ import annotations

@@ -272,7 +272,7 @@ def counted_once(spans: list[SpanRow]) -> list[SpanRow]:
     `tracetui.counted_in` naming the span that counts them.
 
     The stores apply the same rule to the spans of a trace that came in several exports
-    (store_sql.COUNT_ONCE, postgres.sql.COUNT_ONCE): only spans reporting tokens are counted
+    (store/sql.py count_once, on both stores): only spans reporting tokens are counted
     in another, so a span carrying the mark reported tokens, whatever order spans came in."""
     callers = {
         (span.trace_id, span.id): span

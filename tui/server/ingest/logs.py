@@ -5,7 +5,7 @@ span: `gen_ai.system.message`, `gen_ai.user.message`, `gen_ai.assistant.message`
 `gen_ai.tool.message` and `gen_ai.choice` (one per message, its content in the body), or one
 `gen_ai.client.inference.operation.details` (the messages in its attributes). Each such record
 that names its span (trace_id and span_id) becomes a SpanLog, stored beside the span and shown
-in its conversation (tui/server/store_logs.py joins them, whichever arrives first). Records of
+in its conversation (store/logs.py joins them, whichever arrives first). Records of
 other names, and GenAI records that name no span, are accepted and dropped: they belong to no
 span this service shows. A record with a malformed id or attribute is refused and counted, as
 a span is.

@@ -1,9 +1,10 @@
 """The trace rows of a batch's traces, summed from the batch's spans alone.
 
 Exporters send whole traces, so most traces of a batch are new, and their rows are these sums:
-worked out where the body is decoded (a decoder process), not by the one writer thread, which
-then only inserts them. A trace already stored is recomputed by the store from all its spans
-instead (UPSERT_TRACES, by the same rules: a test checks that both agree).
+worked out where the body is decoded (a worker process, or a thread of the service), not in
+the store's write transaction, which then only inserts them. A trace already stored is
+recomputed by the store from all its spans instead (store/sql.py upsert_traces, by the same
+rules: a test checks that both agree).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 for all three (OTEL_EXPORTER_OTLP_ENDPOINT) logs no errors.
 
 Logs: GenAI log events of a span (`gen_ai.user.message`, `gen_ai.choice`, ...) are stored and
-joined into the span (ingest.logs, store_logs); other records are accepted and dropped.
+joined into the span (ingest.logs, store/logs.py); other records are accepted and dropped.
 Metrics: the body is read and dropped; the service keeps no metric series. Both answer as
 OTLP does (ExportLogsServiceResponse, ExportMetricsServiceResponse, in the request's
 encoding) and check what POST /v1/traces checks, in the same order: content type and encoding

@@ -39,7 +39,7 @@ class ApiKeyRow(NamedTuple):
     label: str
     created_at: int
     prefix: str = ""  # the key's first 10 characters, to recognise it by (never the key)
-    last_used_at: int | None = None  # noted at most once a minute (key_usage.py)
+    last_used_at: int | None = None  # noted at most once a minute (api_keys.KeyUsage)
 
 
 class TraceRow(NamedTuple):
@@ -101,7 +101,7 @@ class TraceSummary(NamedTuple):
 
 class SpanRow(NamedTuple):
     """A span as decoded and written: its table keeps its trace's project ahead of these
-    fields (store_sql.LEADING), as a trace id is its project's."""
+    fields (store/sql.py LEADING), as a trace id is its project's."""
 
     trace_id: str
     id: str

@@ -235,7 +235,7 @@ CREATE INDEX traces_by_text ON traces USING gin (tracetui_grams(search_text))
 """
 
 # The SQLite store's version 9 (see its comment): span logs, joined into their spans by their
-# writers (postgres/logs.py), and deleted with their trace by a trigger.
+# writers (store/logs.py), and deleted with their trace by a trigger.
 SCHEMA_V5 = """
 CREATE TABLE span_logs (
     id BIGSERIAL PRIMARY KEY,

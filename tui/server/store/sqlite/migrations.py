@@ -300,7 +300,7 @@ ALTER TABLE webhook_deliveries ADD COLUMN claimed_until INTEGER;
 
 # Running a project from the app:
 # - a key's prefix (its first 10 characters, so a person tells keys apart; older keys get the
-#   6 their scope tells) and when it was last used (noted at most once a minute: key_usage.py);
+#   6 their scope tells) and when it was last used (noted at most once a minute: api_keys.KeyUsage);
 # - an alert's pause (not evaluated) and mute (transitions recorded, no webhook before
 #   muted_until);
 # - the secret a rotation replaced, which still signs deliveries until previous_valid_until.
@@ -362,7 +362,7 @@ END;
 """
 
 # GenAI log events (POST /v1/logs) of a span, kept while its trace is: each is joined into its
-# span's attributes as `tracetui.logs` (store_logs.py), whichever of the two comes first. The
+# span's attributes as `tracetui.logs` (store/logs.py), whichever of the two comes first. The
 # trace's deletion (retention, a project's deletion) takes its logs along. (The joins are the
 # writers' own, once per batch: a trigger on inserting traces, even one that never fires,
 # slowed ingest by a fifth.)
@@ -385,7 +385,7 @@ END;
 
 # How many of a trace's spans have a model without a price (cost_source 'unknown_model'), so
 # the list can show its cost as unknown, not $0. Ingest keeps it (ingest/summaries.py,
-# store_sql.UPSERT_TRACES). Traces stored before keep 0, as if every span were priced: they are
+# store/sql.py upsert_traces). Traces stored before keep 0, as if every span were priced: they are
 # not backfilled (a pass over every span of every trace), and a trace that gets another span
 # is recomputed from all its spans then.
 SCHEMA_V10 = """
