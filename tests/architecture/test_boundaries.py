@@ -47,6 +47,19 @@ def test_api_imports_no_textual_at_run_time() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_the_store_imports_no_web_framework_at_run_time() -> None:
+    """The store is storage: FastAPI, Starlette and uvicorn belong to the HTTP edge, and an
+    ingest worker process, which opens a store, needs none of them."""
+    code = (
+        "import sys, tui.server.store.sqlite.store, tui.server.store.postgres.store\n"
+        "heavy = ('fastapi', 'starlette', 'uvicorn')\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in heavy)\n"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 def test_api_and_server_never_import_each_other() -> None:
     api = imported_modules(PACKAGE / "api")
     server = imported_modules(PACKAGE / "server")

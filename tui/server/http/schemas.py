@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from tui.server.api_keys import KEY_ID_PREFIX
 from tui.server.store.rows import (
+    DEFAULT_RETENTION_DAYS,
     AlertEventRow,
     AlertRow,
     AlertState,
@@ -59,7 +60,7 @@ class ProjectCreate(BaseModel):
 
     name: str = Field(min_length=1, max_length=200, strict=True)
     description: str | None = Field(default=None, max_length=2000, strict=True)
-    retention_days: int = Field(default=30, ge=1, le=365, strict=True)
+    retention_days: int = Field(default=DEFAULT_RETENTION_DAYS, ge=1, le=365, strict=True)
 
     _name = field_validator("name")(_not_blank)
 

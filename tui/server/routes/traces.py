@@ -27,7 +27,7 @@ from tui.server.http.deps import (
 from tui.server.http.errors import ServiceError
 from tui.server.http.paging import decode_cursor, encode_cursor, invalid_cursor
 from tui.server.http.schemas import json_text, parse_timestamp, spans_json_text, trace_json
-from tui.server.search.filters import MAX_VALUE, TraceFilters
+from tui.server.search.filters import MAX_VALUE, InvalidFilter, TraceFilters
 from tui.server.store.rows import SearchPosition, TracePosition
 from tui.server.store.search import sort_value
 
@@ -126,7 +126,7 @@ def list_traces(
                 "from must not be after to.",
                 [{"field": "from", "message": "must not be after to"}],
             )
-        filters = TraceFilters(
+        filters = checked_filters(
             q=q,
             status=status,
             model=model,
@@ -185,6 +185,15 @@ def get_trace(trace: ReadableTrace, store: StoreDep) -> Response:
 def list_spans(trace: ReadableTrace, store: StoreDep) -> Response:
     spans = spans_json_text(store.iter_spans(trace.id, trace.project_id), trace.id)
     return Response(('{"data":' + spans + "}").encode(), media_type="application/json")
+
+
+def checked_filters(**given: Any) -> TraceFilters:
+    """The request's filters, or 422 naming the first one the service does not take."""
+    try:
+        return TraceFilters(**given)
+    except InvalidFilter as refused:
+        details = [{"field": refused.field, "message": refused.message}]
+        raise ServiceError(422, "validation_error", str(refused), details) from None
 
 
 def time_param(name: str, value: str | None, default: int) -> int:
