@@ -36,7 +36,8 @@ import httpx
 from tests.perf.report import Row
 from tests.support.serve import Served, serving
 from tui.server.alerts.evaluator import Evaluator
-from tui.server.store.rows import SpanRow, TraceRow, new_alert, now_ms
+from tui.server.store.alert_rows import new_alert
+from tui.server.store.rows import SpanRow, TraceRow, now_ms
 from tui.server.store.sql import INSERT
 from tui.server.store.sqlite.store import Store
 

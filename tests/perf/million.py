@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from tests.perf.pg_server import CACHE
+from tui.server.store.alert_rows import new_alert
 from tui.server.store.opening import open_store
 from tui.server.store.protocol import TraceStore
-from tui.server.store.rows import new_alert
 from tui.server.store.sqlite.migrations import LATEST as SQLITE_SCHEMA
 
 TRACES = 1_000_000

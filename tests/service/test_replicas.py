@@ -29,9 +29,9 @@ from tui.server.background import LeasedRound, PeriodicTask
 from tui.server.config import IN_PROCESS
 from tui.server.http.ratelimit import STORE_BACKOFF_S, SharedRateLimiter
 from tui.server.run import LocalService
+from tui.server.store.alert_rows import AlertEventRow, DeliveryRow, new_alert
 from tui.server.store.errors import StoreUnavailable
 from tui.server.store.opening import open_store as open_database
-from tui.server.store.rows import AlertEventRow, DeliveryRow, new_alert
 
 NOW = 1_700_000_000_000
 

@@ -12,17 +12,8 @@ import pytest
 
 from tests.support.builders import add_bulk_traces
 from tui.server.alerts.metrics import percentile_95
-from tui.server.store.rows import (
-    AlertEventRow,
-    AlertState,
-    DeliveryRow,
-    Once,
-    SpanGroup,
-    SpanRow,
-    TracePosition,
-    new_alert,
-    new_project,
-)
+from tui.server.store.alert_rows import AlertEventRow, AlertState, DeliveryRow, new_alert
+from tui.server.store.rows import Once, SpanGroup, SpanRow, TracePosition, new_project
 
 NOW = 1_795_000_000_000
 DAY = 86_400_000

@@ -31,9 +31,7 @@ from typing import NamedTuple
 from tui.server.alerts.drift import js_distance, novelty, prompt_text, tokens
 from tui.server.alerts.metrics import MetricParts, breaches, in_unit, parse_metric
 from tui.server.alerts.payload import FIRING, RESOLVED, Evaluated, event_body, worst_json
-from tui.server.store.protocol import TraceStore
-from tui.server.store.rows import (
-    DAY_MS,
+from tui.server.store.alert_rows import (
     AlertEventRow,
     AlertRow,
     AlertState,
@@ -41,6 +39,8 @@ from tui.server.store.rows import (
     WindowStats,
     new_event_id,
 )
+from tui.server.store.protocol import TraceStore
+from tui.server.store.rows import DAY_MS
 
 log = logging.getLogger("tracetui.server")
 

@@ -11,7 +11,8 @@ from typing import Any, NamedTuple
 
 from tui.server.alerts.metrics import MetricParts, in_unit
 from tui.server.http.schemas import iso_ms
-from tui.server.store.rows import AlertRow, ProjectRow
+from tui.server.store.alert_rows import AlertRow
+from tui.server.store.rows import ProjectRow
 
 FIRING = "alert.firing"
 RESOLVED = "alert.resolved"

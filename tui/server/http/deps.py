@@ -22,13 +22,11 @@ from tui.server.api_keys import hash_key
 from tui.server.http.auth import MALFORMED, MISSING, UNKNOWN, Malformed, bearer_token
 from tui.server.http.errors import ServiceError
 from tui.server.http.ratelimit import VERIFIED
+from tui.server.store.alert_rows import AlertRow, AlertSecretRow, DeliveryRow
 from tui.server.store.protocol import TraceStore
 from tui.server.store.rows import (
     DAY_MS,
-    AlertRow,
-    AlertSecretRow,
     ApiKeyRow,
-    DeliveryRow,
     KeyScope,
     Once,
     ProjectRow,

@@ -19,11 +19,9 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tui.server.api_keys import KEY_ID_PREFIX
+from tui.server.store.alert_rows import AlertEventRow, AlertRow, AlertState
 from tui.server.store.rows import (
     DEFAULT_RETENTION_DAYS,
-    AlertEventRow,
-    AlertRow,
-    AlertState,
     KeyInfo,
     ProjectRow,
     SpanInTrace,

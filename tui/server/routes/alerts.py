@@ -46,16 +46,16 @@ from tui.server.http.schemas import (
     iso_ms,
     parse_timestamp,
 )
-from tui.server.store.protocol import TraceStore
-from tui.server.store.rows import (
+from tui.server.store.alert_rows import (
     AlertEventRow,
     AlertRow,
     AlertSecretRow,
     DeliveryRow,
-    ProjectRow,
     new_alert,
     new_event_id,
 )
+from tui.server.store.protocol import TraceStore
+from tui.server.store.rows import ProjectRow
 
 MAX_LIMIT = 500
 # After a rotation, webhooks carry signatures by both secrets this long: receivers move to the

@@ -3,8 +3,9 @@ everything of theirs, alerts changed, deleted and given a new secret."""
 
 from __future__ import annotations
 
+from tui.server.store.alert_rows import AlertRow
 from tui.server.store.errors import NameTaken
-from tui.server.store.rows import AlertRow, ProjectRow
+from tui.server.store.rows import ProjectRow
 from tui.server.store.tables import Tables
 
 ALERT_CHILDREN = ("alert_events", "webhook_deliveries", "alert_states", "alert_secrets")

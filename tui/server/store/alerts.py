@@ -17,7 +17,7 @@ from typing import Any
 
 from tui.server.alerts.drift import FALLBACK_KEYS, PROMPT_KEYS
 from tui.server.alerts.signing import new_secret
-from tui.server.store.rows import (
+from tui.server.store.alert_rows import (
     AlertEventRow,
     AlertRow,
     AlertSecretRow,

@@ -22,13 +22,11 @@ from tui.server.api_keys import (
     key_info,
     key_prefix,
 )
+from tui.server.store.alert_rows import AlertRow, AlertSecretRow, DeliveryRow
 from tui.server.store.errors import NameTaken
 from tui.server.store.replicas import COUNT_REQUESTS
 from tui.server.store.rows import (
-    AlertRow,
-    AlertSecretRow,
     ApiKeyRow,
-    DeliveryRow,
     IdempotencyRow,
     KeyInfo,
     KeyScope,

@@ -14,13 +14,16 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 from tui.server.search.filters import TraceFilters
-from tui.server.store.rows import (
+from tui.server.store.alert_rows import (
     AlertEventRow,
     AlertRow,
     AlertSecretRow,
     AlertState,
-    ApiKeyRow,
     DeliveryRow,
+    WindowStats,
+)
+from tui.server.store.rows import (
+    ApiKeyRow,
     GroupPosition,
     GroupRow,
     KeyInfo,
@@ -35,7 +38,6 @@ from tui.server.store.rows import (
     TracePosition,
     TraceRow,
     TraceSummary,
-    WindowStats,
 )
 
 

@@ -12,14 +12,16 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from tui.server.ingest.conventions import COUNTED_IN
-from tui.server.store.dialect import Dialect
-from tui.server.store.rows import (
+from tui.server.store.alert_rows import (
     AlertEventRow,
     AlertRow,
     AlertSecretRow,
     AlertState,
-    ApiKeyRow,
     DeliveryRow,
+)
+from tui.server.store.dialect import Dialect
+from tui.server.store.rows import (
+    ApiKeyRow,
     IdempotencyRow,
     ProjectRow,
     SpanInTrace,

@@ -14,12 +14,11 @@ from typing import Any
 
 from tui.server.alerts.signing import new_secret
 from tui.server.ingest.summaries import derived
+from tui.server.store.alert_rows import AlertRow, AlertSecretRow, new_alert
 from tui.server.store.rows import (
     DAY_MS,
     DEFAULT_PROJECT,
     DEFAULT_RETENTION_DAYS,
-    AlertRow,
-    AlertSecretRow,
     ProjectRow,
     SpanInTrace,
     SpanRow,
@@ -27,7 +26,6 @@ from tui.server.store.rows import (
     TraceRow,
     TraceSummary,
     TraceSums,
-    new_alert,
     new_project,
 )
 from tui.server.store.sql import (

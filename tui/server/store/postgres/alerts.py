@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tui.server.alerts.metrics import lerp, p95_ranks
+from tui.server.store.alert_rows import DeliveryRow, WindowStats
 from tui.server.store.alerts import (
     CLAIMABLE,
     ERRORED,
@@ -26,7 +27,6 @@ from tui.server.store.alerts import (
 from tui.server.store.alerts import WINDOW as SHARED_WINDOW
 from tui.server.store.dialect import POSTGRES
 from tui.server.store.postgres.pool import Connections
-from tui.server.store.rows import DeliveryRow, WindowStats
 from tui.server.store.sql import columns
 
 WINDOW = POSTGRES.sql(SHARED_WINDOW)

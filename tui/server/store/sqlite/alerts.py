@@ -18,6 +18,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from tui.server.alerts.metrics import lerp, p95_ranks
+from tui.server.store.alert_rows import DeliveryRow, WindowStats
 from tui.server.store.alerts import (
     CLAIMABLE,
     ERRORED,
@@ -27,7 +28,6 @@ from tui.server.store.alerts import (
     AlertTables,
     parsed_value,
 )
-from tui.server.store.rows import DeliveryRow, WindowStats
 from tui.server.store.sql import columns
 
 # Ranked on the index alone (rowid and the measure), ties by rowid: asking for the id here
