@@ -21,7 +21,7 @@ from tui.server.config import (
 if TYPE_CHECKING:
     from tui.api.client import ApiClient
     from tui.demo.data import DemoKeys
-    from tui.server.open_store import ServiceStore
+    from tui.server.store.protocol import TraceStore
     from tui.ui.app import StartAt
 
 DB_OPTION = next(option for option in OPTIONS if option.name == "db")
@@ -70,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def add_keys_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """`tracetui keys ...` (run by tui.server.keys; parsed here so the app's start-up never
+    """`tracetui keys ...` (run by tui.server.keys_cli; parsed here so the app's start-up never
     imports the service)."""
     keys = sub.add_parser("keys", help="create, list and revoke the local service's API keys")
     actions = keys.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
@@ -96,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "serve":
         return run_serve(args)
     if args.command == "keys":
-        from tui.server.keys import run as run_keys
+        from tui.server.keys_cli import run as run_keys
 
         if args.db is None:  # the database serve would open
             args.db = os.environ.get(DB_OPTION.env) or DEFAULT_DB
@@ -138,18 +138,18 @@ def run_serve(args: argparse.Namespace) -> int:
     return serve(config, opened)
 
 
-def open_demo_database(db: str | None) -> tuple[ServiceStore, DemoKeys]:
+def open_demo_database(db: str | None) -> tuple[TraceStore, DemoKeys]:
     """`serve --demo`'s database: a SQLite file as `open_demo_store` makes it, or the database
     of a PostgreSQL URL, filled with the same demo data when it has no project yet."""
     from tui.demo.data import open_demo_store
-    from tui.server.database_url import is_postgres
+    from tui.server.store.url import is_postgres
 
     if db is None or not is_postgres(db):
         return open_demo_store(db)
     from tui.demo.data import demo_keys, populate
-    from tui.server.backend import StoreUnreachable
-    from tui.server.open_store import open_store
-    from tui.server.store import Store
+    from tui.server.store.errors import StoreUnreachable
+    from tui.server.store.opening import open_store
+    from tui.server.store.sqlite.store import Store
 
     store = open_store(db)
     if store.list_projects():

@@ -25,7 +25,7 @@ from tests.support.webhooks import (
     receiving,
     service,
 )
-from tui.server.schemas import iso_ms
+from tui.server.http.schemas import iso_ms
 
 P = "proj_alerts"
 SECOND = 1000

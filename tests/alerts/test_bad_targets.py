@@ -26,7 +26,7 @@ from tests.support.webhooks import (
     wait_until,
 )
 from tui.server.alerts.signing import new_secret
-from tui.server.rows import AlertSecretRow, new_alert
+from tui.server.store.alert_rows import AlertSecretRow, new_alert
 
 P = "proj_alerts"
 SECOND = 1000

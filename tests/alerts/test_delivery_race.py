@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tui.server.alerts.delivery import DeliveryWorker
-from tui.server.rows import AlertRow, AlertSecretRow, DeliveryRow
+from tui.server.store.alert_rows import AlertRow, AlertSecretRow, DeliveryRow
 
 ALERT = AlertRow("alert_1", "p", "Slow", "latency_ms_5m", "gt", 1.0, "http://127.0.0.1:9/x", 0)
 SECRET = AlertSecretRow("alert_1", "whsec_" + "A" * 32)

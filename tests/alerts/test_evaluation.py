@@ -22,7 +22,7 @@ from tests.support.webhooks import (
     wait_until,
 )
 from tui.demo.data import DemoKeys, demo_keys, populate
-from tui.server.store import Store
+from tui.server.store.sqlite.store import Store
 
 P = "proj_alerts"
 

@@ -15,22 +15,22 @@ from standardwebhooks import Webhook
 
 from tui.server.alerts import signing
 from tui.server.alerts.drift import js_distance, prompt_text, tokens
-from tui.server.alerts.metrics import Metric, parse_metric, percentile_95
+from tui.server.alerts.metrics import MetricParts, parse_metric, percentile_95
 from tui.server.alerts.targets import Refused, address_kind, resolve_target
 
 
 @pytest.mark.parametrize(
     ("text", "metric"),
     [
-        ("latency_ms_5m", Metric("latency", "ms", 300_000)),
-        ("latency_s_hour", Metric("latency", "s", 3_600_000)),
-        ("error_rate_pct_15m", Metric("error_rate", "pct", 900_000)),
-        ("cost_usd_1d", Metric("cost", "usd", 86_400_000)),
-        ("prompt_drift_score_week", Metric("prompt_drift", "score", 7 * 86_400_000)),
-        ("error_rate_ratio_999h", Metric("error_rate", "ratio", 999 * 3_600_000)),
+        ("latency_ms_5m", MetricParts("latency", "ms", 300_000)),
+        ("latency_s_hour", MetricParts("latency", "s", 3_600_000)),
+        ("error_rate_pct_15m", MetricParts("error_rate", "pct", 900_000)),
+        ("cost_usd_1d", MetricParts("cost", "usd", 86_400_000)),
+        ("prompt_drift_score_week", MetricParts("prompt_drift", "score", 7 * 86_400_000)),
+        ("error_rate_ratio_999h", MetricParts("error_rate", "ratio", 999 * 3_600_000)),
     ],
 )
-def test_metrics_parse_into_measure_unit_and_period(text: str, metric: Metric) -> None:
+def test_metrics_parse_into_measure_unit_and_period(text: str, metric: MetricParts) -> None:
     assert parse_metric(text) == metric
 
 

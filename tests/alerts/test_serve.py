@@ -11,8 +11,8 @@ import pytest
 
 from tests.support.serve import run_tracetui, serving
 from tests.support.webhooks import WORKSPACE_KEY, add_traces, new_store, receiving, wait_until
-from tui.server.rows import now_ms
-from tui.server.store import Store
+from tui.server.store.rows import now_ms
+from tui.server.store.sqlite.store import Store
 
 P = "proj_alerts"
 

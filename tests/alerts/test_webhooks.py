@@ -25,7 +25,7 @@ from tests.support.webhooks import (
     wait_until,
 )
 from tui.server.background import forget_alert_history
-from tui.server.store import Store
+from tui.server.store.sqlite.store import Store
 
 P = "proj_alerts"
 SECOND = 1000

@@ -28,8 +28,8 @@ from tests.support.webhooks import (
     service,
 )
 from tui.demo.data import DemoKeys
-from tui.server.rows import now_ms
-from tui.server.store import Store
+from tui.server.store.rows import now_ms
+from tui.server.store.sqlite.store import Store
 from tui.ui.app import StartAt, TraceTuiApp
 from tui.ui.screens.alerts import AlertsScreen
 from tui.ui.screens.dialogs import ConfirmDialog, SecretDialog

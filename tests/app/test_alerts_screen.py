@@ -16,8 +16,7 @@ from tests.support.alert_screens import project_with_traces, spec_server
 from tests.support.app import running_app, showing, wait_for
 from tests.support.service import RunningService, start_service
 from tui.core.alert_rules import amount, breach_text, state_label
-from tui.server.rows import TraceRow
-from tui.server.store import now_ms
+from tui.server.store.rows import TraceRow, now_ms
 from tui.ui.app import StartAt
 from tui.ui.screens.alerts import AlertsScreen
 from tui.ui.widgets.table import Drawn, Table

@@ -30,7 +30,7 @@ from tests.support.chat_traces import (
 )
 from tests.support.otlp import new_span_id, new_trace_id, partial, post, request, root_client, span
 from tests.support.service import RunningService
-from tui.server.store import now_ms
+from tui.server.store.rows import now_ms
 from tui.ui.app import StartAt
 from tui.ui.screens.help import HelpScreen
 from tui.ui.widgets.document import DocumentView

@@ -16,7 +16,7 @@ from tests.support.builders import add_bulk_traces
 from tests.support.service import RunningService
 from tui.api.span_table import SpanTable
 from tui.demo.data import BIG_TRACE_ID, DEEP_TRACE_ID, insert_big_traces
-from tui.server.store import now_ms
+from tui.server.store.rows import now_ms
 from tui.ui.app import StartAt
 from tui.ui.screens.projects import ProjectsScreen
 from tui.ui.screens.traces import TracesScreen

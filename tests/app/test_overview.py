@@ -17,7 +17,7 @@ import pytest
 from tests.support.app import running_app, settled, showing, wait_for
 from tests.support.service import RunningService
 from tui.server.alerts.evaluator import raw_value
-from tui.server.rows import TraceRow
+from tui.server.store.rows import TraceRow
 from tui.ui.app import StartAt, TraceTuiApp
 from tui.ui.screens.overview import OverviewScreen
 

@@ -13,7 +13,7 @@ import pytest
 from tests.support.app import rendered_text, showing, wait_for
 from tui.demo import data
 from tui.demo.run import DemoStart
-from tui.server.store import Store
+from tui.server.store.sqlite.store import Store
 from tui.ui.app import TraceTuiApp
 from tui.ui.screens.projects import ProjectsScreen
 from tui.ui.screens.starting import StartingScreen

@@ -24,8 +24,7 @@ from tests.support.app import (
     wait_for,
 )
 from tests.support.service import RunningService
-from tui.server.rows import SpanRow, TraceRow
-from tui.server.store import now_ms
+from tui.server.store.rows import SpanRow, TraceRow, now_ms
 from tui.ui.app import StartAt
 from tui.ui.screens.alert_detail import AlertDetailScreen
 from tui.ui.screens.alerts import AlertsScreen

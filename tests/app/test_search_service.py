@@ -9,8 +9,7 @@ import uuid
 
 from tests.support.app import loaded_traces, rendered_text, running_app, showing, wait_for
 from tests.support.service import RunningService
-from tui.server.rows import SpanRow, TraceRow
-from tui.server.store import now_ms
+from tui.server.store.rows import SpanRow, TraceRow, now_ms
 from tui.ui.app import StartAt
 from tui.ui.screens.sessions import SessionScreen, SessionsScreen
 from tui.ui.widgets.document import DocumentView

@@ -27,8 +27,7 @@ from tests.support.builders import add_bulk_traces
 from tests.support.service import RunningService
 from tui.api import ApiClient
 from tui.model.timerange import parse_custom
-from tui.server.rows import TraceRow
-from tui.server.store import now_ms
+from tui.server.store.rows import TraceRow, now_ms
 from tui.ui.app import StartAt, TraceTuiApp
 from tui.ui.screens import trace_loading
 from tui.ui.screens.projects import ProjectsScreen

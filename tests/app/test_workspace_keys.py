@@ -17,7 +17,7 @@ from tests.support.app import rendered_text, running_app, showing, type_into, wa
 from tests.support.service import RunningService, local_service
 from tui.api import ApiClient
 from tui.demo.data import DemoKeys
-from tui.server.store import Store
+from tui.server.store.sqlite.store import Store
 from tui.ui.app import StartAt, TraceTuiApp
 from tui.ui.palette import workspace_keys_offered
 from tui.ui.screens.dialogs import ConfirmDialog, SecretDialog

@@ -12,7 +12,7 @@ from tests.support.builders import add_bulk_traces
 from tests.support.service import RunningService
 from tui.api import ApiClient, Forbidden, NotFound, Unauthorized, ValidationFailed
 from tui.core.alert_rules import AlertDraft
-from tui.server.store import now_ms
+from tui.server.store.rows import now_ms
 
 
 def client_for(service: RunningService, key: str | None = None, **project_keys: str) -> ApiClient:

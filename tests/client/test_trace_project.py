@@ -12,8 +12,8 @@ from pydantic import SecretStr
 from tests.support.helpers import json_response, mock_client
 from tests.support.service import local_service
 from tui.api import ApiClient, Conflict
-from tui.server.rows import SpanGroup, SpanRow
-from tui.server.store import Store
+from tui.server.store.rows import SpanGroup, SpanRow
+from tui.server.store.sqlite.store import Store
 
 
 async def test_get_trace_and_list_spans_send_the_project_only_when_known() -> None:

@@ -14,7 +14,7 @@ from tui.demo.data import LIVE_ALERT, point_alerts_at, populate
 from tui.demo.feed import Feed, Incidents
 from tui.demo.receiver import DemoReceiver
 from tui.demo.run import DEMO_ALERT_INTERVAL_S
-from tui.server.store import Store
+from tui.server.store.sqlite.store import Store
 
 SECOND = 1000
 

@@ -6,7 +6,7 @@ import sqlite3
 from pathlib import Path
 
 from tui.demo.data import BIG_TRACE_ID, DEEP_TRACE_ID, demo_keys, populate
-from tui.server.store import Store
+from tui.server.store.sqlite.store import Store
 
 NOW = 1_795_000_000_000
 

@@ -16,7 +16,7 @@ import pytest
 
 from tui.demo import feed
 from tui.demo.data import populate
-from tui.server.store import Store
+from tui.server.store.sqlite.store import Store
 
 NOW = 1_795_000_000_000
 ANTHROPIC_WORDS = ("overloaded_error", "rate_limit_error", "invalid_request_error", "200000")

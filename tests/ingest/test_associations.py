@@ -10,8 +10,8 @@ import pytest
 
 from tui.server.ingest.associations import MAX_TAGS, associations_in
 from tui.server.ingest.summaries import summarize
-from tui.server.rows import SpanRow, TraceSums
 from tui.server.search.text import MAX_TRACE
+from tui.server.store.rows import SpanRow, TraceSums
 
 TRACE = "ab" * 16
 

@@ -28,7 +28,7 @@ from tests.support.otlp import (
 )
 from tests.support.service import RunningService
 from tui.server.ingest.body import MAX_BODY_BYTES
-from tui.server.store import now_ms
+from tui.server.store.rows import now_ms
 
 YEAR_9999_NS = 253_402_300_799 * 10**9  # past fixed64 (which ends in 2554): JSON only
 FIXED64_MAX = 2**64 - 1

@@ -17,7 +17,7 @@ from tests.support.otlp import (
     span,
 )
 from tests.support.service import RunningService
-from tui.server.store import now_ms
+from tui.server.store.rows import now_ms
 
 
 def page(client: httpx.Client, project_id: str, cursor: str | None) -> tuple[list[str], str | None]:

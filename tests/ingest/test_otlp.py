@@ -30,7 +30,8 @@ from tests.support.otlp import (
 )
 from tests.support.service import RunningService, local_service
 from tui.server.run import LocalService
-from tui.server.store import Store, now_ms
+from tui.server.store.rows import now_ms
+from tui.server.store.sqlite.store import Store
 
 
 @pytest.fixture(scope="module")
@@ -369,9 +370,9 @@ class BlockingStore(Store):
 
     release = threading.Event()
 
-    def ingest(self, batches: Any) -> list[int]:
+    def ingest(self, batches: Any) -> None:
         assert self.release.wait(30)
-        return super().ingest(batches)
+        super().ingest(batches)
 
 
 def test_a_saturated_writer_answers_503_with_retry_after(tmp_path: Path) -> None:

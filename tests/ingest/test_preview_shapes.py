@@ -23,7 +23,7 @@ from tui.server.ingest.preview import (
     preview_of,
 )
 from tui.server.ingest.summaries import summarize
-from tui.server.rows import SpanRow
+from tui.server.store.rows import SpanRow
 
 USAGE = {"input_tokens": 120, "output_tokens": 30, "cache_read_input_tokens": 0}
 

@@ -28,10 +28,11 @@ from tests.support.procfs import alive, children_of, ignores, workers_of
 from tests.support.serve import serving
 from tests.support.service import RunningService, local_service, wait_for
 from tui.cli import build_parser
+from tui.server.api_keys import new_api_key
 from tui.server.background import checkpoint_log
 from tui.server.config import default_ingest_processes
 from tui.server.ingest.processes import IngestProcesses
-from tui.server.store import Store, new_api_key
+from tui.server.store.sqlite.store import Store
 
 
 def one_trace(client: httpx.Client) -> tuple[httpx.Response, str]:

@@ -232,7 +232,7 @@ def test_openllmetry_span_kinds_and_entity_values() -> None:
 def test_a_call_recorded_by_nested_spans_counts_once_and_templates_name_nothing() -> None:
     """counted_once and display_name alone, on rows shaped as the stacks above send them."""
     from tui.server.ingest.conventions import counted_once, display_name
-    from tui.server.rows import SpanRow
+    from tui.server.store.rows import SpanRow
 
     def row(span_id: str, parent: str | None, kind: str, tokens: int) -> SpanRow:
         return SpanRow(

@@ -1,5 +1,6 @@
 """A new trace's row summed in Python from its batch (ingest.summaries) is the row that
-UPSERT_TRACES computes in SQL from the stored spans: the two ways must never drift apart."""
+upsert_traces (store/sql.py) computes in SQL from the stored spans: the two ways must never
+drift apart."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ import pytest
 
 from tui.server.ingest.preview import MAX_PARSED
 from tui.server.ingest.summaries import summarize
-from tui.server.rows import SpanGroup, SpanRow
-from tui.server.store import UPSERT_TRACES, Store
+from tui.server.store.rows import SpanGroup, SpanRow
+from tui.server.store.sql import upsert_traces_args
+from tui.server.store.sqlite.sql import UPSERT_TRACES
+from tui.server.store.sqlite.store import Store
 
 NOW = 1_795_000_000_000
 
@@ -65,7 +68,7 @@ def test_a_batchs_new_traces_match_the_sql_recomputation(tmp_path: Path, summed_
     assert len(by_python) == 60
     ids = json.dumps([row[0] for row in by_python])
     with store.transaction() as db:
-        db.execute(UPSERT_TRACES, ("p", resource, ids))
+        db.execute(UPSERT_TRACES, upsert_traces_args("p", resource, ids))
     by_sql = store._connection().execute("SELECT * FROM traces ORDER BY id").fetchall()
     assert by_sql == by_python
 

@@ -22,7 +22,7 @@ from tests.support.chat_traces import SpanSpec, add_trace, genai, text
 from tests.support.hostile import HOSTILE, MEGABYTE, RAW, forbidden_in
 from tests.support.service import RunningService, start_service
 from tests.support.terminal import Terminal, app_environment, wait_until_shown
-from tui.server.store import now_ms
+from tui.server.store.rows import now_ms
 from tui.ui.app import StartAt
 from tui.ui.widgets.document import DocumentView
 

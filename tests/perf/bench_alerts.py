@@ -36,8 +36,10 @@ import httpx
 from tests.perf.report import Row
 from tests.support.serve import Served, serving
 from tui.server.alerts.evaluator import Evaluator
-from tui.server.rows import SpanRow, TraceRow, new_alert
-from tui.server.store import INSERT, Store, now_ms
+from tui.server.store.alert_rows import new_alert
+from tui.server.store.rows import SpanRow, TraceRow, now_ms
+from tui.server.store.sql import INSERT
+from tui.server.store.sqlite.store import Store
 
 TRACES = 1_000_000
 BASELINE = 48_000

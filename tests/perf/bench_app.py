@@ -25,7 +25,8 @@ from tests.perf.report import Row
 from tests.perf.service_process import Processes, service_command
 from tui.api import ApiClient
 from tui.demo.data import TraceBuilder, big_trace, trace_row
-from tui.server.store import Store, now_ms
+from tui.server.store.rows import now_ms
+from tui.server.store.sqlite.store import Store
 from tui.ui.app import StartAt, TraceTuiApp
 from tui.ui.screens.trace_detail import TraceDetailScreen
 from tui.ui.widgets.span_tree import SpanTreeView

@@ -51,8 +51,9 @@ from tui.server.alerts.evaluator import Evaluator
 from tui.server.ingest import otlp_proto
 from tui.server.ingest.costs import PriceBook
 from tui.server.ingest.summaries import summarize, trace_rows
-from tui.server.open_store import ServiceStore, open_store
-from tui.server.rows import now_ms
+from tui.server.store.opening import open_store
+from tui.server.store.protocol import TraceStore
+from tui.server.store.rows import now_ms
 
 RUNS = int(os.environ.get("TRACETUI_BENCH_RUNS", "3"))
 SENDERS = 4
@@ -97,7 +98,7 @@ class Backend:
         return serving(database, *SERVE_FLAGS, new_session=True)
 
     @staticmethod
-    def fill(store: ServiceStore) -> None:
+    def fill(store: TraceStore) -> None:
         with store.transaction() as db:  # type: ignore[attr-defined]
             store.insert_project(db, "ingest bench", None, 30, project_id=PROJECT)  # type: ignore[attr-defined]
         store.add_key(KEY, None, "bench")
@@ -356,7 +357,7 @@ class Big:
     firing: int
 
 
-def measure_big(store: ServiceStore, served: Served, now: int) -> Big:
+def measure_big(store: TraceStore, served: Served, now: int) -> Big:
     """Pages and traces through the service, the same calls on `store`; then alert rounds."""
     start, end = now - 8 * DAY_MS, now
     window = {"project_id": million.PROJECT, "limit": 100, "from": iso(start), "to": iso(end)}
@@ -393,7 +394,7 @@ def measure_big(store: ServiceStore, served: Served, now: int) -> Big:
         lambda: store.list_traces(million.PROJECT, start, end, 100, None, kept_since)
     )
     after = store.list_traces(million.PROJECT, start, end, 100 * (DEEP_PAGE - 1), None)[0][-1]
-    from tui.server.rows import TracePosition
+    from tui.server.store.rows import TracePosition
 
     position = TracePosition(after.listed_at, after.id)
     deep_floor = p95_of(

@@ -26,7 +26,8 @@ from tests.perf.report import Row
 from tests.perf.service_process import Processes, service_command
 from tests.support.builders import add_bulk_traces
 from tui.demo.data import big_trace, trace_row
-from tui.server.store import Store, now_ms
+from tui.server.store.rows import now_ms
+from tui.server.store.sqlite.store import Store
 
 RUNS = 3
 KEY = "tt_ws_big_benchmark_key_0123456789"

@@ -22,7 +22,8 @@ from tests.perf.report import Row
 from tests.support.chat_traces import SpanSpec, add_trace, genai, new_store, text
 from tests.support.service import local_service
 from tui.api import ApiClient
-from tui.server.store import Store, now_ms
+from tui.server.store.rows import now_ms
+from tui.server.store.sqlite.store import Store
 from tui.ui.app import StartAt, TraceTuiApp
 from tui.ui.widgets.document import DocumentView
 from tui.ui.widgets.span_detail import SpanDetail

@@ -37,7 +37,8 @@ from tests.perf.service_process import Processes, service_command
 from tests.support.builders import add_bulk_traces
 from tui.api import ApiClient
 from tui.demo.data import big_trace, trace_row
-from tui.server.store import Store, now_ms
+from tui.server.store.rows import now_ms
+from tui.server.store.sqlite.store import Store
 from tui.ui.app import StartAt, TraceTuiApp
 from tui.ui.screens.projects import ProjectsScreen
 from tui.ui.screens.trace_detail import TraceDetailScreen

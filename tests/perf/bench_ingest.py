@@ -43,8 +43,9 @@ from tests.support.builders import add_bulk_traces
 from tests.support.procfs import children_of, cpu_seconds, peak_rss_kb, workers_of
 from tui.server.ingest import otlp_proto
 from tui.server.ingest.costs import PriceBook
-from tui.server.rows import SpanRow
-from tui.server.store import INSERT, Store, connect, now_ms
+from tui.server.store.rows import SpanRow, now_ms
+from tui.server.store.sql import INSERT
+from tui.server.store.sqlite.store import Store, connect
 
 SPANS = 50_000
 BATCH = 512

@@ -16,7 +16,8 @@ import httpx
 from tests.perf.report import Row
 from tests.support.builders import add_bulk_traces
 from tests.support.service import local_service
-from tui.server.store import Store, now_ms
+from tui.server.store.rows import now_ms
+from tui.server.store.sqlite.store import Store
 
 TRACES = 100_000
 LIMIT = 500

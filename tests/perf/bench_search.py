@@ -29,9 +29,9 @@ from typing import Any
 
 from tests.perf.bulk import pg_copy, pg_write, sqlite_insert
 from tests.perf.report import Row
-from tui.server.rows import TraceRow, TraceSummary
 from tui.server.search.filters import TraceFilters
-from tui.server.search.queries import SearchPosition, sort_value
+from tui.server.store.rows import SearchPosition, TraceRow, TraceSummary
+from tui.server.store.search import sort_value
 
 TRACES = int(os.environ.get("BENCH_SEARCH_TRACES", "1000000"))
 WEEK_MS = 7 * 86_400_000
@@ -101,7 +101,7 @@ def rows(now: int) -> Iterator[tuple[TraceRow, str]]:
 
 def build_sqlite(path: Path, now: int) -> tuple[int, int]:
     """The database at `path`; returns its size in bytes without and with the text index."""
-    from tui.server.store import Store
+    from tui.server.store.sqlite.store import Store
 
     store = Store(path)
     with store.transaction() as db:
@@ -159,7 +159,7 @@ def build_postgres(url: str, now: int) -> tuple[int, int]:
     """The database at `url` (empty); returns its size without and with the text index."""
     import psycopg
 
-    from tui.server.postgres.store import PostgresStore
+    from tui.server.store.postgres.store import PostgresStore
 
     store = PostgresStore(url)
     with store.transaction() as db:
@@ -274,7 +274,7 @@ def run() -> list[Row]:
     started = time.perf_counter()
     sizes = build_sqlite(path, now)
     print(f"search: SQLite, {TRACES:,} traces built in {time.perf_counter() - started:.0f} s")
-    from tui.server.store import Store
+    from tui.server.store.sqlite.store import Store
 
     store = Store(path)
     try:
@@ -289,7 +289,7 @@ def run() -> list[Row]:
 
 def run_postgres(now: int) -> list[Row]:
     from tests.perf.pg_server import bench_postgres
-    from tui.server.postgres.store import PostgresStore
+    from tui.server.store.postgres.store import PostgresStore
 
     with bench_postgres("search-bench") as server:
         server.execute('DROP DATABASE IF EXISTS "search" WITH (FORCE)')

@@ -32,7 +32,7 @@ from tests.support.builders import add_bulk_traces
 from tui.api import ApiClient, Trace
 from tui.model import charts, metrics
 from tui.model.overview_stats import Overview
-from tui.server.store import Store
+from tui.server.store.sqlite.store import Store
 from tui.ui.app import StartAt, TraceTuiApp
 
 LOADED = 50_000

@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
-from tui.server.store_sql import LEADING, TABLES
+from tui.server.store.sql import LEADING, TABLES
 
 # information_schema's names of the types the row classes use, as binary COPY names them.
 PG_TYPES = {

@@ -33,9 +33,11 @@ from typing import Any, NamedTuple
 
 from tests.perf import pg_server
 from tests.perf.bulk import pg_copy, pg_write, sqlite_insert
-from tui.server.migrations import LATEST as SQLITE_SCHEMA
-from tui.server.open_store import ServiceStore, open_store
-from tui.server.rows import SpanRow, TraceRow, new_alert
+from tui.server.store.alert_rows import new_alert
+from tui.server.store.opening import open_store
+from tui.server.store.protocol import TraceStore
+from tui.server.store.rows import SpanRow, TraceRow
+from tui.server.store.sqlite.migrations import LATEST as SQLITE_SCHEMA
 
 TRACES = 1_000_000
 WEEK_MS = 7 * 86_400_000
@@ -72,7 +74,7 @@ def sqlite_name() -> str:
 
 
 def postgres_name() -> str:
-    from tui.server.postgres.migrations import LATEST
+    from tui.server.store.postgres.migrations import LATEST
 
     return f"million-postgres-schema{LATEST}-data{DATA_VERSION}"
 
@@ -150,7 +152,7 @@ def rows(now: int) -> Iterator[tuple[list[TraceRow], list[tuple[Any, ...]]]]:
         yield traces, spans
 
 
-def prepare(store: ServiceStore) -> None:
+def prepare(store: TraceStore) -> None:
     """The project (a retention longer than the data's age), the key and 100 alerts."""
     with store.transaction() as db:  # type: ignore[attr-defined]
         store.insert_project(db, "million", None, 3650, project_id=PROJECT)  # type: ignore[attr-defined]

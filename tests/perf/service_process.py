@@ -62,7 +62,7 @@ def service_command(db: Path) -> list[str]:
 
 def main(db: str) -> None:
     from tests.support.service import local_service
-    from tui.server.store import Store
+    from tui.server.store.sqlite.store import Store
 
     with local_service(Store(db), rate_limit=10**9) as service:
         print(service.base_url, flush=True)

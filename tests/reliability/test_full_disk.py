@@ -16,7 +16,8 @@ import pytest
 
 from tests.support.otlp import new_span_id, new_trace_id, post, request, root_client, span
 from tests.support.service import local_service, wait_for
-from tui.server.store import Store, new_api_key
+from tui.server.api_keys import new_api_key
+from tui.server.store.sqlite.store import Store
 
 
 @pytest.fixture

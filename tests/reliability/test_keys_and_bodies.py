@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from tests.support.service import RunningService, start_service
-from tui.server.auth import Malformed, bearer_token
-from tui.server.ratelimit import MAX_API_BODY_BYTES, RateLimiter
+from tui.server.http.auth import Malformed, bearer_token
+from tui.server.http.ratelimit import MAX_API_BODY_BYTES, RateLimiter
 
 
 @pytest.fixture

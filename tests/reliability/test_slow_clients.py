@@ -1,4 +1,4 @@
-"""Slow clients, huge headers and many connections, over raw sockets (tui/server/http_limits.py):
+"""Slow clients, huge headers and many connections, over raw sockets (tui/server/http/limits.py):
 300 connections trickling their headers in neither stop other clients' answers nor stay open
 past the header timeout; a head over the limit is answered 431 and closed, its memory never
 held (measured on a real `tracetui serve`); an idle connection is closed; and past the bound
@@ -25,8 +25,9 @@ import pytest
 from tests.support.procfs import peak_rss_kb
 from tests.support.serve import serving
 from tests.support.service import local_service, wait_for
+from tui.server.api_keys import new_api_key
 from tui.server.run import LocalService
-from tui.server.store import Store, new_api_key
+from tui.server.store.sqlite.store import Store
 
 SLOW_CLIENTS = 300
 ANSWERS = 40  # to other clients while the slow ones are open

@@ -29,7 +29,7 @@ from tests.support.otlp import new_span_id, new_trace_id, post, request, root_cl
 from tests.support.serve import Served, serving
 from tests.support.service import wait_for
 from tests.support.webhooks import WORKSPACE_KEY, Receiver, handler_for
-from tui.server.open_store import open_store
+from tui.server.store.opening import open_store
 
 P = "proj_replicas"
 # The receiver answers this long after a webhook arrives: longer than a delivery worker waits

@@ -17,7 +17,7 @@ import pytest
 
 import tests.conftest as shared
 from tests.support.postgres import PostgresServer, postgres_server_fixture
-from tui.server.store import Store
+from tui.server.store.sqlite.store import Store
 
 # One PostgreSQL per test process (per xdist worker): the session's shared fixture if the
 # top-level conftest has it, else this one (never both: two servers per worker).
@@ -71,7 +71,7 @@ def open_store(store_url: str, backend: str) -> Iterator[OpenStore]:
         if backend == "sqlite":
             store: Any = Store(store_url)
         else:
-            from tui.server.postgres.store import PostgresStore
+            from tui.server.store.postgres.store import PostgresStore
 
             store = PostgresStore(store_url, **options)
         opened.append(store)

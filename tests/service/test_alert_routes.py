@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from tests.support.service import RunningService
-from tui.server.rows import now_ms
+from tui.server.store.rows import now_ms
 
 ALERT = {
     "name": "Slow",

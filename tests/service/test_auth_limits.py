@@ -13,8 +13,9 @@ import pytest
 
 from tests.support.service import RunningService, local_service, start_service
 from tui.demo.data import populate
-from tui.server.ratelimit import RateLimiter
-from tui.server.store import Store, hash_key
+from tui.server.api_keys import hash_key
+from tui.server.http.ratelimit import RateLimiter
+from tui.server.store.sqlite.store import Store
 
 RATE_HEADERS = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
 

@@ -22,7 +22,8 @@ from tui.server.background import (
     forget_old_responses,
 )
 from tui.server.run import LocalService
-from tui.server.store import Store, now_ms
+from tui.server.store.rows import now_ms
+from tui.server.store.sqlite.store import Store
 
 
 def wait_until(condition: Callable[[], bool], seconds: float = 10.0) -> None:
@@ -190,8 +191,8 @@ def test_the_service_forgets_old_keys_by_default(
     store = Store(tmp_path / "default.sqlite3")
     populate(store, seed=7, scale=0.01, big_traces=False)
     week_ago = now_ms() - 7 * 86_400_000
+    store.keep_response("kh", "fresh", "rh", 201, {"id": "x"})
     with store.transaction() as db:
-        store.remember_response(db, "kh", "fresh", "rh", 201, {"id": "x"})
         db.execute(
             "INSERT INTO idempotency (key_hash, idempotency_key, request_hash, status, body,"
             " created_at) VALUES ('kh', 'stale', 'rh', 201, '{}', ?)",
@@ -208,6 +209,5 @@ def test_the_service_forgets_old_keys_by_default(
     ]
     assert [t.name for t in tasks] == names  # and no evaluation: LocalService's default
     wait_until(lambda: store.count("idempotency") == 1)  # the first round runs at start
-    with store.transaction() as db:
-        assert store.remembered_response(db, "kh", "fresh") is not None
-        assert store.remembered_response(db, "kh", "stale") is None
+    assert store.recall_response("kh", "fresh") is not None
+    assert store.recall_response("kh", "stale") is None

@@ -149,7 +149,7 @@ def test_the_access_log_leaves_out_the_query_string(tmp_path: Any) -> None:
     """A key pasted into a URL's query reaches no log line: the access log names the path."""
     from tests.support.service import local_service
     from tui.demo.data import populate
-    from tui.server.store import Store
+    from tui.server.store.sqlite.store import Store
 
     store = Store(tmp_path / "log.sqlite3")
     keys = populate(store, seed=7, scale=0.01, big_traces=False)

@@ -1,5 +1,6 @@
 """Replicas sharing a store look a request's key up and count it against the rate limit in one
-store call (ratelimit.IdentifyCounted; PostgresStore.key_scope_counted, one statement)."""
+store call (ratelimit.IdentifyCounted; TraceStore.key_scope_counted: one statement on
+PostgreSQL, one transaction on SQLite)."""
 
 from __future__ import annotations
 
@@ -8,33 +9,28 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from tests.service.conftest import schema_url
-from tui.server.postgres.store import PostgresStore
-from tui.server.ratelimit import RateLimitMiddleware, SharedRateLimiter
-from tui.server.rows import KeyScope
-from tui.server.store_keys import hash_key
+from tests.service.conftest import OpenStore
+from tui.server.api_keys import hash_key
+from tui.server.http.ratelimit import RateLimitMiddleware, SharedRateLimiter
+from tui.server.store.rows import KeyScope
 
 KEY = "tt_ws_counted_key_0123456789"
 NOW = 600.0  # the limiter's clock: the window [600, 660) s
 
 
-def test_a_known_keys_look_up_counts_its_request_across_replicas(store_database: str) -> None:
-    url = schema_url(store_database)
-    first, second = PostgresStore(url, pool_size=1), PostgresStore(url, pool_size=1)
-    try:
-        first.add_key(KEY, None, "ci")
-        bucket = f"api:key:{hash_key(KEY)}"
-        assert first.key_scope_counted(KEY, bucket, 600_000) == (KeyScope(hash_key(KEY), None), 1)
-        assert second.key_scope_counted(KEY, bucket, 600_000) == (KeyScope(hash_key(KEY), None), 2)
-        # The same row the limiter's own count adds to.
-        assert first.count_requests(bucket, 600_000) == 3
-        assert first.key_scope_counted(KEY, bucket, 660_000) == (KeyScope(hash_key(KEY), None), 1)
-        # An unknown key: None, and nothing counted for it.
-        assert first.key_scope_counted("tt_ws_unknown", "api:key:x", 600_000) is None
-        assert first.count_requests("api:key:x", 600_000) == 1
-    finally:
-        first.close()
-        second.close()
+def test_a_known_keys_look_up_counts_its_request_across_replicas(open_store: OpenStore) -> None:
+    # Two handles on one database, as two replicas have (on SQLite: two processes' worth).
+    first, second = open_store(pool_size=1), open_store(pool_size=1)
+    first.add_key(KEY, None, "ci")
+    bucket = f"api:key:{hash_key(KEY)}"
+    assert first.key_scope_counted(KEY, bucket, 600_000) == (KeyScope(hash_key(KEY), None), 1)
+    assert second.key_scope_counted(KEY, bucket, 600_000) == (KeyScope(hash_key(KEY), None), 2)
+    # The same row the limiter's own count adds to.
+    assert first.count_requests(bucket, 600_000) == 3
+    assert first.key_scope_counted(KEY, bucket, 660_000) == (KeyScope(hash_key(KEY), None), 1)
+    # An unknown key: None, and nothing counted for it.
+    assert first.key_scope_counted("tt_ws_unknown", "api:key:x", 600_000) is None
+    assert first.count_requests("api:key:x", 600_000) == 1
 
 
 class CountingStore:

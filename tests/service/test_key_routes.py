@@ -14,8 +14,8 @@ import pytest
 
 from tests.support.service import RunningService, local_service
 from tui.cli import main
-from tui.server.open_store import open_store
-from tui.server.store_keys import hash_key
+from tui.server.api_keys import hash_key
+from tui.server.store.opening import open_store
 
 
 @pytest.fixture(scope="module")

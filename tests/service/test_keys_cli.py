@@ -17,9 +17,9 @@ from tests.support.otlp import new_span_id, new_trace_id, post, request, root_cl
 from tests.support.postgres import PostgresServer
 from tests.support.serve import run_tracetui
 from tui.cli import main
-from tui.server.open_store import open_store
+from tui.server.api_keys import hash_key
 from tui.server.run import LocalService
-from tui.server.store import hash_key
+from tui.server.store.opening import open_store
 
 
 @contextmanager

@@ -1,5 +1,5 @@
 """/v1/openapi.json documents every answer: each route has a success response whose schema
-says something (the answers' shapes are in tui/server/answers.py), and errors have the one
+says something (the answers' shapes are in tui/server/http/answers.py), and errors have the one
 error body."""
 
 from __future__ import annotations

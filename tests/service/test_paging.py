@@ -1,4 +1,4 @@
-"""Cursors (tui/server/paging.py): what the service issues reads back, and a crafted cursor of
+"""Cursors (tui/server/http/paging.py): what the service issues reads back, and a crafted cursor of
 any kind (garbage, huge numbers, wrong types, wrong shape) is a 400 `invalid_cursor` on every
 listing, never a 500."""
 
@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from tests.support.webhooks import create_alert
-from tui.server.errors import ServiceError
-from tui.server.paging import decode_cursor, encode_cursor
+from tui.server.http.errors import ServiceError
+from tui.server.http.paging import decode_cursor, encode_cursor
 
 FIELDS = {"t": int, "i": str}
 
@@ -79,7 +79,7 @@ def test_the_widest_filters_a_service_accepts_fit_in_the_cursor_it_issues() -> N
     """Every filter at its longest, in characters that JSON would escape to twelve each."""
     from tui.server.routes.traces import read_trace_cursor, trace_cursor
     from tui.server.search.filters import MAX_Q, MAX_TAGS, MAX_VALUE, TraceFilters
-    from tui.server.search.queries import SearchPosition
+    from tui.server.store.rows import SearchPosition
 
     emoji = "\U0001f600"
     words = " ".join([emoji * 49] * 10)[:MAX_Q]

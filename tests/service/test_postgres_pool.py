@@ -10,7 +10,7 @@ import psycopg
 
 from tests.service.conftest import schema_url
 from tests.support.service import wait_for
-from tui.server.postgres.store import PostgresStore
+from tui.server.store.postgres.store import PostgresStore
 
 
 def sent_messages(trace: Path) -> list[str]:

@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.service.conftest import schema_url
-from tui.server.postgres import migrations
-from tui.server.postgres.store import PostgresStore
-from tui.server.rows import SpanGroup, SpanRow
 from tui.server.search.filters import TraceFilters
+from tui.server.store.postgres import migrations
+from tui.server.store.postgres.store import PostgresStore
+from tui.server.store.rows import SpanGroup, SpanRow
 
 NOW = 1_795_000_000_000
 

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from tests.support.service import RunningService
-from tui.server.rows import SpanRow, TraceRow, now_ms
+from tui.server.store.rows import SpanRow, TraceRow, now_ms
 
 DAY_MS = 86_400_000
 

@@ -24,14 +24,14 @@ from tests.service.conftest import OpenStore
 from tests.support.service import RunningService, start_service, wait_for
 from tests.support.webhooks import receiving
 from tui.server.alerts.delivery import DeliveryWorker
-from tui.server.backend import StoreUnavailable
+from tui.server.api_keys import new_api_key
 from tui.server.background import LeasedRound, PeriodicTask
 from tui.server.config import IN_PROCESS
-from tui.server.open_store import open_store as open_database
-from tui.server.ratelimit import STORE_BACKOFF_S, SharedRateLimiter
-from tui.server.rows import AlertEventRow, DeliveryRow, new_alert
+from tui.server.http.ratelimit import STORE_BACKOFF_S, SharedRateLimiter
 from tui.server.run import LocalService
-from tui.server.store_keys import new_api_key
+from tui.server.store.alert_rows import AlertEventRow, DeliveryRow, new_alert
+from tui.server.store.errors import StoreUnavailable
+from tui.server.store.opening import open_store as open_database
 
 NOW = 1_700_000_000_000
 
@@ -348,7 +348,7 @@ def test_a_limiter_whose_store_cannot_count_counts_locally_for_a_while() -> None
 def test_a_pool_that_found_postgresql_unreachable_refuses_at_once_for_a_moment() -> None:
     """The first call waits for a connection and fails; the calls right after it are refused
     without waiting on the pool (during an outage every request would wait otherwise)."""
-    from tui.server.postgres.pool import Connections
+    from tui.server.store.postgres.pool import Connections
 
     with socket.socket() as unused:
         unused.bind(("127.0.0.1", 0))  # a port nobody listens on

@@ -9,7 +9,7 @@ from typing import Any
 from tests.support.otlp import new_span_id, new_trace_id, post, request, root_client, span
 from tui.server.background import expire_old_traces
 from tui.server.run import LocalService
-from tui.server.store import now_ms
+from tui.server.store.rows import now_ms
 
 DAY = 86_400_000
 

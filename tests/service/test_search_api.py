@@ -14,7 +14,7 @@ import pytest
 
 from tests.support.otlp import new_project, new_span_id, new_trace_id, post, request, span
 from tests.support.service import RunningService
-from tui.server.schemas import iso_ms, parse_timestamp
+from tui.server.http.schemas import iso_ms, parse_timestamp
 
 
 @pytest.fixture(scope="module")

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tui.server.rows import SpanGroup, SpanRow, TraceRow
 from tui.server.search.filters import SORTS, TraceFilters
-from tui.server.search.queries import SearchPosition, sort_value
+from tui.server.store.rows import SearchPosition, SpanGroup, SpanRow, TraceRow
+from tui.server.store.search import sort_value
 
 NOW = 1_795_000_000_000
 START, END = NOW - 10_000, NOW
@@ -405,7 +405,7 @@ def test_a_database_from_before_search_migrates_with_models_filled_in(
     if backend == "sqlite":
         import sqlite3
 
-        from tui.server.migrations import MIGRATIONS, migrate
+        from tui.server.store.sqlite.migrations import MIGRATIONS, migrate
 
         db = sqlite3.connect(store_url, isolation_level=None)
         migrate(db, store_url, MIGRATIONS[:7])
@@ -415,7 +415,7 @@ def test_a_database_from_before_search_migrates_with_models_filled_in(
     else:
         import psycopg
 
-        from tui.server.postgres import migrations
+        from tui.server.store.postgres import migrations
 
         with psycopg.connect(store_url, autocommit=True) as db:
             migrations.migrate(db, "test", migrations.MIGRATIONS[:3])
@@ -439,8 +439,8 @@ def test_common_words_are_searched_row_by_row_to_the_same_answer(
     """The second way of searching the text, for words that match many traces (SQLite:
     search.sqlite.is_common; PostgreSQL: a bounded walk in order first, search.postgres.SCAN)
     finds the same traces in the same order."""
-    monkeypatch.setattr("tui.server.search.sqlite.COMMON_MATCHES", 1)
-    monkeypatch.setattr("tui.server.search.postgres.SCAN", 7)
+    monkeypatch.setattr("tui.server.store.sqlite.search.COMMON_MATCHES", 1)
+    monkeypatch.setattr("tui.server.store.postgres.search.SCAN", 7)
     project = "p-common"
     with store.transaction() as db:
         store.insert_project(db, project, None, 30, project_id=project)

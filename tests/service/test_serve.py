@@ -81,7 +81,7 @@ def test_the_demo_listens_on_loopback_only(tmp_path: Path) -> None:
 def test_the_demo_never_fills_a_postgresql_database_that_holds_other_data(
     postgres_db: str,
 ) -> None:
-    from tui.server.open_store import open_store
+    from tui.server.store.opening import open_store
 
     store = open_store(postgres_db)
     try:

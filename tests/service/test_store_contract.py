@@ -12,17 +12,8 @@ import pytest
 
 from tests.support.builders import add_bulk_traces
 from tui.server.alerts.metrics import percentile_95
-from tui.server.rows import (
-    AlertEventRow,
-    AlertState,
-    DeliveryRow,
-    Once,
-    SpanGroup,
-    SpanRow,
-    TracePosition,
-    new_alert,
-    new_project,
-)
+from tui.server.store.alert_rows import AlertEventRow, AlertState, DeliveryRow, new_alert
+from tui.server.store.rows import Once, SpanGroup, SpanRow, TracePosition, new_project
 
 NOW = 1_795_000_000_000
 DAY = 86_400_000
@@ -78,12 +69,10 @@ def test_ingest_sums_traces_and_a_resent_span_replaces_itself(store: Any) -> Non
     with_project(store)
     root = span("t1", "s1", NOW, 100, name="root", attributes='{"input.value": "hi there"}')
     call = span("t1", "s2", NOW + 5, 20, "s1", "call", 0.25, (10, 20), "error", "gpt-4o")
-    assert store.ingest([[SpanGroup("p", None, '{"service.name": "x"}', [root, call])]]) == [0]
+    store.ingest([[SpanGroup("p", None, '{"service.name": "x"}', [root, call])]])
     # The same spans again, and a third span in a later call: sums from all stored spans.
     late = span("t1", "s3", NOW + 200, 50, "s1", "late", 0.5, (1, 2), model="gpt-4o")
-    assert store.ingest(
-        [[SpanGroup("p", None, "{}", [call, late])], [SpanGroup("p", None, "{}", [call])]]
-    ) == [0, 0]
+    store.ingest([[SpanGroup("p", None, "{}", [call, late])], [SpanGroup("p", None, "{}", [call])]])
     (trace,) = store.find_traces("t1")
     assert trace.project_id == "p" and trace.name == "root"
     assert (trace.started_at, trace.duration_ms, trace.span_count) == (NOW, 250, 3)
@@ -112,7 +101,7 @@ def test_a_trace_id_is_its_projects_and_names_route_to_one_project(store: Any) -
     # The workspace key's spans go by the resource's name: made once, then found by name.
     first = [SpanGroup(None, "made", "{}", [span("t1", "s1", NOW, name="made's")])]
     second = [SpanGroup(None, "made", "{}", [span("t2", "s1", NOW)])]
-    assert store.ingest([first, second]) == [0, 0]
+    store.ingest([first, second])
     store.ingest([[SpanGroup(None, None, "{}", [span("t3", "s1", NOW)])]])
     made = [p for p in store.list_projects() if p.name == "made"]
     assert len(made) == 1

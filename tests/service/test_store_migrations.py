@@ -8,16 +8,18 @@ from pathlib import Path
 import pytest
 
 from tests.support.serve import run_tracetui
-from tui.server.migrations import (
+from tui.server.api_keys import hash_key
+from tui.server.store.errors import SchemaTooNew
+from tui.server.store.migrations import Migration
+from tui.server.store.rows import SpanGroup, SpanRow
+from tui.server.store.sqlite.migrations import (
     LATEST,
     MIGRATIONS,
-    Migration,
-    SchemaTooNew,
     migrate,
+    split_statements,
     user_version,
 )
-from tui.server.rows import SpanGroup, SpanRow
-from tui.server.store import Store, hash_key
+from tui.server.store.sqlite.store import Store
 
 # The schema of tracetui before migrations existed, copied verbatim from store.py at b5e5490.
 # Databases made with it have user_version 0. Never edit this copy: it stands for files that
@@ -217,8 +219,7 @@ def test_a_database_from_before_migrations_opens_with_every_row_intact(tmp_path:
     assert secret is not None and secret.secret.startswith("whsec_")
     assert store.alert_states() == {} and store.due_deliveries(10**15, 10) == []
     assert Store(path).alert_secret("alert_1") == secret  # made once, not at every opening
-    with store.transaction() as db:
-        remembered = store.remembered_response(db, "kh", "idem-1")
+    remembered = store.recall_response("kh", "idem-1")
     assert remembered is not None and remembered.body == {"id": "proj_a"}
 
 
@@ -295,7 +296,7 @@ def test_migrations_run_in_order_each_in_one_transaction(tmp_path: Path) -> None
 
 def test_a_migration_with_an_unfinished_statement_is_rejected() -> None:
     with pytest.raises(ValueError, match="incomplete"):
-        list(Migration(9, "typo", "CREATE TABLE x (a);\nCREATE TABLE y (b)").statements())
+        list(split_statements(Migration(9, "typo", "CREATE TABLE x (a);\nCREATE TABLE y (b)")))
 
 
 # Rows of a database at schema version 4, in two projects: the spans of each trace, a trace
@@ -368,7 +369,7 @@ def test_trace_ids_become_scoped_by_project_with_every_readable_row_kept(tmp_pat
 
     # The same id in the other project is another trace, beside the first.
     span = SpanRow("t1", "s1", None, "b's run", "chain", None, 7000, 9, 0, 0, 0.0, "ok", None, "{}")
-    assert store.ingest([[SpanGroup("proj_b", None, "{}", [span])]]) == [0]
+    store.ingest([[SpanGroup("proj_b", None, "{}", [span])]])
     assert [(t.project_id, t.name) for t in store.find_traces("t1")] == [
         ("proj_a", "run"),
         ("proj_b", "b's run"),

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.builders import add_bulk_traces
-from tui.server.store import WAL_AUTOCHECKPOINT_PAGES, Store, TracePosition
+from tui.server.store.rows import TracePosition
+from tui.server.store.sqlite.store import WAL_AUTOCHECKPOINT_PAGES, Store
 
 NOW = 1_795_000_000_000
 
@@ -53,7 +54,7 @@ def test_spliced_span_json_equals_the_plain_encoding(store: Any) -> None:
     import random
 
     from tui.demo.data import TraceBuilder
-    from tui.server.schemas import span_json, spans_json_text
+    from tui.server.http.schemas import span_json, spans_json_text
 
     b = TraceBuilder(random.Random(1), "t1")
     attributes = [{}, {"a": [1, {"b": '漢字 \\u2028 "q"'}]}, {"x": None, "y": 1.5}]

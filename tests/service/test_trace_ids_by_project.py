@@ -11,8 +11,9 @@ from typing import Any
 import httpx
 
 from tests.support.otlp import new_span_id, new_trace_id, partial, post, request, root_client, span
-from tui.server.open_store import ServiceStore, open_store
 from tui.server.run import LocalService
+from tui.server.store.opening import open_store
+from tui.server.store.protocol import TraceStore
 
 A, B = "proj_a", "proj_b"
 KEYS = {"ws": None, "pk-a": A, "pk-b": B, "pk-b2": B}
@@ -20,7 +21,7 @@ EVER = {"from": "2000-01-01T00:00:00Z"}
 
 
 @contextmanager
-def two_projects(database: str) -> Iterator[tuple[LocalService, ServiceStore]]:
+def two_projects(database: str) -> Iterator[tuple[LocalService, TraceStore]]:
     store: Any = open_store(database)
     try:
         with store.transaction() as db:

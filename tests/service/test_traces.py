@@ -10,9 +10,8 @@ import pytest
 
 from tests.support.builders import add_bulk_traces
 from tests.support.service import RunningService
-from tui.server.rows import TraceRow
-from tui.server.schemas import iso_ms, parse_timestamp
-from tui.server.store import now_ms
+from tui.server.http.schemas import iso_ms, parse_timestamp
+from tui.server.store.rows import TraceRow, now_ms
 
 
 @pytest.fixture(scope="module")

@@ -18,8 +18,8 @@ from tests.support.service import RunningService
 from tui.server.ingest.body import PROTOBUF
 from tui.server.ingest.costs import PRICES
 from tui.server.ingest.processes import decode, groups_of
-from tui.server.rows import SpanRow, TraceRow, now_ms
 from tui.server.search.filters import TraceFilters
+from tui.server.store.rows import SpanRow, TraceRow, now_ms
 
 NOW = 1_795_000_000_000
 START, END = NOW - 60_000, NOW + 60_000
@@ -60,7 +60,7 @@ def export(store: Any, trace: bytes, names: list[str]) -> None:
         for name in names
     ]
     body = request(*spans).SerializeToString()
-    assert store.ingest([groups_of(decode(PROTOBUF, body, PRICES, NOW), PROJECT)]) == [0]
+    store.ingest([groups_of(decode(PROTOBUF, body, PRICES, NOW), PROJECT)])
 
 
 def with_project(store: Any) -> Any:
@@ -196,7 +196,7 @@ def stored_before(backend: str, store_url: str) -> None:
     if backend == "sqlite":
         import sqlite3
 
-        from tui.server.migrations import MIGRATIONS, migrate
+        from tui.server.store.sqlite.migrations import MIGRATIONS, migrate
 
         db = sqlite3.connect(store_url, isolation_level=None)
         migrate(db, store_url, MIGRATIONS[:9])
@@ -204,8 +204,8 @@ def stored_before(backend: str, store_url: str) -> None:
         db.execute(f"INSERT INTO traces ({columns}) VALUES ({', '.join('?' * 13)})", row)
         db.close()
         return
-    from tui.server.postgres.migrations import MIGRATIONS as PG_MIGRATIONS
-    from tui.server.postgres.migrations import migrate as pg_migrate
+    from tui.server.store.postgres.migrations import MIGRATIONS as PG_MIGRATIONS
+    from tui.server.store.postgres.migrations import migrate as pg_migrate
 
     with psycopg.connect(store_url, autocommit=True) as connection:
         pg_migrate(connection, "test", PG_MIGRATIONS[:6])

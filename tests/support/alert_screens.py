@@ -8,8 +8,7 @@ import uuid
 import httpx
 
 from tests.support.service import RunningService
-from tui.server.rows import TraceRow
-from tui.server.store import now_ms
+from tui.server.store.rows import TraceRow, now_ms
 
 
 def project_with_traces(service: RunningService, traces: list[tuple[float, float]]) -> str:

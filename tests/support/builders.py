@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tui.server.rows import SpanRow, TraceRow
-from tui.server.store import Store
+from tui.server.store.rows import SpanRow, TraceRow
+from tui.server.store.sqlite.store import Store
 
 
 def add_bulk_traces(

@@ -11,7 +11,7 @@ from typing import Any
 from tests.support.app import running_app, tree_shown, wait_for
 from tests.support.chat_traces import CHAT_TRACE_ATTRIBUTES, add_trace, chat_spans
 from tests.support.service import RunningService
-from tui.server.store import now_ms
+from tui.server.store.rows import now_ms
 from tui.ui.app import StartAt, TraceTuiApp
 from tui.ui.screens.trace_detail import TraceDetailScreen
 from tui.ui.widgets.document import DocumentView

@@ -15,9 +15,9 @@ from typing import Any
 from tests.support.scenes import FIXED_NOW_MS, Scene
 from tests.support.service import local_service
 from tui.demo.data import DemoKeys, populate
-from tui.server.rows import SpanRow, TraceRow
 from tui.server.run import LocalService
-from tui.server.store import Store
+from tui.server.store.rows import SpanRow, TraceRow
+from tui.server.store.sqlite.store import Store
 from tui.ui.app import StartAt
 
 SYSTEM_PROMPT = """You are the support assistant of the Acme web shop.

@@ -9,7 +9,7 @@ from typing import Any
 
 from tests.support.service import RunningService
 from tui.demo.data import TraceBuilder, trace_row
-from tui.server.store import now_ms
+from tui.server.store.rows import now_ms
 
 HOSTILE = (
     "[@click=app.quit]Q[/] [@click=app.bell]B[/] [link=https://evil.example/x]L[/link] [b]bold "

@@ -17,7 +17,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
-from tui.server.store_keys import new_api_key
+from tui.server.api_keys import new_api_key
 
 if TYPE_CHECKING:
     from tests.support.service import RunningService

@@ -24,7 +24,7 @@ from tui.api import ApiClient
 from tui.demo.data import BIG_TRACE_ID, DEEP_TRACE_ID, DemoKeys, populate
 from tui.demo.feed import INCIDENT_FAILURES, export, support_ticket
 from tui.server.run import LocalService
-from tui.server.store import Store
+from tui.server.store.sqlite.store import Store
 from tui.ui.app import StartAt, TraceTuiApp
 
 FIXED_NOW_MS = 1_795_262_400_000  # 2026-11-21T12:00:00Z

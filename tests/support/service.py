@@ -15,10 +15,10 @@ from tui.demo.data import DemoKeys, populate
 from tui.server.alerts.targets import Resolver, system_resolver
 from tui.server.background import PeriodicTask
 from tui.server.config import IN_PROCESS
-from tui.server.open_store import open_store
-from tui.server.rows import now_ms
 from tui.server.run import LocalService
-from tui.server.store import Store
+from tui.server.store.opening import open_store
+from tui.server.store.rows import now_ms
+from tui.server.store.sqlite.store import Store
 
 
 @dataclass

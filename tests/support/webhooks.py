@@ -22,9 +22,9 @@ import httpx
 from standardwebhooks import Webhook
 
 from tests.support.service import local_service
-from tui.server.rows import TraceRow, now_ms
 from tui.server.run import LocalService
-from tui.server.store import Store
+from tui.server.store.rows import TraceRow, now_ms
+from tui.server.store.sqlite.store import Store
 
 MINUTE = 60_000
 HOUR = 60 * MINUTE

@@ -32,8 +32,8 @@ from tui.demo.traces import (
     deep_trace,
     trace_row,
 )
-from tui.server.rows import now_ms
-from tui.server.store import Store
+from tui.server.store.rows import now_ms
+from tui.server.store.sqlite.store import Store
 
 # The names of traces.py that builders of demo-like stores (tests, benchmarks) use, besides
 # this module's own: one import for a whole demo store.

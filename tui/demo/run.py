@@ -46,8 +46,8 @@ class DemoStart:
         from tui.demo.data import open_demo_store, point_alerts_at
         from tui.demo.receiver import DemoReceiver
         from tui.server.config import IN_PROCESS
-        from tui.server.migrations import SchemaTooNew
         from tui.server.run import LocalService
+        from tui.server.store.errors import SchemaTooNew
 
         try:
             store, keys = open_demo_store(self.db, self.seed, progress=self.progress)

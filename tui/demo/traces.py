@@ -38,7 +38,7 @@ from tui.demo.phrases import (
 )
 from tui.demo.prices import cost_usd
 from tui.server.ingest.preview import one_line
-from tui.server.rows import SpanRow, TraceRow
+from tui.server.store.rows import SpanRow, TraceRow
 
 DAY_MS = 86_400_000
 HOUR_MS = 3_600_000

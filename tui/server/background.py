@@ -45,8 +45,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from tui.server.alerts.service import Alerts
-from tui.server.backend import TraceStore
-from tui.server.rows import now_ms
+from tui.server.store.protocol import TraceStore
+from tui.server.store.rows import now_ms
 
 log = logging.getLogger("tracetui.server")
 

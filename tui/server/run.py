@@ -17,17 +17,17 @@ import uvicorn
 
 from tui.server.alerts.service import Alerts
 from tui.server.alerts.targets import Resolver, system_resolver
-from tui.server.asgi import create_app
-from tui.server.backend import StoreUnreachable, TraceStore
+from tui.server.api_keys import new_api_key
+from tui.server.app import create_app
 from tui.server.background import PeriodicTask
 from tui.server.config import IN_PROCESS, LOOPBACK, ServerConfig
-from tui.server.database_url import redacted
-from tui.server.http_limits import bounded_http_protocol
+from tui.server.http.limits import bounded_http_protocol
 from tui.server.ingest.processes import IngestProcesses
-from tui.server.migrations import SchemaTooNew
-from tui.server.open_store import ServiceStore, open_store
-from tui.server.rows import now_ms
-from tui.server.store_keys import new_api_key
+from tui.server.store.errors import SchemaTooNew, StoreUnreachable
+from tui.server.store.opening import open_store
+from tui.server.store.protocol import TraceStore
+from tui.server.store.rows import now_ms
+from tui.server.store.url import redacted
 
 
 class StoreKeys(Protocol):
@@ -41,7 +41,7 @@ class StoreKeys(Protocol):
 
 
 # Opens a database that comes with its keys (`serve --demo`), instead of the --db one.
-OpenedStore = Callable[[], tuple[ServiceStore, StoreKeys]]
+OpenedStore = Callable[[], tuple[TraceStore, StoreKeys]]
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -255,7 +255,7 @@ def stop_on_sigterm() -> None:
 
 def print_banner(
     service: LocalService,
-    store: ServiceStore,
+    store: TraceStore,
     config: ServerConfig,
     keys: StoreKeys | None,
     new_key: str | None,

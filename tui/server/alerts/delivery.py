@@ -46,9 +46,15 @@ import httpx
 
 from tui.server.alerts import signing
 from tui.server.alerts.targets import Refused, Resolver, resolve_target, system_resolver
-from tui.server.backend import TraceStore
 from tui.server.config import ServerConfig
-from tui.server.rows import AlertEventRow, AlertRow, AlertSecretRow, DeliveryRow, new_event_id
+from tui.server.store.alert_rows import (
+    AlertEventRow,
+    AlertRow,
+    AlertSecretRow,
+    DeliveryRow,
+    new_event_id,
+)
+from tui.server.store.protocol import TraceStore
 
 STANDALONE = "standalone"  # the holder of a worker that is told no replica id
 

@@ -29,10 +29,9 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from tui.server.alerts.drift import js_distance, novelty, prompt_text, tokens
-from tui.server.alerts.metrics import Metric, breaches, in_unit, parse_metric
+from tui.server.alerts.metrics import MetricParts, breaches, in_unit, parse_metric
 from tui.server.alerts.payload import FIRING, RESOLVED, Evaluated, event_body, worst_json
-from tui.server.backend import TraceStore
-from tui.server.rows import (
+from tui.server.store.alert_rows import (
     AlertEventRow,
     AlertRow,
     AlertState,
@@ -40,11 +39,12 @@ from tui.server.rows import (
     WindowStats,
     new_event_id,
 )
+from tui.server.store.protocol import TraceStore
+from tui.server.store.rows import DAY_MS
 
 log = logging.getLogger("tracetui.server")
 
 OK, FIRING_STATE, NO_DATA = "ok", "firing", "no_data"
-DAY_MS = 86_400_000
 DRIFT_BASELINE_MS = DAY_MS  # drift compares a window with the 24 hours before it
 DRIFT_SAMPLE = 300  # prompts sampled on each side (see drift_strata)
 PROMPT_SPANS = 3  # LLM spans read per sampled trace
@@ -111,7 +111,7 @@ class Evaluator:
         self._worst = {}
         alerts = self.store.all_alerts()
         before = self.store.alert_states()
-        by_project: dict[str, list[tuple[AlertRow, Metric]]] = {}
+        by_project: dict[str, list[tuple[AlertRow, MetricParts]]] = {}
         for alert in alerts:
             if alert.paused:
                 continue
@@ -190,10 +190,10 @@ class Evaluator:
     # -- values -----------------------------------------------------------------------------------
 
     def _project(
-        self, project_id: str, members: Sequence[tuple[AlertRow, Metric]], at: int
-    ) -> list[tuple[AlertRow, Metric, Evaluated, Drift | None, WindowStats | None]]:
+        self, project_id: str, members: Sequence[tuple[AlertRow, MetricParts]], at: int
+    ) -> list[tuple[AlertRow, MetricParts, Evaluated, Drift | None, WindowStats | None]]:
         """Every alert of one project evaluated at `at`, one window read per period."""
-        by_period: dict[int, list[tuple[AlertRow, Metric]]] = {}
+        by_period: dict[int, list[tuple[AlertRow, MetricParts]]] = {}
         for alert, metric in members:
             by_period.setdefault(metric.period_ms, []).append((alert, metric))
         out = []
@@ -266,7 +266,7 @@ class Evaluator:
         self,
         event_type: str,
         alert: AlertRow,
-        metric: Metric,
+        metric: MetricParts,
         evaluated: Evaluated,
         state: str,
         drift: Drift | None,

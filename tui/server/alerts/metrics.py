@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from tui.server.schemas import METRIC_RE
+from tui.server.http.schemas import METRIC_RE
 
 MINUTE_MS = 60_000
 UNIT_MS = {"m": MINUTE_MS, "h": 60 * MINUTE_MS, "d": 1440 * MINUTE_MS}
@@ -23,7 +23,7 @@ NAMED_PERIODS = {
     "day": 1440 * MINUTE_MS,
     "week": 7 * 1440 * MINUTE_MS,
 }
-CONDITIONS = {
+COMPARISONS = {
     "gt": lambda value, threshold: value > threshold,
     "gte": lambda value, threshold: value >= threshold,
     "lt": lambda value, threshold: value < threshold,
@@ -32,14 +32,14 @@ CONDITIONS = {
 P95 = 0.95
 
 
-class Metric(NamedTuple):
+class MetricParts(NamedTuple):
     measure: str  # latency, error_rate, cost, prompt_drift
     unit: str  # ms, s, pct, ratio, usd, score
     period_ms: int
 
 
-def parse_metric(text: str) -> Metric:
-    """`latency_ms_5m` -> Metric("latency", "ms", 300000). The service validated the metric
+def parse_metric(text: str) -> MetricParts:
+    """`latency_ms_5m` -> MetricParts("latency", "ms", 300000). The service validated the metric
     when the alert was made; ValueError for anything else."""
     match = METRIC_RE.match(text)
     if match is None:
@@ -49,7 +49,7 @@ def parse_metric(text: str) -> Metric:
         period_ms = NAMED_PERIODS[period]
     else:
         period_ms = int(period[:-1]) * UNIT_MS[period[-1]]
-    return Metric(match["measure"], match["unit"], period_ms)
+    return MetricParts(match["measure"], match["unit"], period_ms)
 
 
 def p95_ranks(count: int) -> tuple[int, int, float]:
@@ -90,4 +90,4 @@ def in_unit(measure: str, unit: str, raw: float) -> float:
 
 def breaches(condition: str, value: float, threshold: float) -> bool:
     """True when `value` meets the alert's condition against `threshold` (gt, gte, lt, lte)."""
-    return bool(CONDITIONS[condition](value, threshold))
+    return bool(COMPARISONS[condition](value, threshold))

@@ -1,4 +1,4 @@
-"""The webhook event: `{"type", "timestamp", "data"}`, as the alerts contract and the README
+"""The webhook event: `{"type", "timestamp", "data"}`, as the alerts contract and docs/api.md
 document it. Its JSON text is made once, when the event is, and every attempt sends those
 bytes: a retry is the same event, signed anew.
 """
@@ -9,9 +9,10 @@ import json
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from tui.server.alerts.metrics import Metric, in_unit
-from tui.server.rows import AlertRow, ProjectRow
-from tui.server.schemas import iso_ms
+from tui.server.alerts.metrics import MetricParts, in_unit
+from tui.server.http.schemas import iso_ms
+from tui.server.store.alert_rows import AlertRow
+from tui.server.store.rows import ProjectRow
 
 FIRING = "alert.firing"
 RESOLVED = "alert.resolved"
@@ -28,7 +29,7 @@ class Evaluated(NamedTuple):
 
 
 def worst_json(
-    metric: Metric, worst: Sequence[tuple[str, float]], project_id: str
+    metric: MetricParts, worst: Sequence[tuple[str, float]], project_id: str
 ) -> list[dict[str, Any]]:
     """The worst traces, each with its value (latency and cost in the metric's unit; error
     rate: the trace's error count; drift: the share of its prompt's words the baseline never

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from tui.server.alerts.delivery import STANDALONE, DeliveryWorker
 from tui.server.alerts.evaluator import Evaluator, RoundResult
 from tui.server.alerts.targets import Resolver, system_resolver
-from tui.server.backend import TraceStore
+from tui.server.config import ServerConfig
+from tui.server.store.protocol import TraceStore
 
 
 class Alerts:
@@ -42,6 +43,27 @@ class Alerts:
             store, clock, allow_private, resolve, timeout_s=timeout_s, wall=wall, holder=replica
         )
         self.evaluator = Evaluator(store, clock, on_webhooks=self.delivery.wake)
+
+    @classmethod
+    def configured(
+        cls,
+        store: TraceStore,
+        clock: Callable[[], int],
+        config: ServerConfig,
+        resolve: Resolver,
+        replica: str,
+    ) -> Alerts:
+        """The service's alerts as `config` says: evaluated every alert_interval_s seconds (0:
+        only when asked), webhooks to private addresses if allowed, each attempt timed out."""
+        return cls(
+            store,
+            clock,
+            interval_s=config.alert_interval_s or None,
+            allow_private=config.allow_private_webhooks,
+            resolve=resolve,
+            timeout_s=config.webhook_timeout_s,
+            replica=replica,
+        )
 
     def evaluate(self) -> RoundResult:
         """One evaluation round now (blocking; from any thread but the event loop's)."""

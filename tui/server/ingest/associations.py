@@ -38,27 +38,12 @@ USER_KEYS = (
     "ai.telemetry.metadata.userId",
 )
 TAG_KEYS = ("tag.tags", "langfuse.tags", "langfuse.trace.tags")
-# Substrings of a span's attribute JSON without which it carries none of the above.
-MARKERS = (
-    '"session',
-    '"user',
-    '"enduser',
-    '"gen_ai.conversation',
-    '"langfuse.',
-    '"traceloop.a',
-    '"ai.telemetry.metadata',
-    '"tag.tags"',
-    '"metadata"',
-)
 
 
 class Associations(NamedTuple):
     user_id: str | None = None
     session_id: str | None = None
     tags: tuple[str, ...] = ()
-
-
-NONE = Associations()
 
 
 def value_of(raw: Any) -> str | None:
@@ -126,11 +111,6 @@ def associations_in(attributes: dict[str, Any]) -> Associations:
         if key in attributes:
             tags += tags_of(attributes[key])
     return Associations(user, session, tuple(tags))
-
-
-def may_carry(attributes_json: str) -> bool:
-    """Whether a span's attribute JSON may carry any of them (a substring test, no parsing)."""
-    return any(marker in attributes_json for marker in MARKERS)
 
 
 def combine(found: list[tuple[Associations, bool]]) -> tuple[Associations, bool]:

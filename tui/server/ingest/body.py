@@ -12,7 +12,6 @@ import zlib
 from collections.abc import AsyncIterator
 
 MAX_BODY_BYTES = 16 * 1024 * 1024  # after decompression; OTLP exporters send ~1 MB at most
-CHUNK = 256 * 1024
 
 # zlib's window bits for each Content-Encoding (None: not compressed).
 WBITS = {"identity": None, "gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}

@@ -7,7 +7,7 @@ in the attributes as sent (`gen_ai.input.messages`, `gen_ai.prompt.N.*`, `llm.in
 `input.value`, `retrieval.documents.*`, `gen_ai.tool.*`): the app reads them there.
 
 The Vercel AI SDK (`ai.*`) is read where GenAI says nothing: its `ai.operationId` gives the
-kind (vercel_kind), and on its provider calls only (`*.doGenerate`, `*.doStream`, `*.doEmbed`)
+kind (vercel_span_kind), and on its provider calls only (`*.doGenerate`, `*.doStream`, `*.doEmbed`)
 its `ai.model.id` and `ai.usage.*`. Its operation spans (`ai.generateText`, ...) repeat the sum
 of their calls' usage, so reading them too would count every call twice.
 
@@ -27,7 +27,7 @@ import math
 from typing import Any, NamedTuple
 
 from tui.server.ingest.costs import PriceBook
-from tui.server.rows import SpanRow
+from tui.server.store.rows import SpanRow
 
 MAX_TOKENS = 10**12  # per span: sums over a million such spans still fit SQLite's int64
 MAX_COST = 1e9
@@ -57,26 +57,7 @@ GENAI_OPERATION_KINDS = {
     "retrieval": "retrieval",
 }
 
-MODEL = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
 PROVIDER = ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system")
-INPUT_TOKENS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt")
-OUTPUT_TOKENS = (
-    "gen_ai.usage.output_tokens",
-    "gen_ai.usage.completion_tokens",
-    "llm.token_count.completion",
-)
-CACHE_READ = (
-    "gen_ai.usage.cache_read.input_tokens",
-    "llm.token_count.prompt_details.cache_read",
-)
-CACHE_WRITE = (
-    "gen_ai.usage.cache_creation.input_tokens",
-    "llm.token_count.prompt_details.cache_write",
-)
-REASONING = (
-    "gen_ai.usage.reasoning.output_tokens",
-    "llm.token_count.completion_details.reasoning",
-)
 
 
 class Facts(NamedTuple):
@@ -146,7 +127,7 @@ TRACELOOP_KINDS = {"workflow": "chain", "task": "chain", "agent": "agent", "tool
 VERCEL_CALLS = (".doGenerate", ".doStream", ".doEmbed")
 
 
-def vercel_kind(operation: Any) -> str | None:
+def vercel_span_kind(operation: Any) -> str | None:
     """The kind a Vercel AI SDK `ai.operationId` names; None if it is not one."""
     if not isinstance(operation, str) or not operation.startswith("ai."):
         return None
@@ -162,7 +143,7 @@ def kind_of(attributes: dict[str, Any], model: str | None) -> str:
     operation = attributes.get("gen_ai.operation.name")
     if isinstance(operation, str) and operation in GENAI_OPERATION_KINDS:
         return GENAI_OPERATION_KINDS[operation]
-    vercel = vercel_kind(attributes.get("ai.operationId"))
+    vercel = vercel_span_kind(attributes.get("ai.operationId"))
     if vercel is not None:
         return vercel
     traceloop = attributes.get("traceloop.span.kind")
@@ -175,15 +156,6 @@ def kind_of(attributes: dict[str, Any], model: str | None) -> str:
     return "chain"
 
 
-COST_KEYS = (
-    "llm.cost.total",
-    "gen_ai.usage.cost",
-    "operation.cost",
-    "llm.cost.prompt",
-    "llm.cost.completion",
-)
-
-
 def reported_cost(attributes: dict[str, Any]) -> float | None:
     if not (
         "llm.cost.total" in attributes
@@ -192,7 +164,7 @@ def reported_cost(attributes: dict[str, Any]) -> float | None:
         or "llm.cost.prompt" in attributes
         or "llm.cost.completion" in attributes
     ):
-        return None  # the common case (COST_KEYS), answered without a loop
+        return None  # the common case: no reported cost, answered without a loop
     # pydantic-ai (through logfire) reports each model call's cost as `operation.cost`.
     total = money(first(attributes, ("llm.cost.total", "gen_ai.usage.cost", "operation.cost")))
     if total is not None:
@@ -235,7 +207,7 @@ def facts(attributes: dict[str, Any], prices: PriceBook, model_limit: int = 256)
         get("gen_ai.usage.reasoning.output_tokens")
         or get("llm.token_count.completion_details.reasoning")
     )
-    if vercel_kind(get("ai.operationId")) == "llm":  # a provider call: see the module's doc
+    if vercel_span_kind(get("ai.operationId")) == "llm":  # a provider call: see the module's doc
         model = model or text(get("ai.model.id"), model_limit)
         inp = inp or count(
             get("ai.usage.inputTokens") or get("ai.usage.promptTokens") or get("ai.usage.tokens")
@@ -300,7 +272,7 @@ def counted_once(spans: list[SpanRow]) -> list[SpanRow]:
     `tracetui.counted_in` naming the span that counts them.
 
     The stores apply the same rule to the spans of a trace that came in several exports
-    (store_sql.COUNT_ONCE, postgres.sql.COUNT_ONCE): only spans reporting tokens are counted
+    (store/sql.py count_once, on both stores): only spans reporting tokens are counted
     in another, so a span carrying the mark reported tokens, whatever order spans came in."""
     callers = {
         (span.trace_id, span.id): span

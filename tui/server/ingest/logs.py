@@ -5,7 +5,7 @@ span: `gen_ai.system.message`, `gen_ai.user.message`, `gen_ai.assistant.message`
 `gen_ai.tool.message` and `gen_ai.choice` (one per message, its content in the body), or one
 `gen_ai.client.inference.operation.details` (the messages in its attributes). Each such record
 that names its span (trace_id and span_id) becomes a SpanLog, stored beside the span and shown
-in its conversation (tui/server/store_logs.py joins them, whichever arrives first). Records of
+in its conversation (store/logs.py joins them, whichever arrives first). Records of
 other names, and GenAI records that name no span, are accepted and dropped: they belong to no
 span this service shows. A record with a malformed id or attribute is refused and counted, as
 a span is.
@@ -38,26 +38,9 @@ from tui.server.ingest import otlp_json, otlp_proto
 from tui.server.ingest.body import JSON
 from tui.server.ingest.spans import ZERO_SPAN, ZERO_TRACE, Rejected, clean, dumps_ascii
 from tui.server.ingest.types import Unreadable, project_hint
+from tui.server.store.rows import LogGroup, SpanLog
 
 GENAI_EVENT_PREFIX = "gen_ai."
-
-
-@dataclass(frozen=True)
-class SpanLog:
-    """One log event of a span, as stored: `event` is the JSON object text of the event."""
-
-    trace_id: str
-    span_id: str
-    time_unix_nano: int
-    event: str
-
-
-@dataclass(frozen=True)
-class LogGroup:
-    """The span logs of one resource, before a key decides their project."""
-
-    project_name: str | None
-    logs: list[SpanLog]
 
 
 @dataclass

@@ -51,14 +51,15 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from tui.server.backend import StoreBusy, StoreUnavailable, StoreUnreachable, TraceStore
 from tui.server.ingest import otlp_json, otlp_proto
 from tui.server.ingest.body import PROTOBUF
 from tui.server.ingest.conventions import counted_once
 from tui.server.ingest.costs import PRICES, PriceBook
 from tui.server.ingest.summaries import summarize
 from tui.server.ingest.types import Decoded, Unreadable
-from tui.server.rows import SpanGroup
+from tui.server.store.errors import StoreBusy, StoreUnavailable, StoreUnreachable
+from tui.server.store.protocol import TraceStore
+from tui.server.store.rows import SpanGroup
 
 log = logging.getLogger("tracetui.server")
 
@@ -68,17 +69,16 @@ class WorkerLost(Exception):
     if it died after its commit: sent again, the spans replace themselves)."""
 
 
-class Outcome(NamedTuple):
-    """What a worker tells the request: the spans refused, and the first reason."""
+class Refusals(NamedTuple):
+    """What a request is answered once its body is stored: the spans the decoder refused, and
+    the first reason (the store refuses none it is given: a trace id is its project's)."""
 
-    rejected: int
+    spans: int
     reason: str | None
 
 
-def outcome_of(decoded: Decoded, refused: int) -> Outcome:
-    """The answer to a body: what the decoder refused plus what the store refused (a trace id
-    is its project's, so no other project's trace is ever in the way)."""
-    return Outcome(decoded.rejected + refused, decoded.first_reason)
+def refusals_of(decoded: Decoded) -> Refusals:
+    return Refusals(decoded.rejected, decoded.first_reason)
 
 
 def decode(media: str, body: bytes, prices: PriceBook, now_ms: int) -> Decoded:
@@ -169,7 +169,7 @@ class IngestFailed(Exception):
     (any exception may not be), and no message that could quote the data it choked on."""
 
 
-def ingest_in_worker(media: str, body: bytes, now_ms: int, project_id: str | None) -> Outcome:
+def ingest_in_worker(media: str, body: bytes, now_ms: int, project_id: str | None) -> Refusals:
     """Decode, map and write one body in this worker (one transaction). Raises Unreadable for a
     body that is not OTLP, StoreBusy when other writers held the store too long, IngestFailed
     for anything else."""
@@ -182,15 +182,16 @@ def ingest_in_worker(media: str, body: bytes, now_ms: int, project_id: str | Non
         raise IngestFailed(type(error).__name__) from None
 
 
-def _ingest(media: str, body: bytes, now_ms: int, project_id: str | None) -> Outcome:
+def _ingest(media: str, body: bytes, now_ms: int, project_id: str | None) -> Refusals:
     store = worker_store()
     decoded = decode(media, body, PRICES, now_ms)
     groups = groups_of(decoded, project_id)
     # Workers write in turns under SQLite's write lock (busy_timeout waits). A lock of the
     # pool's own, handed over without SQLite's sleeps, was slower (measured while a worker's
     # commit still ran checkpoints: now the service's background task does, Store.opener).
-    refused = store.ingest([groups])[0] if groups else 0
-    return outcome_of(decoded, refused)
+    if groups:
+        store.ingest([groups])
+    return refusals_of(decoded)
 
 
 def worker_ready() -> bool:
@@ -347,20 +348,20 @@ class IngestProcesses:
 
     async def ingest(
         self, media: str, body: bytes, now_ms: int, project_id: str | None
-    ) -> Outcome | None:
-        """Ingest `body` in a worker: its outcome, or None when no worker is ready (the caller
+    ) -> Refusals | None:
+        """Ingest `body` in a worker: the spans it refused, or None when no worker is ready (the caller
         ingests it in the service). Raises Unreadable for a body that is not OTLP, WorkerLost
         if the worker died holding it (or was killed by stop())."""
         pool = self._pool
         if pool is None:
             return None
         try:
-            job: Future[Outcome] = pool.submit(ingest_in_worker, media, body, now_ms, project_id)
+            job: Future[Refusals] = pool.submit(ingest_in_worker, media, body, now_ms, project_id)
         except (BrokenProcessPool, RuntimeError):  # broke while idle, or shut down: nothing sent
             self._replace(pool)
             return None
         try:
-            outcome = await asyncio.wrap_future(job)
+            refusals = await asyncio.wrap_future(job)
         except BrokenProcessPool:
             self._replace(pool)
             raise WorkerLost("an ingest worker process stopped") from None
@@ -369,7 +370,7 @@ class IngestProcesses:
         except BaseException:  # a signal's exception in the worker, or the job cancelled
             raise WorkerLost("an ingest worker process was interrupted") from None
         self.bodies += 1
-        return outcome
+        return refusals
 
     def _replace(self, broken: ProcessPoolExecutor) -> None:
         """Let go of a broken pool (once, whichever of the watcher and the requests saw it

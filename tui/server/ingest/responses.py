@@ -14,7 +14,7 @@ import json
 from google.rpc.status_pb2 import Status
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from tui.server.errors import error_body
+from tui.server.http.errors import error_body
 from tui.server.ingest.body import JSON, PROTOBUF
 
 # HTTP status -> gRPC code, for google.rpc.Status.

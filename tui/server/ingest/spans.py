@@ -25,7 +25,7 @@ import msgspec
 
 from tui.server.ingest.conventions import display_name, facts
 from tui.server.ingest.costs import PriceBook
-from tui.server.rows import SpanRow
+from tui.server.store.rows import SpanRow
 
 MAX_NAME = 1024
 AHEAD_MS = 86_400_000  # clocks may be off; a day ahead is a bad clock or a forged time

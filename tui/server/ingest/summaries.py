@@ -1,9 +1,10 @@
 """The trace rows of a batch's traces, summed from the batch's spans alone.
 
 Exporters send whole traces, so most traces of a batch are new, and their rows are these sums:
-worked out where the body is decoded (a decoder process), not by the one writer thread, which
-then only inserts them. A trace already stored is recomputed by the store from all its spans
-instead (UPSERT_TRACES, by the same rules: a test checks that both agree).
+worked out where the body is decoded (a worker process, or a thread of the service), not in
+the store's write transaction, which then only inserts them. A trace already stored is
+recomputed by the store from all its spans instead (store/sql.py upsert_traces, by the same
+rules: a test checks that both agree).
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from tui.server.ingest.preview import (
     preview_in,
     preview_of,
 )
-from tui.server.rows import SpanRow, TraceRow, TraceSums
-from tui.server.search.text import trace_text
+from tui.server.search.text import searched_text
+from tui.server.store.rows import SpanRow, TraceRow, TraceSums
 
 # A span's cost_source when its model has no price (ingest/conventions.py): its cost is not 0
 # but unknown. A span counted once in its parent has cost_source None, so it never counts.
@@ -116,7 +117,7 @@ def extras(
                 if output:
                     break
     order = sorted(range(len(spans)), key=lambda i: spans[i].parent_id is not None)
-    text = trace_text(
+    text = searched_text(
         (
             spans[i].name,
             spans[i].error_message,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui.server.rows import SpanRow, TraceSums
+from tui.server.store.rows import SpanRow, TraceSums
 
 # Resource attributes that name the project of a workspace key's spans, in this order:
 # tracetui's own, then OpenInference's (what Phoenix reads).
@@ -39,10 +39,6 @@ class Decoded:
         self.rejected += 1
         if self.first_reason is None:
             self.first_reason = reason
-
-    @property
-    def accepted(self) -> int:
-        return sum(len(d.spans) for d in self.drafts)
 
 
 def project_hint(resource: dict[str, Any]) -> str | None:

@@ -1,8 +1,12 @@
-"""The one thread that writes ingested spans, behind a bounded queue.
+"""The service's own writer thread of ingested spans, behind a bounded queue: it writes while
+no worker process does (ingest.processes: with `--ingest-processes 0`, while the pool starts,
+and while a broken pool is replaced); the 1 to 4 worker processes otherwise write whole bodies
+beside it, each in a transaction of its own.
 
 Requests decode and map their spans in parallel, then hand them here and wait for the commit,
-so a trace is right (and listable) when its request is answered. One writer means no two
-ingest transactions ever fight for SQLite's write lock; and what queued while a transaction ran
+so a trace is right (and listable) when its request is answered. The service's ingest
+transactions go through this one thread, so they never fight each other for SQLite's write lock
+(the workers' take turns with them under busy_timeout); and what queued while a transaction ran
 is written together in the next one (group commit), up to GROUP_SPANS spans, which is how the
 writer keeps up when requests come faster than one transaction each. The queue is bounded by
 the spans it holds: past MAX_PENDING_SPANS a request is refused with Overloaded (the route
@@ -20,8 +24,8 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
-from tui.server.backend import TraceStore
-from tui.server.rows import SpanGroup
+from tui.server.store.protocol import TraceStore
+from tui.server.store.rows import SpanGroup
 
 log = logging.getLogger("tracetui.server")
 
@@ -34,10 +38,12 @@ class Overloaded(Exception):
 
 
 @dataclass
-class Job:
+class QueuedWrite:
+    """One request's spans, waiting for the writer; `done` is set once they are committed."""
+
     groups: Sequence[SpanGroup]
     spans: int
-    done: Future[int] = field(default_factory=Future)
+    done: Future[None] = field(default_factory=Future)
 
 
 class IngestWriter:
@@ -52,14 +58,10 @@ class IngestWriter:
         self.store = store
         self.max_pending_spans = max_pending_spans
         self.group_spans = group_spans
-        self._queue: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[QueuedWrite | None] = queue.SimpleQueue()
         self._pending = 0
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
-
-    @property
-    def pending_spans(self) -> int:
-        return self._pending
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="tracetui-ingest", daemon=True)
@@ -73,9 +75,9 @@ class IngestWriter:
         self._thread.join(timeout)
         self._thread = None
 
-    def submit(self, groups: Sequence[SpanGroup]) -> Future[int]:
-        """Queue `groups` (one request's); the future gives how many spans the store refused.
-        Raises Overloaded when the queue holds too many spans already (an empty queue takes
+    def submit(self, groups: Sequence[SpanGroup]) -> Future[None]:
+        """Queue `groups` (one request's); the future is done once they are committed, or
+        fails as the store refused them (StoreBusy). Raises Overloaded when the queue holds too many spans already (an empty queue takes
         any request, however big: the body limit bounds it)."""
         spans = sum(len(g.spans) for g in groups)
         with self._lock:
@@ -84,7 +86,7 @@ class IngestWriter:
             if self._pending and self._pending + spans > self.max_pending_spans:
                 raise Overloaded("the ingest queue is full")
             self._pending += spans
-        job = Job(groups, spans)
+        job = QueuedWrite(groups, spans)
         self._queue.put(job)
         return job.done
 
@@ -107,9 +109,9 @@ class IngestWriter:
                 size += more.spans
             self._write(jobs)
 
-    def _write(self, jobs: list[Job]) -> None:
+    def _write(self, jobs: list[QueuedWrite]) -> None:
         try:
-            refused = self.store.ingest([job.groups for job in jobs])
+            self.store.ingest([job.groups for job in jobs])
         except Exception as error:
             if len(jobs) > 1:
                 for job in jobs:
@@ -119,13 +121,13 @@ class IngestWriter:
             log.warning("ingest: a batch failed (%s)", type(error).__name__)
             self._settle(jobs[0], error=error)
             return
-        for job, count in zip(jobs, refused, strict=True):
-            self._settle(job, result=count)
+        for job in jobs:
+            self._settle(job)
 
-    def _settle(self, job: Job, result: int = 0, error: Exception | None = None) -> None:
+    def _settle(self, job: QueuedWrite, error: Exception | None = None) -> None:
         with self._lock:
             self._pending -= job.spans
         if error is None:
-            job.done.set_result(result)
+            job.done.set_result(None)
         else:
             job.done.set_exception(error)

@@ -6,7 +6,7 @@ key manages its own project's alerts, as it creates them."""
 import json
 import threading
 import time
-from typing import Annotated
+from typing import Annotated, Any
 
 from anyio import from_thread
 from fastapi import APIRouter, Path, Query, Request
@@ -18,7 +18,7 @@ from tui.server.alerts.payload import TEST, Evaluated, event_body
 from tui.server.alerts.service import Alerts
 from tui.server.alerts.signing import new_secret
 from tui.server.alerts.targets import Refused, check_new_target
-from tui.server.answers import (
+from tui.server.http.answers import (
     ERRORS,
     Alert,
     AlertEventList,
@@ -26,8 +26,7 @@ from tui.server.answers import (
     QueuedWebhook,
     RotatedSecret,
 )
-from tui.server.backend import TraceStore
-from tui.server.deps import (
+from tui.server.http.deps import (
     AlertsDep,
     Auth,
     ClockDep,
@@ -37,18 +36,9 @@ from tui.server.deps import (
     create_once,
     readable_project,
 )
-from tui.server.errors import ServiceError
-from tui.server.paging import decode_cursor, encode_cursor
-from tui.server.rows import (
-    AlertEventRow,
-    AlertRow,
-    AlertSecretRow,
-    DeliveryRow,
-    ProjectRow,
-    new_alert,
-    new_event_id,
-)
-from tui.server.schemas import (
+from tui.server.http.errors import ServiceError
+from tui.server.http.paging import decode_cursor, encode_cursor
+from tui.server.http.schemas import (
     AlertCreate,
     AlertUpdate,
     alert_json,
@@ -56,6 +46,16 @@ from tui.server.schemas import (
     iso_ms,
     parse_timestamp,
 )
+from tui.server.store.alert_rows import (
+    AlertEventRow,
+    AlertRow,
+    AlertSecretRow,
+    DeliveryRow,
+    new_alert,
+    new_event_id,
+)
+from tui.server.store.protocol import TraceStore
+from tui.server.store.rows import ProjectRow
 
 MAX_LIMIT = 500
 # After a rotation, webhooks carry signatures by both secrets this long: receivers move to the
@@ -291,7 +291,7 @@ def update_alert(
         changes["muted_until"] = None if muted is None else parse_timestamp(muted)
     changed = alert._replace(**changes)
 
-    def change() -> tuple[int, dict[str, object]]:
+    def change() -> tuple[int, dict[str, Any]]:
         store.update_alert(changed)
         return 200, alert_json(changed, store.alert_states(project.id).get(alert.id))
 
@@ -335,12 +335,13 @@ def rotate_secret(
 ) -> Response:
     alert = alert_in(store, project, alert_id)
 
-    def rotate() -> tuple[int, dict[str, object]]:
+    def rotate() -> tuple[int, dict[str, Any]]:
         secret = new_secret()
         valid_until = clock() + SECRET_GRACE_MS
         if not store.rotate_secret(alert.id, secret, valid_until):
             raise ServiceError(404, "not_found", "No alert with that id in this project.")
         # The secret is in this answer (and its replay to the same Idempotency-Key) only.
-        return 200, {"secret": secret, "previous_valid_until": iso_ms(valid_until)}
+        answer = RotatedSecret(secret=secret, previous_valid_until=iso_ms(valid_until))
+        return 200, answer.model_dump()
 
     return apply_once(request, store, scope, {"rotate": alert.id}, rotate)

@@ -7,10 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse, Response
 
-from tui.server.answers import ERRORS, ApiKeyList, NewApiKey
-from tui.server.api_keys import LAST_WORKSPACE_KEY, REVOKED, keys_of, new_key, revoke_key
-from tui.server.backend import TraceStore
-from tui.server.deps import (
+from tui.server.api_keys import LAST_WORKSPACE_KEY, REVOKED, key_info, keys_of, new_key, revoke_key
+from tui.server.http.answers import ERRORS, ApiKeyList, NewApiKey
+from tui.server.http.deps import (
     Auth,
     ReadableProject,
     StoreDep,
@@ -18,10 +17,10 @@ from tui.server.deps import (
     create_once,
     readable_project,
 )
-from tui.server.errors import ServiceError
-from tui.server.rows import KeyScope
-from tui.server.schemas import KeyCreate, key_json
-from tui.server.store_keys import key_info
+from tui.server.http.errors import ServiceError
+from tui.server.http.schemas import KeyCreate, key_json
+from tui.server.store.protocol import TraceStore
+from tui.server.store.rows import KeyScope
 
 router = APIRouter(responses=ERRORS)
 

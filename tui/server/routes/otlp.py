@@ -18,23 +18,24 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
-from tui.server.answers import EXPORT_RESPONSE_JSON
-from tui.server.backend import StoreBusy, TraceStore
-from tui.server.deps import scope_of
-from tui.server.errors import ServiceError, refused_write
+from tui.server.http.answers import EXPORT_RESPONSE_JSON
+from tui.server.http.deps import scope_of
+from tui.server.http.errors import ServiceError, refused_write
 from tui.server.ingest.body import JSON, PROTOBUF, BodyError, encoding, media_type, read_body
 from tui.server.ingest.costs import PRICES, PriceBook
 from tui.server.ingest.processes import (
     IngestProcesses,
-    Outcome,
+    Refusals,
     WorkerLost,
     decode,
     groups_of,
-    outcome_of,
+    refusals_of,
 )
 from tui.server.ingest.responses import answer_type, failure, success
 from tui.server.ingest.types import Unreadable
 from tui.server.ingest.writer import IngestWriter, Overloaded
+from tui.server.store.errors import StoreBusy
+from tui.server.store.protocol import TraceStore
 
 log = logging.getLogger("tracetui.server")
 
@@ -129,18 +130,19 @@ async def ingest(request: Request, answer: str) -> Response:
     try:
         body = await read_body(request.stream(), compression)
         now = request.app.state.clock()
-        outcome = await state.processes.ingest(media, body, now, scope.project_id)
-        if outcome is None:  # no worker processes (yet): decode here, the writer thread writes
-            outcome = await ingest_here(state, media, body, now, scope.project_id)
+        refusals = await state.processes.ingest(media, body, now, scope.project_id)
+        if refusals is None:  # no worker processes (yet): decode here, the writer thread writes
+            refusals = await ingest_here(state, media, body, now, scope.project_id)
     finally:
         state.in_flight -= 1
-    return Response(success(answer, outcome.rejected, outcome.reason), media_type=answer)
+    return Response(success(answer, refusals.spans, refusals.reason), media_type=answer)
 
 
 async def ingest_here(
     state: Ingest, media: str, body: bytes, now: int, project_id: str | None
-) -> Outcome:
+) -> Refusals:
     decoded = await run_in_threadpool(decode, media, body, state.prices, now)
     groups = groups_of(decoded, project_id)
-    refused = await asyncio.wrap_future(state.writer.submit(groups)) if groups else 0
-    return outcome_of(decoded, refused)
+    if groups:
+        await asyncio.wrap_future(state.writer.submit(groups))
+    return refusals_of(decoded)

@@ -9,9 +9,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
 
-from tui.server.answers import ERRORS, Project, ProjectChanged, ProjectList
-from tui.server.deps import (
-    DAY_MS,
+from tui.server.http.answers import ERRORS, Project, ProjectChanged, ProjectList
+from tui.server.http.deps import (
     Auth,
     ClockDep,
     ReadableProject,
@@ -21,10 +20,10 @@ from tui.server.deps import (
     once_of,
     readable_project,
 )
-from tui.server.errors import ServiceError
-from tui.server.rows import new_project
-from tui.server.schemas import ProjectCreate, ProjectUpdate, project_json
-from tui.server.store_admin import NameTaken
+from tui.server.http.errors import ServiceError
+from tui.server.http.schemas import ProjectCreate, ProjectUpdate, project_json
+from tui.server.store.errors import NameTaken
+from tui.server.store.rows import DAY_MS, new_project
 
 WORKSPACE_ONLY = "Only the workspace key can change or delete projects."
 
@@ -101,7 +100,7 @@ def update_project(
     if changed.retention_days < project.retention_days:
         cutoff = clock() - changed.retention_days * DAY_MS
         to_delete = store.count_traces_ending_before(project.id, cutoff)
-    body: dict[str, Any] = {**project_json(changed), "traces_to_delete": to_delete}
+    body = ProjectChanged(**project_json(changed), traces_to_delete=to_delete).model_dump()
     if dry_run:
         return JSONResponse(body)
 

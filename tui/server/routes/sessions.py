@@ -11,41 +11,22 @@ last_seen moves while it is paged (a new trace) may move in the order.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Protocol, cast
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse, Response
 
-from tui.server.answers import ERRORS, SessionList, UserList
-from tui.server.backend import TraceStore
-from tui.server.deps import Auth, ClockDep, StoreDep, readable_project, retention_start
-from tui.server.errors import ServiceError
-from tui.server.paging import decode_cursor, encode_cursor
+from tui.server.http.answers import ERRORS, SessionList, UserList
+from tui.server.http.deps import Auth, ClockDep, StoreDep, readable_project, retention_start
+from tui.server.http.errors import ServiceError
+from tui.server.http.paging import decode_cursor, encode_cursor
+from tui.server.http.schemas import iso_ms
 from tui.server.routes.traces import DEFAULT_WINDOW_MS, MAX_LIMIT, time_param
-from tui.server.schemas import iso_ms
 from tui.server.search.filters import MAX_VALUE
-from tui.server.search.queries import GroupPosition
+from tui.server.store.protocol import TraceStore
+from tui.server.store.rows import GroupPosition, GroupRow
 
 router = APIRouter(responses=ERRORS)
-
-GroupRow = tuple[Any, ...]
-
-
-class GroupStore(Protocol):
-    """What these listings ask of a store (search.sqlite, search.postgres)."""
-
-    def list_groups(
-        self,
-        column: str,
-        project_id: str,
-        start: int,
-        end: int,
-        limit: int,
-        after: GroupPosition | None = None,
-        kept_since: int | None = None,
-        user_id: str | None = None,
-    ) -> tuple[list[GroupRow], bool]: ...
-
 
 GROUP_CURSOR = {"t": int, "i": str, "f": int, "u": int}
 GROUP_CURSOR_USER = {"w": str}
@@ -80,8 +61,7 @@ def page(
                 "from must not be after to.",
                 [{"field": "from", "message": "must not be after to"}],
             )
-    groups = cast(GroupStore, store)
-    rows, more = groups.list_groups(
+    rows, more = store.list_groups(
         column, project_id, start, end, limit, after, retention_start(project, now), user_id
     )
     next_cursor = None

@@ -2,7 +2,7 @@
 for all three (OTEL_EXPORTER_OTLP_ENDPOINT) logs no errors.
 
 Logs: GenAI log events of a span (`gen_ai.user.message`, `gen_ai.choice`, ...) are stored and
-joined into the span (ingest.logs, store_logs); other records are accepted and dropped.
+joined into the span (ingest.logs, store/logs.py); other records are accepted and dropped.
 Metrics: the body is read and dropped; the service keeps no metric series. Both answer as
 OTLP does (ExportLogsServiceResponse, ExportMetricsServiceResponse, in the request's
 encoding) and check what POST /v1/traces checks, in the same order: content type and encoding
@@ -18,15 +18,16 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
-from tui.server.answers import ERRORS
-from tui.server.backend import StoreBusy, TraceStore
-from tui.server.deps import scope_of
-from tui.server.errors import ServiceError, refused_write
+from tui.server.http.answers import ERRORS
+from tui.server.http.deps import scope_of
+from tui.server.http.errors import ServiceError, refused_write
 from tui.server.ingest.body import JSON, PROTOBUF, BodyError, encoding, media_type, read_body
 from tui.server.ingest.logs import check_metrics, decode_logs, logs_answer, metrics_answer
 from tui.server.ingest.responses import answer_type, failure
 from tui.server.ingest.types import Unreadable
-from tui.server.rows import KeyScope
+from tui.server.store.errors import StoreBusy
+from tui.server.store.protocol import TraceStore
+from tui.server.store.rows import KeyScope
 
 router = APIRouter()
 

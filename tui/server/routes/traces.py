@@ -10,14 +10,13 @@ through FastAPI's encoder: big traces are tens of megabytes. A trace id is its p
 two trace routes take `project_id` (deps.readable_trace says which trace a key reads).
 """
 
-from typing import Annotated, Any, Literal, Protocol, cast
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, Response
 
-from tui.server.answers import ERRORS, SpanList, TraceList, TraceWithSpans
-from tui.server.backend import TraceStore
-from tui.server.deps import (
+from tui.server.http.answers import ERRORS, SpanList, TraceList, TraceWithSpans
+from tui.server.http.deps import (
     Auth,
     ClockDep,
     ReadableTrace,
@@ -25,37 +24,17 @@ from tui.server.deps import (
     readable_project,
     retention_start,
 )
-from tui.server.errors import ServiceError
-from tui.server.paging import decode_cursor, encode_cursor, invalid_cursor
-from tui.server.rows import TracePosition, TraceSummary
-from tui.server.schemas import json_text, parse_timestamp, spans_json_text, trace_json
-from tui.server.search.filters import MAX_VALUE, TraceFilters
-from tui.server.search.queries import SearchPosition, sort_value
+from tui.server.http.errors import ServiceError
+from tui.server.http.paging import decode_cursor, encode_cursor, invalid_cursor
+from tui.server.http.schemas import json_text, parse_timestamp, spans_json_text, trace_json
+from tui.server.search.filters import MAX_VALUE, InvalidFilter, TraceFilters
+from tui.server.store.rows import SearchPosition, TracePosition
+from tui.server.store.search import sort_value
 
 DEFAULT_WINDOW_MS = 24 * 3_600_000
 MAX_LIMIT = 500
 
 router = APIRouter(responses=ERRORS)
-
-
-class SearchStore(Protocol):
-    """What the filtered listing asks of a store (both stores have it: search.sqlite,
-    search.postgres)."""
-
-    def search_traces(
-        self,
-        project_id: str,
-        filters: TraceFilters,
-        start: int,
-        end: int,
-        limit: int,
-        after: SearchPosition | None = None,
-        kept_since: int | None = None,
-    ) -> tuple[list[TraceSummary], bool]: ...
-
-
-def searchable(store: TraceStore) -> SearchStore:
-    return cast(SearchStore, store)
 
 
 @router.get("/traces", summary="List traces, newest first", response_model=TraceList)
@@ -147,7 +126,7 @@ def list_traces(
                 "from must not be after to.",
                 [{"field": "from", "message": "must not be after to"}],
             )
-        filters = TraceFilters(
+        filters = checked_filters(
             q=q,
             status=status,
             model=model,
@@ -169,7 +148,7 @@ def list_traces(
         after = None if position is None else TracePosition(int(position.value), position.trace_id)
         rows, more = store.list_traces(project_id, start, end, limit, after, kept_since)
     else:
-        rows, more = searchable(store).search_traces(
+        rows, more = store.search_traces(
             project_id, filters, start, end, limit, position, kept_since
         )
     next_cursor = None
@@ -206,6 +185,15 @@ def get_trace(trace: ReadableTrace, store: StoreDep) -> Response:
 def list_spans(trace: ReadableTrace, store: StoreDep) -> Response:
     spans = spans_json_text(store.iter_spans(trace.id, trace.project_id), trace.id)
     return Response(('{"data":' + spans + "}").encode(), media_type="application/json")
+
+
+def checked_filters(**given: Any) -> TraceFilters:
+    """The request's filters, or 422 naming the first one the service does not take."""
+    try:
+        return TraceFilters(**given)
+    except InvalidFilter as refused:
+        details = [{"field": refused.field, "message": refused.message}]
+        raise ServiceError(422, "validation_error", str(refused), details) from None
 
 
 def time_param(name: str, value: str | None, default: int) -> int:

@@ -13,8 +13,6 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from tui.server.errors import ServiceError
-
 SORTS = {  # the parameter's value -> the column or expression the traces are ordered by
     # A trace's first-stored start (rows.TraceRow.listed_at), which a late root never moves:
     # the spec's order, and the one a cursor stays exact under while spans arrive.
@@ -43,10 +41,17 @@ def terms_of(q: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-def invalid(field: str, message: str) -> ServiceError:
-    return ServiceError(
-        422, "validation_error", f"{field} {message}.", [{"field": field, "message": message}]
-    )
+class InvalidFilter(ValueError):
+    """A filter the service does not take: the route answers 422 naming `field`."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field} {message}.")
+        self.field = field
+        self.message = message
+
+
+def invalid(field: str, message: str) -> InvalidFilter:
+    return InvalidFilter(field, message)
 
 
 @dataclass(frozen=True)
@@ -83,7 +88,7 @@ class TraceFilters:
         return self == TraceFilters()
 
     def check(self) -> None:
-        """ServiceError 422 (naming the field) for anything the service does not take."""
+        """InvalidFilter (naming the field) for anything the service does not take."""
         for field in ("q", "model", "name", "user_id", "session_id"):
             if "\x00" in (getattr(self, field) or ""):
                 raise invalid(field, "must not hold a NUL character")
@@ -146,5 +151,5 @@ class TraceFilters:
                 raise ValueError(field)
         try:
             return cls(**values, tags=tuple(tags))
-        except (ServiceError, TypeError) as error:
+        except (InvalidFilter, TypeError) as error:
             raise ValueError("filters") from error

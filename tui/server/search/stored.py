@@ -11,8 +11,8 @@ from typing import NamedTuple
 
 from tui.server.ingest.associations import union
 from tui.server.ingest.summaries import json_list
-from tui.server.rows import TraceSums
 from tui.server.search.text import joined
+from tui.server.store.rows import TraceSums
 
 
 class Extras(NamedTuple):

@@ -68,7 +68,7 @@ def span_text(
     return found
 
 
-def trace_text(parts: Iterable[tuple[str, str | None, dict[str, Any] | None]]) -> str:
+def searched_text(parts: Iterable[tuple[str, str | None, dict[str, Any] | None]]) -> str:
     """A trace's text from its spans' (name, error message, attributes), MAX_TRACE at most.
     A string already taken is left out before it counts against the bound: each model call of
     an agent carries the conversation so far, and the same span names repeat, so the bound

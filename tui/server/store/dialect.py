@@ -1,0 +1,125 @@
+"""What differs between the SQL of the two stores, in one place.
+
+Every statement both stores run is written once, in SQL both accept, with `?` placeholders and
+`column = ANY(?)` for "column is one of a bound list of values"; `Dialect.sql` renders it for a
+store (PostgreSQL: `%s`; SQLite: the list as a JSON array walked by json_each), and
+`Dialect.values` binds the list as that store takes it. No such statement holds a literal `?`
+or `%`. The rest that differs is named here: a function or two, how a cost is rounded, and
+search's text and containment clauses (SQLite: FTS5 trigram and json_each; PostgreSQL: a GIN
+index over trigrams, ILIKE, jsonb containment).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+ANY = "= ANY(?)"
+SQLITE_ANY = "IN (SELECT value FROM json_each(?))"
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """One store's SQL, where it is not the other's."""
+
+    name: str
+    placeholder: str
+    # A bound list of values, as `column = ANY(?)` takes it.
+    values: Callable[[Iterable[Any]], Any]
+    find: str  # find(text, part): where `part` starts in `text` (1-based), 0 if it is not there
+    rounded: Callable[[str, int], str]  # (expression, digits): a float rounded to `digits`
+    # (every term, whether they are common): the text search's (clause, args)
+    text: Callable[[tuple[str, ...], bool], tuple[str, list[Any]]]
+    contains: Callable[[str, str], tuple[str, list[Any]]]  # (column, value): (clause, args)
+    # Put before a column to keep the planner from using its index (SQLite's unary +): the
+    # window's bound on listed_at, when the traces are ordered by another column, so that the
+    # order's index is walked instead of sorting the whole window.
+    unindexed: str = ""
+
+    def sql(self, text: str) -> str:
+        """`text` (`?` placeholders, `= ANY(?)` lists) as this store takes it."""
+        return _rendered(self.name, text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _rendered(dialect: str, text: str) -> str:
+    if dialect == "sqlite":
+        return text.replace(ANY, SQLITE_ANY)
+    return text.replace("?", "%s")
+
+
+def fts_match(terms: tuple[str, ...]) -> str:
+    """FTS5 trigram: every term a quoted phrase (a substring, case-insensitive)."""
+    return " ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def sqlite_text(terms: tuple[str, ...], common: bool) -> tuple[str, list[Any]]:
+    """Rare terms: the traces the index finds, then ordered (the cost grows with the matches).
+    Common ones: the traces in order, each looked up in the index until the page is full
+    (the cost grows with the rows walked past, few when most rows match)."""
+    if common:
+        return (
+            "EXISTS (SELECT 1 FROM trace_text_keys k JOIN trace_texts f ON f.rowid = k.id"
+            " WHERE k.project_id = traces.project_id AND k.trace_id = traces.id"
+            " AND trace_texts MATCH ?)",
+            [fts_match(terms)],
+        )
+    return (
+        "(project_id, id) IN (SELECT k.project_id, k.trace_id FROM trace_texts f"
+        " JOIN trace_text_keys k ON k.id = f.rowid WHERE trace_texts MATCH ?)",
+        [fts_match(terms)],
+    )
+
+
+def sqlite_contains(column: str, value: str) -> tuple[str, list[Any]]:
+    return f"EXISTS (SELECT 1 FROM json_each(traces.{column}) WHERE value = ?)", [value]
+
+
+def like_pattern(term: str) -> str:
+    """`term` as an ILIKE substring pattern, its own %, _ and \\ taken literally."""
+    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def postgres_text(terms: tuple[str, ...], common: bool = False) -> tuple[str, list[Any]]:
+    """The terms' trigrams, all held by the trace's (its GIN index), then ILIKE per term;
+    `common`: ILIKE alone (rows walked in order, no index)."""
+    if common:
+        return (
+            " AND ".join(["search_text ILIKE ?"] * len(terms)),
+            [like_pattern(term) for term in terms],
+        )
+    each = "tracetui_grams(search_text) @> tracetui_grams(?) AND search_text ILIKE ?"
+    args: list[Any] = []
+    for term in terms:
+        args += [term, like_pattern(term)]
+    return " AND ".join([each] * len(terms)), args
+
+
+def postgres_contains(column: str, value: str) -> tuple[str, list[Any]]:
+    return f"({column}::jsonb) @> ?::jsonb", [json.dumps([value])]
+
+
+SQLITE = Dialect(
+    name="sqlite",
+    placeholder="?",
+    values=lambda values: json.dumps(list(values)),
+    find="instr",
+    rounded=lambda expression, digits: f"round({expression}, {digits})",
+    text=sqlite_text,
+    contains=sqlite_contains,
+    unindexed="+",
+)
+POSTGRES = Dialect(
+    name="postgres",
+    placeholder="%s",
+    values=list,
+    find="strpos",
+    # round() of a double precision takes no digits in PostgreSQL: numeric's does.
+    rounded=lambda expression, digits: f"round(({expression})::numeric, {digits})::float8",
+    text=postgres_text,
+    contains=postgres_contains,
+)

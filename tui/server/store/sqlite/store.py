@@ -1,0 +1,302 @@
+"""The SQLite store: the TraceStore of `store.protocol` over one database file.
+
+Times are stored as integer milliseconds since the epoch (UTC). What both stores share is
+written once in the tables' mixins of tui/server/store (traces, keys, admin, alerts, logs,
+search, replicas); this module holds what is SQLite's own: its connections (one per thread,
+write-ahead log) and transactions, how its errors become StoreBusy / StoreUnavailable, its
+checkpoints, and its hot paths: ingest by executemany, and a big trace's spans streamed. The
+schema and its versions live in `migrations`, the SQLite half of alerts and search in `alerts`
+and `search`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from pathlib import Path
+from typing import Any
+
+from tui.server.ingest.summaries import summarize, trace_rows
+from tui.server.store.admin import AdminTables
+from tui.server.store.dialect import SQLITE
+from tui.server.store.errors import StoreBusy, StoreUnavailable
+from tui.server.store.keys import KeyTables
+from tui.server.store.logs import LogTables
+from tui.server.store.replicas import TAKE_LEASE, ReplicaTables
+from tui.server.store.rows import SpanGroup, SpanInTrace, SpanRow, TraceRow
+from tui.server.store.sql import INSERT, SELECT_SPANS, upsert_traces_args
+from tui.server.store.sqlite import search
+from tui.server.store.sqlite.alerts import SqliteAlerts
+from tui.server.store.sqlite.migrations import migrate
+from tui.server.store.sqlite.sql import COUNT_ONCE, JOIN_LOGS, UPSERT_SPAN, UPSERT_TRACES
+from tui.server.store.traces import TraceTables, bulk_rows
+
+# Pages the write-ahead log may hold before a commit copies them into the database (SQLite's
+# default is 1,000). Each such checkpoint syncs the disk twice, and ingest dirties a page of
+# every index per trace: at 1,000, 50,000 spans made some 50 checkpoints, and the syncs were
+# 60% of the time on a slow disk (2.9 -> 1.9 s at 10,000). 32 MiB of log, as long as
+# writers pause now and then (see Store.checkpoint).
+WAL_AUTOCHECKPOINT_PAGES = 8192
+# The same for stores opened by `Store.opener` (ingest worker processes): their commits leave
+# the copying to the service's background task (`Store.checkpoint`), which runs beside the
+# writers, so a worker does not stop for a checkpoint's two disk syncs at every 32 MiB. A
+# single writer still checkpoints itself at 256 MiB, so its log starts again from there.
+BACKGROUND_CHECKPOINT_PAGES = 65536
+
+
+def connect(path: str, checkpoint_pages: int = WAL_AUTOCHECKPOINT_PAGES) -> sqlite3.Connection:
+    """A connection as the store makes them: write-ahead log, synced at checkpoints only (run
+    by a commit once the log holds `checkpoint_pages`), waiting up to 5 s for another writer.
+    Rows come back as plain tuples and become named rows in the store: sqlite3.Row costs a
+    third of the time of a 50,000-span read."""
+    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute("PRAGMA busy_timeout=5000")
+    db.execute(f"PRAGMA wal_autocheckpoint={checkpoint_pages}")
+    # The log's file is reused, not shrunk, when the log starts again: without a limit it kept
+    # the size of the biggest burst or transaction ever (the demo's data: 57 MB) for good.
+    db.execute(f"PRAGMA journal_size_limit={WAL_AUTOCHECKPOINT_PAGES * 4096}")
+    return db
+
+
+def is_busy(error: sqlite3.Error) -> bool:
+    """SQLITE_BUSY or SQLITE_LOCKED (by code from Python 3.11, by message before)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED (extended codes: low byte)
+    return "locked" in str(error)
+
+
+# SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN: the disk, not the request.
+CANNOT_WRITE_CODES = frozenset({8, 10, 13, 14})
+CANNOT_WRITE_WORDS = ("disk is full", "disk i/o error", "readonly database", "unable to open")
+
+
+def cannot_write(error: sqlite3.Error) -> bool:
+    """Whether `error` says the database cannot be written for now (full, read-only, failing)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in CANNOT_WRITE_CODES
+    return any(words in str(error).lower() for words in CANNOT_WRITE_WORDS)
+
+
+def refusal_of(error: sqlite3.Error) -> StoreBusy | None:
+    """The StoreBusy (or StoreUnavailable) a write's error means, None for any other error."""
+    if is_busy(error):  # the write lock, waited for busy_timeout in vain
+        return StoreBusy("the database stayed locked by other writers")
+    if cannot_write(error):
+        return StoreUnavailable("the database cannot be written (disk full or read-only)")
+    return None
+
+
+class Store(
+    search.SqliteSearch,
+    SqliteAlerts,
+    LogTables,
+    KeyTables,
+    AdminTables,
+    ReplicaTables,
+    TraceTables,
+):
+    """One SQLite database; each thread gets its own connection (WAL lets readers run together).
+
+    Opening brings the file to the latest schema version, or refuses, with SchemaTooNew, a file
+    written by a newer tracetui. A SQLite file is served by one process (`is_shared` is False):
+    it holds every lease, and its rate limiter counts in memory.
+    """
+
+    dialect = SQLITE
+
+    def __init__(self, path: str | Path, checkpoint_pages: int = WAL_AUTOCHECKPOINT_PAGES) -> None:
+        self.path = str(path)
+        self.checkpoint_pages = checkpoint_pages
+        self._local = threading.local()
+        self._checkpointer: sqlite3.Connection | None = None  # checkpoint()'s own connection
+        self._checkpointer_lock = threading.Lock()
+        migrate(self._connection(), self.path)
+        self._sign_unsigned_alerts()
+
+    @property
+    def location(self) -> str:
+        """Where the data is, as serve prints it: the file's path."""
+        return self.path
+
+    # -- connections -------------------------------------------------------------------------
+
+    def _connection(self) -> sqlite3.Connection:
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = connect(self.path, self.checkpoint_pages)
+            self._local.db = db
+        return db
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction taken up front, so check-then-insert sequences are atomic. It is
+        undone whole on any error; a store that is locked too long raises StoreBusy, one that
+        cannot write (a full disk) StoreUnavailable, so every write is refused the same way."""
+        db = self._connection()
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                if db.in_transaction:  # SQLite may have rolled back by itself (a full disk)
+                    db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        except sqlite3.Error as error:
+            if db.in_transaction:  # a COMMIT that failed leaves the transaction open
+                db.execute("ROLLBACK")
+            refusal = refusal_of(error)
+            if refusal is None:
+                raise
+            raise refusal from None
+
+    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
+        return nullcontext(self._connection())
+
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self.transaction()
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: the queries inside see one state of the database (WAL)."""
+        db = self._connection()
+        db.execute("BEGIN")
+        try:
+            yield db
+        finally:
+            db.execute("COMMIT")
+
+    def _execute_many(self, db: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        db.executemany(sql, rows)
+
+    def opener(self) -> Callable[[], Store]:
+        """See TraceStore.opener: the same file, opened anew (its schema is already current),
+        its commits leaving checkpoints to this store's `checkpoint`."""
+        return functools.partial(Store, self.path, BACKGROUND_CHECKPOINT_PAGES)
+
+    def checkpoint(self) -> tuple[int, int]:
+        """See TraceStore.checkpoint: SQLite's PASSIVE checkpoint, on a connection of its own
+        (whichever thread calls), which never waits on nor blocks a reader or a writer.
+
+        The log starts again from its beginning only when a writer begins once all of it is
+        copied, which never happens while writers take turns without a pause (two ingest
+        workers at full speed: so before this task too): the file grows through a burst. So
+        once a burst is over (all copied, nobody writing or reading the log) a big log is
+        truncated; if anyone is, the next round tries again (no waiting: busy_timeout 0)."""
+        with self._checkpointer_lock:
+            db = self._checkpointer
+            if db is None:
+                db = self._checkpointer = connect(self.path)
+                db.execute("PRAGMA busy_timeout=0")
+            _, logged, copied = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            if logged >= WAL_AUTOCHECKPOINT_PAGES and copied == logged:
+                busy, *after = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                if not busy:  # else someone was writing or reading: the next round
+                    logged, copied = after
+        return logged, copied
+
+    def close(self) -> None:
+        """Close this thread's connection, and checkpoint()'s."""
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None
+        with self._checkpointer_lock:
+            if self._checkpointer is not None:
+                self._checkpointer.close()
+                self._checkpointer = None
+
+    def take_lease(self, name: str, holder: str, ttl_ms: int) -> bool:
+        """See ReplicaStore.take_lease: one conditional upsert, by this machine's clock."""
+        now = int(time.time() * 1000)
+        with self.transaction() as db:
+            taken = db.execute(TAKE_LEASE.format(now="?"), (name, holder, now, ttl_ms, now))
+            return taken.fetchone() is not None
+
+    # -- a big trace's spans, and bulk writes -------------------------------------------------
+
+    def iter_spans(self, trace_id: str, project_id: str) -> Iterator[SpanInTrace]:
+        """Every span of a project's trace ordered by start time, as the cursor reads them.
+
+        Streamed, not fetched: the garbage collector never untracks a NamedTuple (it does a plain
+        tuple of strings and numbers), so holding the 50,000 rows of a big trace would promote
+        them all and set off full collections; one row at a time, each dies young.
+        """
+        cursor = self._connection().execute(SELECT_SPANS, (project_id, trace_id))
+        try:
+            yield from map(SpanInTrace._make, cursor)
+        finally:
+            cursor.close()  # also when the reader stops early: no read transaction left open
+
+    def insert_traces(
+        self,
+        db: sqlite3.Connection,
+        traces: Iterable[TraceRow],
+        spans: Iterable[SpanRow] = (),
+        project_id: str | None = None,
+        texts: Iterable[tuple[str, str, str]] | None = None,
+    ) -> None:
+        """Bulk insert of whole traces (the demo data, benchmarks and tests), in `db`'s
+        transaction. Rows may be plain tuples of the row classes' fields, those with defaults
+        left out. A span goes to the project of its trace among `traces`, else to
+        `project_id`. A trace's user, session, tags, output preview, models, unpriced spans and
+        search text are read from its spans as ingest reads them, unless `texts` gives the
+        search texts as (project_id, trace_id, text): then the rows are taken as they are (a
+        test or a builder of big data fills them)."""
+        rows, span_rows, texts = bulk_rows(traces, spans, texts)
+        db.executemany(INSERT[TraceRow], rows)
+        project_of = {t.id: t.project_id for t in rows}
+        db.executemany(
+            INSERT[SpanRow], ((project_of.get(span[0], project_id), *span) for span in span_rows)
+        )
+        search.write_text_rows(db, texts)
+
+    # -- ingest --------------------------------------------------------------------------------
+
+    def ingest(self, batches: Sequence[Sequence[SpanGroup]]) -> None:
+        """See TraceStore.ingest: every batch in one transaction."""
+        with self.transaction() as db:
+            for batch in batches:
+                for group in batch:
+                    self._ingest_group(db, group)
+
+    def _ingest_group(self, db: sqlite3.Connection, group: SpanGroup) -> None:
+        """Store one group's spans and their traces' rows."""
+        project_id = group.project_id or self._project_named(db, group.project_name)
+        trace_ids = {span.trace_id for span in group.spans}
+        stored = {
+            row[0]
+            for row in db.execute(
+                "SELECT id FROM traces WHERE project_id = ? "
+                "AND id IN (SELECT value FROM json_each(?))",
+                (project_id, json.dumps(list(trace_ids))),
+            )
+        }
+        db.executemany(UPSERT_SPAN, ((project_id, *span) for span in group.spans))
+        self._join_span_logs(db, project_id, trace_ids)  # logs that came before their spans
+        # Traces seen before are recomputed from all their stored spans; new ones (most, as
+        # exporters send whole traces) take the sums of their batch, worked out as it was
+        # decoded, which saves reading back what was just written.
+        sums = summarize(group.spans) if group.traces is None else group.traces
+        if stored:
+            ids = json.dumps(list(stored))
+            db.execute(COUNT_ONCE, (project_id, ids))  # a call's spans split across exports
+            db.execute(UPSERT_TRACES, upsert_traces_args(project_id, group.resource, ids))
+            again = [t for t in sums if t.id in stored]
+            self._update_previews(db, project_id, again)
+            search.update_stored(db, project_id, again)
+        new = [t for t in sums if t.id not in stored]
+        db.executemany(INSERT[TraceRow], trace_rows(new, project_id, group.resource))
+        search.write_texts(db, project_id, new)
+
+    def _join_logs(self, db: Any, project_id: str, trace_ids: list[str]) -> None:
+        db.execute(JOIN_LOGS, (project_id, json.dumps(trace_ids)))
