@@ -12,7 +12,7 @@ import httpx
 from tests.support.app import loaded_traces, rendered_text, running_app, showing, wait_for
 from tests.support.builders import add_bulk_traces
 from tests.support.service import RunningService
-from tui.server.store import now_ms
+from tui.server.store.rows import now_ms
 from tui.ui.app import StartAt
 from tui.ui.screens.projects import ProjectsScreen
 

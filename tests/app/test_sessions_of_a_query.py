@@ -21,8 +21,7 @@ from tests.support.app import (
 )
 from tests.support.service import RunningService
 from tui.api import ApiClient
-from tui.server.store.rows import SpanRow, TraceRow
-from tui.server.store import now_ms
+from tui.server.store.rows import SpanRow, TraceRow, now_ms
 from tui.ui.app import StartAt, TraceTuiApp
 from tui.ui.screens.sessions import SessionsScreen
 from tui.ui.screens.traces import TracesScreen

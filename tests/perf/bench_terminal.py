@@ -18,7 +18,7 @@ from tests.perf.report import Row
 from tests.support.terminal import PYTHON, Terminal
 from tui.demo.data import populate
 from tui.server.run import LocalService
-from tui.server.store import Store
+from tui.server.store.sqlite.store import Store
 
 RUNS = 15  # the machine is shared: single runs of either vary by a third (0.8x-1.4x)
 MOVES = 12
