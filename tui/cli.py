@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from tui.api.client import ApiClient
     from tui.demo.data import DemoKeys
     from tui.server.open_store import ServiceStore
-    from tui.ui.app import StartAt
+    from tui.ui.start import StartAt
 
 DB_OPTION = next(option for option in OPTIONS if option.name == "db")
 SERVE_DEMO_SEED = 7  # the demo data `serve --demo` fills a database with (open_demo_store's)
@@ -105,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from tui.demo.run import run_demo
 
         return run_demo(args.db, args.seed, mouse=not args.no_mouse, feed=not args.no_feed)
-    from tui.ui.app import StartAt
+    from tui.ui.start import StartAt  # not the app's module: an error is said before it loads
 
     start = StartAt(args.project, args.trace_id if args.command == "trace" else None)
     return run_app(
@@ -192,9 +192,7 @@ def run_app(
             # key may come from PHOENIX_API_KEY, as its own clients take it).
             settings = load_settings(profile=profile, base_url=base_url, kind=server_kind)
     except (ConfigError, InvalidBaseUrl) as error:
-        from tui.ui.screens.base import plain_text  # a transport failure's name, in words
-
-        print(f"tracetui: {plain_text(error.message)}", file=sys.stderr)
+        print(f"tracetui: {error.message}", file=sys.stderr)
         return 2
     for warning in settings.warnings:
         print(f"tracetui: warning: {warning}", file=sys.stderr)

@@ -5,6 +5,7 @@ not (alerts), and recognising a Phoenix at an address given without a kind."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -188,7 +189,8 @@ async def test_a_phoenix_at_a_spec_address_is_recognised_beside_the_first_frame(
     address = phoenix.base_url + "/v1"
     assert checked_address("auto", address) == ("auto", address, None)  # nothing asked yet
     monkeypatch.setenv("PHOENIX_API_KEY", "phx-key-for-a-recognised-phoenix")
-    source = open_source("auto", address)
+    # In a thread, as the app makes it: the question runs an event loop of its own.
+    source = await asyncio.to_thread(open_source, "auto", address)
     async with source:
         assert isinstance(source, PhoenixClient) and source.base_url == address
         assert source.recognised_note is not None
@@ -200,12 +202,12 @@ async def test_a_phoenix_at_a_spec_address_is_recognised_beside_the_first_frame(
         )  # Phoenix's own key variable, as for a profile of kind phoenix
         assert {p.name for p in await source.list_projects()} >= {phoenix.project}
     # A Phoenix under a path (behind a proxy, or its address copied with more at its end).
-    deeper = open_source("auto", phoenix.base_url + "/some/path/v1")
+    deeper = await asyncio.to_thread(open_source, "auto", phoenix.base_url + "/some/path/v1")
     async with deeper:
         assert isinstance(deeper, PhoenixClient) and deeper.base_url == address
     # An HTTP server at a spec address that is not Phoenix, and nothing listening: the spec's.
     for other in (stub_llm, "http://127.0.0.1:9/v1"):
-        plain = open_source("auto", other)
+        plain = await asyncio.to_thread(open_source, "auto", other)
         async with plain:
             assert type(plain) is ApiClient and plain.base_url == other
     explicit = open_source("spec", address)  # a kind given: not asked

@@ -35,8 +35,9 @@ from tui.api.errors import (
     BadResponse,
     ConnectionFailed,
     RateLimited,
-    TimedOut,
     error_for_response,
+    never_sent,
+    transport_error,
 )
 from tui.api.keys import Keys
 from tui.api.manage import ManageCalls
@@ -207,33 +208,11 @@ class ApiClient(ManageCalls):
                 response = await self._http.request(
                     method, url, params=params, json=body, headers=headers, auth=auth
                 )
-            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-                # The request never reached the server: safe to retry, even a POST.
-                error: ApiError = ConnectionFailed(
-                    f"Cannot connect to {self.host} ({type(exc).__name__})", None
-                )
-                retryable = True
-            except httpx.TimeoutException as exc:
-                error = TimedOut(
-                    f"{self.host} did not answer in time ({type(exc).__name__})",
-                    outcome_unknown=not is_get and not isinstance(exc, httpx.PoolTimeout),
-                )
-                retryable = is_get
-            except httpx.TransportError as exc:
-                error = ConnectionFailed(
-                    f"The connection to {self.host} failed mid-request ({type(exc).__name__})",
-                    outcome_unknown=not is_get,
-                )
-                retryable = is_get
-            except httpx.InvalidURL:
-                # httpx reads a redirect's Location even when it does not follow it, and one
-                # that is not a URL raises here: the server's answer is at fault, not the call.
-                error = BadResponse(
-                    f"{self.host} redirected to an address that is not a URL; not followed",
-                    None,
-                    outcome_unknown=not is_get,
-                )
-                retryable = False
+            except (httpx.TransportError, httpx.InvalidURL) as exc:
+                error: ApiError = transport_error(exc, self.host, is_get=is_get)
+                log.debug("%s %s: %s", method, url, self.redact(repr(exc)))
+                # One that never reached the server is safe to send again, even a POST.
+                retryable = never_sent(exc) or (is_get and not isinstance(exc, httpx.InvalidURL))
             else:
                 self._observe(key_name, response)
                 if response.status_code < 300:
@@ -277,15 +256,6 @@ class ApiClient(ManageCalls):
             self.on_wait(waiting)
 
     def _error_for(self, response: httpx.Response, outcome_unknown: bool) -> ApiError:
-        if 300 <= response.status_code < 400:
-            parts = split_url(response.headers.get("location", ""))
-            target = (parts.netloc if parts else "") or "elsewhere"
-            return BadResponse(
-                self.redact(
-                    f"The server redirected to {target}; not followed (HTTP {response.status_code})"
-                ),
-                response.status_code,
-            )
         return error_for_response(
             response, self.redact, self.retry_after_cap, outcome_unknown=outcome_unknown
         )

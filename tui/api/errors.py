@@ -1,18 +1,27 @@
-"""Typed API errors, and the one function that turns an HTTP response into one of them.
+"""Typed API errors, and the two functions that make them: `error_for_response` turns an HTTP
+answer into one, `transport_error` a failure to talk to the server at all.
 
-Each error carries a short title, a human message (taken from whichever common error body the
-server sent) that always names the HTTP status, and for validation errors the field details.
-Messages never contain an API key: the client redacts its keys from anything a server echoes.
+Each error carries a short title and a human message. An answer's message is taken from
+whichever common error body the server sent and always names the HTTP status; a transport
+failure's says in words what happened (nothing listening, a name DNS does not know, a TLS
+certificate refused, no answer in time), read from the exception's causes, never its class name.
+Validation errors carry the field details. Messages never contain an API key: the client
+redacts its keys from anything a server echoes.
 """
 
 from __future__ import annotations
 
+import errno
 import json
-from collections.abc import Callable
+import socket
+import ssl
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
+
+from tui.core.urls import split_url
 
 MAX_MESSAGE = 300
 
@@ -243,10 +252,17 @@ def error_for_response(
     outcome_unknown: bool = False,
 ) -> ApiError:
     """The typed error for a non-2xx response, its message read from any common error body.
+    A redirect is one too: it is never followed (it could carry the key to another host).
 
     `outcome_unknown`: the request was a create, and a 5xx may have come after the record was
     made."""
     status = response.status_code
+    if 300 <= status < 400:
+        parts = split_url(response.headers.get("location", ""))
+        target = (parts.netloc if parts else "") or "elsewhere"
+        return BadResponse(
+            redact(f"The server redirected to {target}; not followed (HTTP {status})"), status
+        )
     text = response.text if response.content else ""
     try:
         body: Any = json.loads(text) if text else None
@@ -275,3 +291,103 @@ def error_for_response(
     if status >= 500:
         return ServerError(full, status, outcome_unknown=outcome_unknown)
     return ApiError(full, status)
+
+
+# -- a failure to talk to the server, in words ---------------------------------------------------
+
+# What httpx's exception classes mean when no cause in the chain says more.
+_CLASS_SENTENCES: tuple[tuple[type[Exception], str], ...] = (
+    (httpx.ConnectTimeout, "the connection was not accepted in time; is the address reachable?"),
+    (httpx.ReadTimeout, "it took too long to answer"),
+    (httpx.WriteTimeout, "the request could not be sent in time"),
+    (httpx.PoolTimeout, "too many requests were already waiting"),
+    (httpx.ProxyError, "the proxy refused the connection"),
+    (httpx.UnsupportedProtocol, "the address does not start with http:// or https://"),
+    (
+        httpx.ConnectError,
+        "nothing answered there; is the service running, and is the address right?",
+    ),
+    (httpx.ReadError, "the connection broke while the answer was read"),
+    (httpx.WriteError, "the connection broke while the request was sent"),
+    (httpx.RemoteProtocolError, "the server closed the connection without a full answer"),
+    (httpx.LocalProtocolError, "the request could not be sent as HTTP"),
+)
+_UNREACHABLE = (errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ENETDOWN, errno.EHOSTDOWN)
+
+
+def _causes(error: BaseException) -> Iterator[BaseException]:
+    """`error` and what it was raised from, outermost first (bounded: a chain can loop)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen and len(seen) < 20:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _cause_sentence(cause: BaseException) -> str | None:
+    """What an operating system's or TLS's own error means, or None for one that says no more
+    than httpx's class."""
+    if isinstance(cause, ssl.SSLCertVerificationError):
+        why = _clip(str(cause.verify_message or "")) or "not trusted"
+        return f"its TLS certificate was refused ({why}); is it the right host?"
+    if isinstance(cause, ssl.SSLError):
+        why = cause.reason or "handshake failed"
+        return f"the TLS handshake failed ({why}); does the server speak https:// there?"
+    if isinstance(cause, socket.gaierror):
+        return "the host name could not be found (DNS); is it spelt right?"
+    if isinstance(cause, ConnectionRefusedError):
+        return (
+            "nothing answered there (connection refused); is the service running, and is the "
+            "address right?"
+        )
+    if isinstance(cause, ConnectionResetError):
+        return "the server reset the connection"
+    if isinstance(cause, OSError) and cause.errno in _UNREACHABLE:
+        return "no network route leads there; is the address reachable from here?"
+    return None
+
+
+def transport_sentence(error: BaseException) -> str:
+    """What a failure to talk to a server means, as the end of a sentence a user reads: from the
+    first cause in the exception's chain that says more than its class (connection refused, a
+    name DNS does not know, a TLS certificate refused), else from httpx's class."""
+    for cause in _causes(error):
+        sentence = _cause_sentence(cause)
+        if sentence is not None:
+            return sentence
+    for cls, sentence in _CLASS_SENTENCES:
+        if isinstance(error, cls):
+            return sentence
+    return "the network connection failed"
+
+
+def transport_error(error: Exception, host: str, *, is_get: bool) -> ApiError:
+    """The typed error for a request that got no answer: ConnectionFailed (never reached the
+    server, or broke mid-request), TimedOut, or BadResponse for a redirect whose address is
+    not a URL. A create that may have reached the server is `outcome_unknown`."""
+    sentence = transport_sentence(error)
+    if isinstance(error, (httpx.ConnectError, httpx.ConnectTimeout)):
+        return ConnectionFailed(f"Cannot connect to {host}: {sentence}", None)
+    if isinstance(error, httpx.TimeoutException):
+        return TimedOut(
+            f"{host} did not answer in time: {sentence}",
+            outcome_unknown=not is_get and not isinstance(error, httpx.PoolTimeout),
+        )
+    if isinstance(error, httpx.InvalidURL):
+        # httpx reads a redirect's Location even when it does not follow it, and one that is
+        # not a URL raises: the server's answer is at fault, not the call.
+        return BadResponse(
+            f"{host} redirected to an address that is not a URL; not followed",
+            None,
+            outcome_unknown=not is_get,
+        )
+    return ConnectionFailed(
+        f"The connection to {host} failed mid-request: {sentence}", outcome_unknown=not is_get
+    )
+
+
+def never_sent(error: Exception) -> bool:
+    """Whether a transport failure happened before the request reached the server (so that
+    sending it again cannot do anything twice)."""
+    return isinstance(error, (httpx.ConnectError, httpx.ConnectTimeout))

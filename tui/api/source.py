@@ -199,8 +199,9 @@ def checked_address(kind: str, base_url: str) -> tuple[str, str, str | None]:
     app's first frame. With no kind given ("auto"), an address that is not the spec's (no /v1
     at its end) is asked at once whether it is a Phoenix (it could not be read otherwise): if
     it is, it is read as one and the note says so; if not, InvalidBaseUrl says what is wrong
-    with it. A spec address stays "auto": open_source asks it, beside the first frame. A kind
-    given ("spec" or "phoenix") is never asked."""
+    with it (and, when nothing answered the question, why). A spec address stays "auto":
+    open_source asks it, beside the first frame. A kind given ("spec" or "phoenix") is never
+    asked."""
     from tui.api.base_url import InvalidBaseUrl, normalize_base_url
 
     if kind == PHOENIX:
@@ -209,13 +210,21 @@ def checked_address(kind: str, base_url: str) -> tuple[str, str, str | None]:
         return kind, normalize_base_url(phoenix_root(base_url) + "/v1"), None
     try:
         return kind, normalize_base_url(base_url), None
-    except InvalidBaseUrl:
+    except InvalidBaseUrl as invalid:
         if kind != AUTO:
             raise
-        from tui.api.phoenix.probe import phoenix_root_at
+        from tui.api.phoenix.probe import probe_address
 
-        found = phoenix_root_at(base_url)
-        if found is None:
+        found = probe_address(base_url)
+        if found.unreachable is not None:
+            raise InvalidBaseUrl(
+                f"{invalid.message}. Nor could it be asked whether it is a Phoenix: "
+                f"{found.unreachable}"
+            ) from None
+        if found.root is None or found.version is None:
             raise
-    root, version = found
-    return PHOENIX, normalize_base_url(root + "/v1"), recognised_note(root, version)
+    return (
+        PHOENIX,
+        normalize_base_url(found.root + "/v1"),
+        recognised_note(found.root, found.version),
+    )

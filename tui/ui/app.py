@@ -6,7 +6,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
@@ -26,6 +25,7 @@ from tui.core.gcpause import hold_start_up, let_go_of_start_up
 from tui.model.text import NOTICE_MAX_CHARS, notice, safe_text
 from tui.ui.hangup import watch_for_hangup
 from tui.ui.navigation import Navigation
+from tui.ui.start import StartAt as StartAt  # named beside the app by those who start it
 from tui.ui.widgets.status_bar import Status, StatusBar
 
 if TYPE_CHECKING:
@@ -58,14 +58,6 @@ def palette_commands() -> type[Provider]:
 class StartFailed(Exception):
     """Raised by a client factory that cannot start (the demo's database is from a newer
     tracetui): the app ends, and `start_failure` holds the message for its caller to print."""
-
-
-@dataclass(frozen=True)
-class StartAt:
-    """Where the app opens: the projects, one project's traces, or one trace."""
-
-    project_id: str | None = None
-    trace_id: str | None = None
 
 
 class TraceTuiApp(Navigation):
@@ -334,7 +326,6 @@ class TraceTuiApp(Navigation):
         """Show an API error the way its kind calls for; keep `retry` for ctrl+r or the timer
         (`screen`: the screen that failed, whose retry ctrl+r runs while it is in view)."""
         from tui.api import ConnectionFailed, Forbidden, RateLimited, TimedOut, Unauthorized
-        from tui.ui.screens.base import plain_message
 
         self._retry = retry
         if screen is not None and retry is not None:
@@ -349,13 +340,13 @@ class TraceTuiApp(Navigation):
             self.ask_for_key(project_id, error)
         elif isinstance(error, Unauthorized) and not quiet:
             self.notify(
-                f"{plain_message(error)}. {self.where_the_key_comes_from()}",
+                f"{error.message}. {self.where_the_key_comes_from()}",
                 title=error.title,
                 severity="error",
                 timeout=15,
             )
         elif not quiet:
-            self.notify(plain_message(error), title=error.title, severity="error", timeout=8)
+            self.notify(error.message, title=error.title, severity="error", timeout=8)
         self.refresh_status()
 
     def where_the_key_comes_from(self) -> str:
