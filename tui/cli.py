@@ -19,7 +19,7 @@ from tui.server.config import (
 )
 
 if TYPE_CHECKING:
-    from tui.api.client import ApiClient
+    from tui.api.source import TraceSource
     from tui.demo.data import DemoKeys
     from tui.server.open_store import ServiceStore
     from tui.ui.start import StartAt
@@ -176,7 +176,7 @@ def run_app(
     from urllib.parse import urlsplit
 
     from tui.api.base_url import InvalidBaseUrl
-    from tui.api.source import checked_address
+    from tui.api.kinds import checked_address
     from tui.config import ConfigError, load_settings
 
     try:
@@ -202,8 +202,8 @@ def run_app(
     if note:
         print(f"tracetui: {note}", file=sys.stderr)
 
-    def make_client() -> ApiClient:
-        from tui.api.source import open_source
+    def make_client() -> TraceSource:
+        from tui.api.kinds import open_source
 
         return open_source(server_kind, url, settings.api_key, settings.project_keys)
 

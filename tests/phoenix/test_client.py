@@ -19,10 +19,11 @@ from tests.phoenix.conftest import (
 from tui.api import ApiError, NotFound, ValidationFailed
 from tui.api.base_url import InvalidBaseUrl
 from tui.api.client import ApiClient
+from tui.api.kinds import checked_address, open_source
 from tui.api.pagination import NextPage
 from tui.api.phoenix.client import PhoenixClient
 from tui.api.phoenix.probe import phoenix_version_at
-from tui.api.source import TraceSource, checked_address, open_source
+from tui.api.source import TraceSource
 from tui.model.chat.extract import conversation
 
 

@@ -20,12 +20,6 @@ if TYPE_CHECKING:
     from tui.api.client import (
         ApiClient as ApiClient,
     )
-    from tui.api.client import (
-        Page as Page,
-    )
-    from tui.api.client import (
-        Waiting as Waiting,
-    )
     from tui.api.errors import (
         ApiError as ApiError,
     )
@@ -73,16 +67,26 @@ if TYPE_CHECKING:
     from tui.api.models import RotatedSecret as RotatedSecret
     from tui.api.models import Span as Span
     from tui.api.models import Trace as Trace
+    from tui.api.pages import (
+        Page as Page,
+    )
     from tui.api.pagination import NextPage as NextPage
     from tui.api.request_log import LogEntry as LogEntry
+    from tui.api.source import (
+        TraceSource as TraceSource,
+    )
+    from tui.api.transport import (
+        Waiting as Waiting,
+    )
 
 _WHERE = {
     "InvalidBaseUrl": "base_url",
     "normalize_base_url": "base_url",
     "ApiClient": "client",
     "LogEntry": "request_log",
-    "Page": "client",
-    "Waiting": "client",
+    "Page": "pages",
+    "TraceSource": "source",
+    "Waiting": "transport",
     "ApiError": "errors",
     "BadResponse": "errors",
     "Conflict": "errors",

@@ -33,14 +33,14 @@ if TYPE_CHECKING:
     # The palette's, the time range's and the too-small notice's load when first needed.
     from textual.command import Provider
 
-    from tui.api import ApiClient, ApiError, Project, Waiting
+    from tui.api import ApiError, Project, TraceSource, Waiting
     from tui.ui.messages import ProjectsLoaded
 
 # Below this size the app shows a notice instead of its screens (tui.ui.screens.too_small).
 MIN_WIDTH, MIN_HEIGHT = 80, 24
 
 # Either a client, or how to make one: made in a thread once the first frame is drawn.
-ClientOrFactory = Union["ApiClient", Callable[[], "ApiClient"]]
+ClientOrFactory = Union["TraceSource", Callable[[], "TraceSource"]]
 
 # A toast's title is cut to this many characters of a server string.
 TITLE_MAX_CHARS = 60
@@ -84,8 +84,8 @@ class TraceTuiApp(Navigation):
         server_label: str | None = None,
     ) -> None:
         super().__init__()
-        self._client: ApiClient | None = None
-        self._make_client: Callable[[], ApiClient] | None = None
+        self._client: TraceSource | None = None
+        self._make_client: Callable[[], TraceSource] | None = None
         self._first_frame_drawn = threading.Event()
         if callable(client):
             self._make_client = client
@@ -116,13 +116,13 @@ class TraceTuiApp(Navigation):
         self.start_failure: str | None = None
 
     @property
-    def client(self) -> ApiClient:
+    def client(self) -> TraceSource:
         """The API client (the screens that use it open once it is ready)."""
         if self._client is None:
             raise RuntimeError("the client is still loading")
         return self._client
 
-    def _use_client(self, client: ApiClient) -> None:
+    def _use_client(self, client: TraceSource) -> None:
         self._client = client
         client.on_wait = self.client_waiting
 
@@ -175,15 +175,14 @@ class TraceTuiApp(Navigation):
             if isinstance(screen, StartingScreen):
                 screen.say(text)
 
-    def _client_ready(self, client: ApiClient) -> None:
+    def _client_ready(self, client: TraceSource) -> None:
         self._use_client(client)
         self.server_label = self.server_label or client.host
         self._open_start()  # over the starting screen, which stays at the bottom unseen
         # The kind of server recognised at an address given without a kind (open_source asked
         # it in the loading thread): said once the first screen is up.
-        note = getattr(client, "recognised_note", None)
-        if note:
-            self.notify(note, title="Server recognised", timeout=12)
+        if client.recognised_note:
+            self.notify(client.recognised_note, title="Server recognised", timeout=12)
 
     def _open_start(self) -> None:
         from tui.ui.screens.projects import ProjectsScreen

@@ -17,7 +17,7 @@ from textual.screen import ModalScreen, Screen
 from textual.worker import Worker
 
 if TYPE_CHECKING:
-    from tui.api import ApiClient, ApiError
+    from tui.api import ApiError, TraceSource
     from tui.ui.app import TraceTuiApp
 
 T = TypeVar("T")
@@ -47,7 +47,7 @@ class ApiCalls:
 
     def call_api(
         self,
-        call: Callable[[ApiClient], Awaitable[T]],
+        call: Callable[[TraceSource], Awaitable[T]],
         done: Callable[[T], object],
         *,
         group: str,
@@ -100,7 +100,7 @@ class ApiCalls:
         )
 
     def ask_now(
-        self, call: Callable[[ApiClient], Coroutine[Any, Any, T]]
+        self, call: Callable[[TraceSource], Coroutine[Any, Any, T]]
     ) -> asyncio.Task[T] | None:
         """Start `call` at once, from the screen's __init__: before the screen is built and
         drawn (20-50 ms), which far from the server would add to the answer's time. The task

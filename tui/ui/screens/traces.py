@@ -54,7 +54,7 @@ from tui.ui.widgets.trace_table import TraceTable
 from tui.ui.widgets.virtual_rows import VirtualRows
 
 if TYPE_CHECKING:
-    from tui.api import ApiClient
+    from tui.api import TraceSource
 
 PAGE_SIZE = 500
 # The next page is asked for once the cursor moves within a page's worth of rows of the end (so
@@ -174,7 +174,7 @@ class TracesScreen(QueriedList):
         # The first page is asked for now, before the screen is built and drawn.
         self._early_page: asyncio.Task[Page] | None = self.ask_now(self._first_page)
 
-    def _first_page(self, client: ApiClient) -> Coroutine[Any, Any, Page]:
+    def _first_page(self, client: TraceSource) -> Coroutine[Any, Any, Page]:
         start, end = self.range.bounds(self.tui.now())
         return client.list_traces(self.project_id, start=start, end=end, limit=PAGE_SIZE)
 
