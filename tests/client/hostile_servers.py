@@ -29,6 +29,7 @@ class LoopbackServer:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._stop: asyncio.Event | None = None
+        self._answering: set[asyncio.Task[None]] = set()
 
     @property
     def url(self) -> str:
@@ -46,15 +47,24 @@ class LoopbackServer:
         async with server:
             await self._stop.wait()
         server.close()
+        # Answers still sending are ended here, in their loop: left to the collector, they
+        # would be closed later in another thread, on a loop already closed.
+        for task in self._answering:
+            task.cancel()
+        await asyncio.gather(*self._answering, return_exceptions=True)
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
+        task = asyncio.current_task()
+        assert task is not None
+        self._answering.add(task)
         try:
             await self.answer(self, reader, writer)
         except (ConnectionError, OSError):
             pass  # the client hung up: what it is for
         finally:
             writer.close()
+            self._answering.discard(task)
 
     def __enter__(self) -> LoopbackServer:
         self._thread.start()

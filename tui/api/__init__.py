@@ -33,6 +33,9 @@ if TYPE_CHECKING:
         ConnectionFailed as ConnectionFailed,
     )
     from tui.api.errors import (
+        DeadlinePassed as DeadlinePassed,
+    )
+    from tui.api.errors import (
         FieldError as FieldError,
     )
     from tui.api.errors import (
@@ -46,6 +49,9 @@ if TYPE_CHECKING:
     )
     from tui.api.errors import (
         RateLimited as RateLimited,
+    )
+    from tui.api.errors import (
+        ResponseTooLarge as ResponseTooLarge,
     )
     from tui.api.errors import (
         ServerError as ServerError,
@@ -91,11 +97,13 @@ _WHERE = {
     "BadResponse": "errors",
     "Conflict": "errors",
     "ConnectionFailed": "errors",
+    "DeadlinePassed": "errors",
     "FieldError": "errors",
     "Forbidden": "errors",
     "NotFound": "errors",
     "NotOffered": "errors",
     "RateLimited": "errors",
+    "ResponseTooLarge": "errors",
     "ServerError": "errors",
     "TimedOut": "errors",
     "Unauthorized": "errors",

@@ -126,6 +126,26 @@ class BadResponse(ApiError):
     title = "Unreadable response"
 
 
+class ResponseTooLarge(ApiError):
+    """The answer was larger than the client reads of one answer (`limit` bytes, after
+    decompression): it stopped reading, and nothing of it is kept."""
+
+    title = "The answer was too big"
+
+    def __init__(
+        self, message: str, status: int | None, *, limit: int, outcome_unknown: bool = False
+    ) -> None:
+        super().__init__(message, status, outcome_unknown=outcome_unknown)
+        self.limit = limit
+
+
+class DeadlinePassed(TimedOut):
+    """The call did not finish within the client's deadline: connecting, every attempt, the
+    answer's reading and the waits between them, all counted."""
+
+    title = "The call took too long"
+
+
 class NotOffered(ApiError):
     """The server does not offer this action (its OpenAPI document does not list it): said in
     words, before any request is sent."""
