@@ -22,7 +22,7 @@ from tui.api.client import ApiClient
 from tui.api.kinds import checked_address, open_source
 from tui.api.pagination import NextPage
 from tui.api.phoenix.client import PhoenixClient
-from tui.api.phoenix.probe import phoenix_version_at
+from tui.api.phoenix.probe import Probe, probe_address
 from tui.api.source import TraceSource
 from tui.model.chat.extract import conversation
 
@@ -50,12 +50,9 @@ async def test_both_clients_are_trace_sources(phoenix: SeededPhoenix) -> None:
         assert isinstance(spec, TraceSource) and spec.has_alerts
 
 
-async def test_projects_and_the_server_version(
-    client: PhoenixClient, phoenix: SeededPhoenix
-) -> None:
+async def test_projects(client: PhoenixClient, phoenix: SeededPhoenix) -> None:
     names = {p.name for p in await client.list_projects()}
     assert {"default", phoenix.project} <= names
-    assert await client.server_version() == phoenix.phoenix.version
 
 
 async def test_traces_paged_by_phoenix_cursor_each_once(
@@ -159,9 +156,11 @@ async def test_alerts_are_said_to_be_absent(client: PhoenixClient) -> None:
 def test_a_phoenix_is_recognised_at_its_plain_address(
     phoenix: SeededPhoenix, stub_llm: str
 ) -> None:
-    assert phoenix_version_at(phoenix.base_url) == phoenix.phoenix.version
-    assert phoenix_version_at(stub_llm) is None  # an HTTP server that is not Phoenix
-    assert phoenix_version_at("http://127.0.0.1:9") is None  # nothing listening
+    found = probe_address(phoenix.base_url)
+    assert (found.root, found.version) == (phoenix.base_url, phoenix.phoenix.version)
+    assert probe_address(stub_llm) == Probe()  # an HTTP server that is not Phoenix
+    nothing = probe_address("http://127.0.0.1:9")  # nothing listening: said why
+    assert nothing.root is None and "connection refused" in (nothing.unreachable or "")
 
 
 def test_an_address_given_without_a_kind_is_read_as_phoenix(phoenix: SeededPhoenix) -> None:

@@ -1,4 +1,6 @@
-"""The tracing service client: async, tolerant of real servers' shapes, rate-limit aware.
+"""The client of tracing servers: async, tolerant of real servers' shapes, rate-limit aware, each
+call bounded in size and time. The app holds a TraceSource (source.py), made by kinds.py for the
+kind of server a profile names: the spec's (client.py) or Arize Phoenix's (phoenix/).
 
 This package never imports Textual (a test enforces it) and shares no code with `tui.server`.
 Its names are loaded on first use (PEP 562): the command line checks the base URL and the app

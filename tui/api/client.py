@@ -2,7 +2,8 @@
 
 The calls here differ only in the paths they ask and the records they read: the transport
 (transport.py) sends them, with the keys, retries, waits and the API log; pages.py pages them.
-The management calls a server may offer beyond the spec are in manage.py, mixed in here.
+The management calls a server may offer beyond the spec are in manage.py (ManageCalls, which
+this class extends).
 """
 
 from __future__ import annotations

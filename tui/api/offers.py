@@ -1,4 +1,5 @@
-"""What a server offers beyond reading: learnt once per client from its OpenAPI document.
+"""What a server offers beyond reading: learnt once per source from its OpenAPI document, and the
+flags and sentences the screens read of it (`Offered`, `key_offer`).
 
 A server documents its routes at /v1/openapi.json (the local service does). A path listed there
 with its method means the action is offered; a server that speaks only the spec answers 404, or

@@ -12,7 +12,7 @@ into Span objects one by one, by `read_span_json`, only when asked for.
 It is only ever a shortcut: whatever does not fit (another spelling, an unknown key, a number
 where text belongs, a time that is not ISO 8601, NaN, invalid UTF-8, nesting deeper than the
 parser allows, an envelope) is read by the tolerant models, so both paths must give the same
-records. tests/unit/test_fast_spans.py checks that they do.
+records. tests/client/test_fast_spans.py checks that they do.
 """
 
 from __future__ import annotations

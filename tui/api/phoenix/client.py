@@ -73,12 +73,6 @@ class PhoenixClient(TraceSource):
 
     # -- the server ------------------------------------------------------------------------------
 
-    async def server_version(self) -> str | None:
-        """Phoenix's version as it states it (`GET /arize_phoenix_version`), or None."""
-        response = await self.transport.request("GET", f"{self.root_url}/arize_phoenix_version")
-        text = response.text.strip()
-        return text[:40] if text else None
-
     async def discover_offers(self) -> Offers:
         """None of the management actions: Phoenix's own routes (a project's DELETE among
         them) are not the ones this app's screens speak, so nothing is asked of it. What it

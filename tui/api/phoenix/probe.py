@@ -60,13 +60,6 @@ def candidate_roots(base_url: str) -> list[str]:
     return roots[:MAX_PROBES]
 
 
-def phoenix_version_at(base_url: str, timeout: float = PROBE_SECONDS) -> str | None:
-    """The version of the Phoenix server at exactly `base_url` (without /v1), or None when it
-    is not one (or does not answer). No key is sent: Phoenix answers its version without one."""
-    version = _ask(phoenix_root(base_url), timeout)
-    return version if isinstance(version, str) else None
-
-
 def _ask(root: str, timeout: float) -> str | bool | _NoAnswer:
     """The version answered at `root`; False for an answer that is not one; _NoAnswer (why)
     when nothing answered in `timeout` seconds. It runs an event loop of its own: it is asked
