@@ -40,6 +40,8 @@ PASSING_FAILURES = (ConnectionFailed, TimedOut, ServerError, RateLimited)
 class ManageCalls(TraceSource):
     """The management calls, on top of the source that reads (the spec's: client.py)."""
 
+    _offers_lock: asyncio.Lock | None = None  # made by the first discover_offers
+
     async def discover_offers(self) -> Offers:
         """Read the server's OpenAPI document once: a definite answer (the document, a 404,
         anything that is not one) is kept for the source's life; a passing failure (no
@@ -58,6 +60,10 @@ class ManageCalls(TraceSource):
                 except ApiError:  # 404, 401, an unreadable body: a server without them
                     self._offers = NOTHING
         return self._offers
+
+    async def _require(self, offered: str, action: str) -> None:
+        if not getattr(await self.discover_offers(), offered):
+            raise self.not_offered(action)
 
     async def _write(
         self,

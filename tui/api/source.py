@@ -11,7 +11,6 @@ flags, never which kind of server it is; kinds.py makes the source a profile nam
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from abc import ABC, abstractmethod
 from collections import deque
@@ -78,7 +77,6 @@ class TraceSource(ABC):
         api_key = project_keys = None
         self.transport = Transport(self.api_address(base_url), keys, **options)
         self._offers: Offers | None = None
-        self._offers_lock: asyncio.Lock | None = None
 
     @staticmethod
     def api_address(base_url: str) -> str:
@@ -161,10 +159,6 @@ class TraceSource(ABC):
         """What this server offers beyond reading, learnt once: by default nothing."""
         self._offers = self._offers or NOTHING
         return self._offers
-
-    async def _require(self, offered: str, action: str) -> None:
-        if not getattr(await self.discover_offers(), offered):
-            raise self.not_offered(action)
 
     def not_offered(self, action: str) -> NotOffered:
         return NotOffered(f"This {self.server_name} server does not offer {action}.")
