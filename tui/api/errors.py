@@ -2,7 +2,8 @@
 answer into one, `transport_error` a failure to talk to the server at all.
 
 Each error carries a short title and a human message. An answer's message is taken from
-whichever common error body the server sent and always names the HTTP status; a transport
+whichever common error body the server sent (error_bodies.py) and always names the HTTP
+status; a transport
 failure's says in words what happened (nothing listening, a name DNS does not know, a TLS
 certificate refused, no answer in time), read from the exception's causes, never its class name.
 Validation errors carry the field details. Messages never contain an API key: the client
@@ -16,22 +17,13 @@ import json
 import socket
 import ssl
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
+from tui.api.error_bodies import FieldError as FieldError  # the errors' own field details
+from tui.api.error_bodies import clip, parse_error_body
 from tui.core.urls import split_url
-
-MAX_MESSAGE = 300
-
-
-@dataclass(frozen=True)
-class FieldError:
-    """One field's validation problem, as the server described it."""
-
-    field: str
-    message: str
 
 
 class ApiError(Exception):
@@ -156,104 +148,6 @@ class NotOffered(ApiError):
 Redact = Callable[[str], str]
 
 
-def _clip(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
-
-
-def _text_of(value: Any) -> str | None:
-    """A message out of a string, or of a dict holding message/detail/description/title."""
-    if isinstance(value, str) and value.strip():
-        return value
-    if isinstance(value, dict):
-        for key in ("message", "detail", "description", "error_description", "title", "msg"):
-            text = _text_of(value.get(key))
-            if text:
-                return text
-        code = value.get("code") or value.get("type")
-        if isinstance(code, str):
-            return code
-    if isinstance(value, list) and value:
-        parts = [t for t in (_text_of(v) for v in value[:3]) if t]
-        if parts:
-            return "; ".join(parts)
-    return None
-
-
-def _field_name(item: dict[str, Any]) -> str:
-    for key in ("field", "path", "param", "name", "pointer", "property", "attribute"):
-        value = item.get(key)
-        if isinstance(value, str) and value:
-            return value.removeprefix("/").replace("/", ".")
-        if isinstance(value, list) and value:
-            return ".".join(str(v) for v in value)
-    loc = item.get("loc")
-    if isinstance(loc, list):
-        parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
-        return ".".join(parts) or "body"
-    source = item.get("source")
-    if isinstance(source, dict):
-        return _field_name(source)
-    return ""
-
-
-def _field_errors(value: Any) -> list[FieldError]:
-    """Field details in the shapes servers use: lists of dicts, or a dict of field -> messages."""
-    if isinstance(value, dict):
-        errors = []
-        for field, messages in value.items():
-            if isinstance(messages, list):
-                text = "; ".join(str(m) for m in messages if isinstance(m, (str, int, float)))
-            else:
-                text = _text_of(messages) or str(messages)
-            errors.append(FieldError(str(field), _clip(text)))
-        return errors
-    if isinstance(value, list):
-        errors = []
-        for item in value:
-            if isinstance(item, dict):
-                field = _field_name(item)
-                text = _text_of(item) or item.get("reason") or ""
-                if field:
-                    errors.append(FieldError(field, _clip(str(text))))
-        return errors
-    return []
-
-
-def parse_error_body(body: Any) -> tuple[str | None, list[FieldError]]:
-    """(message, field errors) from the error bodies real APIs send."""
-    if not isinstance(body, dict):
-        return _text_of(body), _field_errors(body) if isinstance(body, list) else []
-    error = body.get("error")
-    fields: list[FieldError] = []
-    for source in (
-        error.get("details") if isinstance(error, dict) else None,
-        error.get("fields") if isinstance(error, dict) else None,
-        error.get("errors") if isinstance(error, dict) else None,
-        body.get("errors"),
-        body.get("detail") if isinstance(body.get("detail"), list) else None,
-        body.get("invalid_params"),
-        body.get("fields"),
-    ):
-        fields = _field_errors(source)
-        if fields:
-            break
-    message = None
-    for candidate in (
-        error,
-        body.get("message"),
-        body.get("detail") if not isinstance(body.get("detail"), list) else None,
-        body.get("error_description"),
-        body.get("title"),
-        body.get("errors"),
-        body.get("detail"),
-    ):
-        message = _text_of(candidate)
-        if message:
-            break
-    return message, fields
-
-
 def retry_after_of(response: httpx.Response, cap: float) -> float:
     """Seconds to wait from Retry-After (seconds or an HTTP date), else X-RateLimit-Reset."""
     from tui.api.ratelimit import parse_retry_after, seconds_until_reset
@@ -293,9 +187,9 @@ def error_for_response(
         content_type = response.headers.get("content-type", "")
         message = "an HTML page" if "html" in content_type else text
     reason = response.reason_phrase or httpx.codes.get_reason_phrase(status) or "error"
-    summary = redact(_clip(message)) if message else reason
+    summary = redact(clip(message)) if message else reason
     full = f"{summary} (HTTP {status})"
-    fields_redacted = tuple(FieldError(_clip(redact(f.field)), redact(f.message)) for f in fields)
+    fields_redacted = tuple(FieldError(clip(redact(f.field)), redact(f.message)) for f in fields)
     if status == 401:
         return Unauthorized(full, status)
     if status == 403:
@@ -349,7 +243,7 @@ def _cause_sentence(cause: BaseException) -> str | None:
     """What an operating system's or TLS's own error means, or None for one that says no more
     than httpx's class."""
     if isinstance(cause, ssl.SSLCertVerificationError):
-        why = _clip(str(cause.verify_message or "")) or "not trusted"
+        why = clip(str(cause.verify_message or "")) or "not trusted"
         return f"its TLS certificate was refused ({why}); is it the right host?"
     if isinstance(cause, ssl.SSLError):
         why = cause.reason or "handshake failed"
