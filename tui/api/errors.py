@@ -3,9 +3,9 @@ answer into one, `transport_error` a failure to talk to the server at all.
 
 Each error carries a short title and a human message. An answer's message is taken from
 whichever common error body the server sent (error_bodies.py) and always names the HTTP
-status; a transport
-failure's says in words what happened (nothing listening, a name DNS does not know, a TLS
-certificate refused, no answer in time), read from the exception's causes, never its class name.
+status; a transport failure's says in words what happened (nothing listening, a name DNS does
+not know, a TLS certificate refused, no answer in time), read from the exception's causes,
+never its class name.
 Validation errors carry the field details. Messages never contain an API key: the client
 redacts its keys from anything a server echoes.
 """
