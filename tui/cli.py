@@ -19,10 +19,10 @@ from tui.server.config import (
 )
 
 if TYPE_CHECKING:
-    from tui.api.client import ApiClient
+    from tui.api.source import TraceSource
     from tui.demo.data import DemoKeys
     from tui.server.store.protocol import TraceStore
-    from tui.ui.app import StartAt
+    from tui.ui.start import StartAt
 
 DB_OPTION = next(option for option in OPTIONS if option.name == "db")
 SERVE_DEMO_SEED = 7  # the demo data `serve --demo` fills a database with (open_demo_store's)
@@ -105,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from tui.demo.run import run_demo
 
         return run_demo(args.db, args.seed, mouse=not args.no_mouse, feed=not args.no_feed)
-    from tui.ui.app import StartAt
+    from tui.ui.start import StartAt  # not the app's module: an error is said before it loads
 
     start = StartAt(args.project, args.trace_id if args.command == "trace" else None)
     return run_app(
@@ -176,7 +176,7 @@ def run_app(
     from urllib.parse import urlsplit
 
     from tui.api.base_url import InvalidBaseUrl
-    from tui.api.source import checked_address
+    from tui.api.kinds import checked_address
     from tui.config import ConfigError, load_settings
 
     try:
@@ -192,9 +192,7 @@ def run_app(
             # key may come from PHOENIX_API_KEY, as its own clients take it).
             settings = load_settings(profile=profile, base_url=base_url, kind=server_kind)
     except (ConfigError, InvalidBaseUrl) as error:
-        from tui.ui.screens.base import plain_text  # a transport failure's name, in words
-
-        print(f"tracetui: {plain_text(error.message)}", file=sys.stderr)
+        print(f"tracetui: {error.message}", file=sys.stderr)
         return 2
     for warning in settings.warnings:
         print(f"tracetui: warning: {warning}", file=sys.stderr)
@@ -204,8 +202,8 @@ def run_app(
     if note:
         print(f"tracetui: {note}", file=sys.stderr)
 
-    def make_client() -> ApiClient:
-        from tui.api.source import open_source
+    def make_client() -> TraceSource:
+        from tui.api.kinds import open_source
 
         return open_source(server_kind, url, settings.api_key, settings.project_keys)
 

@@ -33,7 +33,7 @@ from tui.core.secret import Secret, SecretLike
 from tui.core.urls import is_loopback, split_url
 
 DEFAULT_PROFILE = "default"
-KINDS = ("spec", "phoenix", "auto")  # the servers a profile can name (tui/api/source.py)
+KINDS = ("spec", "phoenix", "auto")  # the servers a profile can name (tui/api/kinds.py)
 PHOENIX_KEY_ENV = "PHOENIX_API_KEY"  # where Phoenix's own clients read its key
 COMMAND_TIMEOUT = 15.0
 
@@ -178,7 +178,7 @@ def load_settings(
         raise ConfigError(f"{path}: profile {name!r} must be a table")
 
     url = base_url or env.get("TRACETUI_BASE_URL") or chosen.get("base_url")
-    # No kind given: "auto", the server is asked whether it is a Phoenix (tui/api/source.py).
+    # No kind given: "auto", the server is asked whether it is a Phoenix (tui/api/kinds.py).
     server_kind = kind or chosen.get("kind") or "auto"
     if server_kind not in KINDS:
         raise ConfigError(

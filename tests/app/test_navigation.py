@@ -108,7 +108,7 @@ async def test_made_with_a_client_factory_the_first_frame_waits_for_the_client(
             assert app.screen is projects
     finally:
         await app.close_client()
-    assert made and made[0]._http.is_closed  # the app closed the client it made
+    assert made and made[0].transport.is_closed  # the app closed the client it made
 
 
 async def test_esc_from_a_trace_opened_by_id_goes_to_its_projects_traces(

@@ -309,7 +309,7 @@ async def test_the_budget_is_exposed() -> None:
         budget = client.latest_budget
         assert budget is not None
         assert (budget.limit, budget.remaining, budget.reset_at) == (1000, 998, 1795251660)
-        assert client.budgets["proj_b"] == budget
+        assert client.transport.budgets["proj_b"] == budget
         assert client.log[-1].rate_limit["x-ratelimit-remaining"] == "998"
 
 
@@ -438,7 +438,7 @@ async def test_cancelling_a_call_leaves_nothing_behind() -> None:
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
-    pool = client._http._transport._pool  # type: ignore[attr-defined]
+    pool = client.transport._http._transport._pool  # type: ignore[attr-defined]
     assert pool.connections == []
     await client.aclose()
     server.close()

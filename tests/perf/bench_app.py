@@ -108,10 +108,16 @@ async def open_trace_time(base_url: str, trace_id: str) -> tuple[float, float]:
     painted: list[float] = []
 
     class TimedClient(ApiClient):
-        async def _request(self, *args: Any, **kwargs: Any) -> httpx.Response:
-            response = await super()._request(*args, **kwargs)
-            arrived.append(time.perf_counter())  # the whole body has been read by now
-            return response
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            request = self.transport.request
+
+            async def timed(*args: Any, **kwargs: Any) -> httpx.Response:
+                response = await request(*args, **kwargs)
+                arrived.append(time.perf_counter())  # the whole body has been read by now
+                return response
+
+            self.transport.request = timed  # type: ignore[method-assign]
 
     def render_line(view: SpanTreeView, y: int) -> Strip:
         strip = original(view, y)

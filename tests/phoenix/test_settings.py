@@ -10,9 +10,9 @@ import httpx
 import pytest
 
 from tui.api import ServerError, Unauthorized
+from tui.api.kinds import open_source
 from tui.api.phoenix.address import phoenix_root
 from tui.api.phoenix.client import PhoenixClient
-from tui.api.source import open_source
 from tui.config import ConfigError, load_settings
 
 KEY = "phx-secret-key-1234"
@@ -101,7 +101,7 @@ def test_a_phoenix_recognised_by_its_address_gets_phoenix_api_key(
 ) -> None:
     """Started without --kind on a Phoenix's address: once it is recognised, its key is read
     from PHOENIX_API_KEY as for a profile of kind phoenix."""
-    import tui.api.source as source
+    import tui.api.kinds as kinds
     import tui.ui.app as app_module
     from tui.cli import run_app
     from tui.ui.app import StartAt
@@ -119,11 +119,11 @@ def test_a_phoenix_recognised_by_its_address_gets_phoenix_api_key(
             pass
 
     monkeypatch.setattr(
-        source, "checked_address", lambda kind, url: ("phoenix", url, "recognised as Phoenix")
+        kinds, "checked_address", lambda kind, url: ("phoenix", url, "recognised as Phoenix")
     )
     monkeypatch.setattr(app_module, "TraceTuiApp", NoApp)
     monkeypatch.setattr(
-        source, "open_source", lambda kind, url, key, project_keys: keys.append((kind, key))
+        kinds, "open_source", lambda kind, url, key, project_keys: keys.append((kind, key))
     )
     monkeypatch.setenv("PHOENIX_API_KEY", KEY)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))

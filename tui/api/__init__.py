@@ -1,4 +1,6 @@
-"""The tracing service client: async, tolerant of real servers' shapes, rate-limit aware.
+"""The client of tracing servers: async, tolerant of real servers' shapes, rate-limit aware, each
+call bounded in size and time. The app holds a TraceSource (source.py), made by kinds.py for the
+kind of server a profile names: the spec's (client.py) or Arize Phoenix's (phoenix/).
 
 This package never imports Textual (a test enforces it) and shares no code with `tui.server`.
 Its names are loaded on first use (PEP 562): the command line checks the base URL and the app
@@ -20,12 +22,6 @@ if TYPE_CHECKING:
     from tui.api.client import (
         ApiClient as ApiClient,
     )
-    from tui.api.client import (
-        Page as Page,
-    )
-    from tui.api.client import (
-        Waiting as Waiting,
-    )
     from tui.api.errors import (
         ApiError as ApiError,
     )
@@ -37,6 +33,9 @@ if TYPE_CHECKING:
     )
     from tui.api.errors import (
         ConnectionFailed as ConnectionFailed,
+    )
+    from tui.api.errors import (
+        DeadlinePassed as DeadlinePassed,
     )
     from tui.api.errors import (
         FieldError as FieldError,
@@ -52,6 +51,9 @@ if TYPE_CHECKING:
     )
     from tui.api.errors import (
         RateLimited as RateLimited,
+    )
+    from tui.api.errors import (
+        ResponseTooLarge as ResponseTooLarge,
     )
     from tui.api.errors import (
         ServerError as ServerError,
@@ -73,25 +75,37 @@ if TYPE_CHECKING:
     from tui.api.models import RotatedSecret as RotatedSecret
     from tui.api.models import Span as Span
     from tui.api.models import Trace as Trace
+    from tui.api.pages import (
+        Page as Page,
+    )
     from tui.api.pagination import NextPage as NextPage
     from tui.api.request_log import LogEntry as LogEntry
+    from tui.api.source import (
+        TraceSource as TraceSource,
+    )
+    from tui.api.transport import (
+        Waiting as Waiting,
+    )
 
 _WHERE = {
     "InvalidBaseUrl": "base_url",
     "normalize_base_url": "base_url",
     "ApiClient": "client",
     "LogEntry": "request_log",
-    "Page": "client",
-    "Waiting": "client",
+    "Page": "pages",
+    "TraceSource": "source",
+    "Waiting": "transport",
     "ApiError": "errors",
     "BadResponse": "errors",
     "Conflict": "errors",
     "ConnectionFailed": "errors",
+    "DeadlinePassed": "errors",
     "FieldError": "errors",
     "Forbidden": "errors",
     "NotFound": "errors",
     "NotOffered": "errors",
     "RateLimited": "errors",
+    "ResponseTooLarge": "errors",
     "ServerError": "errors",
     "TimedOut": "errors",
     "Unauthorized": "errors",

@@ -1,6 +1,7 @@
 """Reading an answer's body: JSON, even nested deeper than Python's parser goes, or a typed
 BadResponse; and one record as servers wrap it, bare or under `data` (`{"data": {...}}`).
-Lists and their cursors are read by pagination.py."""
+`read_record` reads a record or says it is not one. Lists and their cursors are read by
+pagination.py."""
 
 from __future__ import annotations
 
@@ -33,3 +34,19 @@ def unwrap_record(body: Any) -> Any:
     if isinstance(body, dict) and isinstance(body.get("data"), dict) and "id" not in body:
         return body["data"]
     return body
+
+
+def read_record(response: Any, *, outcome_unknown: bool = False) -> dict[str, Any]:
+    """The record an answer holds, bare or under `data`; BadResponse when it holds none
+    (`outcome_unknown`: the server said yes to a create, but not what it made)."""
+    try:
+        data = unwrap_record(read_json(response))
+    except BadResponse as error:
+        raise BadResponse(error.message, error.status, outcome_unknown=outcome_unknown) from None
+    if not isinstance(data, dict):
+        raise BadResponse(
+            f"The server's answer is not a record (HTTP {response.status_code})",
+            response.status_code,
+            outcome_unknown=outcome_unknown,
+        )
+    return data

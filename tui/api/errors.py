@@ -1,28 +1,29 @@
-"""Typed API errors, and the one function that turns an HTTP response into one of them.
+"""Typed API errors, and the two functions that make them: `error_for_response` turns an HTTP
+answer into one, `transport_error` a failure to talk to the server at all.
 
-Each error carries a short title, a human message (taken from whichever common error body the
-server sent) that always names the HTTP status, and for validation errors the field details.
-Messages never contain an API key: the client redacts its keys from anything a server echoes.
+Each error carries a short title and a human message. An answer's message is taken from
+whichever common error body the server sent (error_bodies.py) and always names the HTTP
+status; a transport failure's says in words what happened (nothing listening, a name DNS does
+not know, a TLS certificate refused, no answer in time), read from the exception's causes,
+never its class name.
+Validation errors carry the field details. Messages never contain an API key: the client
+redacts its keys from anything a server echoes.
 """
 
 from __future__ import annotations
 
+import errno
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
+import socket
+import ssl
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
 
-MAX_MESSAGE = 300
-
-
-@dataclass(frozen=True)
-class FieldError:
-    """One field's validation problem, as the server described it."""
-
-    field: str
-    message: str
+from tui.api.error_bodies import FieldError as FieldError  # the errors' own field details
+from tui.api.error_bodies import clip, parse_error_body
+from tui.core.urls import split_url
 
 
 class ApiError(Exception):
@@ -117,6 +118,26 @@ class BadResponse(ApiError):
     title = "Unreadable response"
 
 
+class ResponseTooLarge(ApiError):
+    """The answer was larger than the client reads of one answer (`limit` bytes, after
+    decompression): it stopped reading, and nothing of it is kept."""
+
+    title = "The answer was too big"
+
+    def __init__(
+        self, message: str, status: int | None, *, limit: int, outcome_unknown: bool = False
+    ) -> None:
+        super().__init__(message, status, outcome_unknown=outcome_unknown)
+        self.limit = limit
+
+
+class DeadlinePassed(TimedOut):
+    """The call did not finish within the client's deadline: connecting, every attempt, the
+    answer's reading and the waits between them, all counted."""
+
+    title = "The call took too long"
+
+
 class NotOffered(ApiError):
     """The server does not offer this action (its OpenAPI document does not list it): said in
     words, before any request is sent."""
@@ -125,104 +146,6 @@ class NotOffered(ApiError):
 
 
 Redact = Callable[[str], str]
-
-
-def _clip(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
-
-
-def _text_of(value: Any) -> str | None:
-    """A message out of a string, or of a dict holding message/detail/description/title."""
-    if isinstance(value, str) and value.strip():
-        return value
-    if isinstance(value, dict):
-        for key in ("message", "detail", "description", "error_description", "title", "msg"):
-            text = _text_of(value.get(key))
-            if text:
-                return text
-        code = value.get("code") or value.get("type")
-        if isinstance(code, str):
-            return code
-    if isinstance(value, list) and value:
-        parts = [t for t in (_text_of(v) for v in value[:3]) if t]
-        if parts:
-            return "; ".join(parts)
-    return None
-
-
-def _field_name(item: dict[str, Any]) -> str:
-    for key in ("field", "path", "param", "name", "pointer", "property", "attribute"):
-        value = item.get(key)
-        if isinstance(value, str) and value:
-            return value.removeprefix("/").replace("/", ".")
-        if isinstance(value, list) and value:
-            return ".".join(str(v) for v in value)
-    loc = item.get("loc")
-    if isinstance(loc, list):
-        parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
-        return ".".join(parts) or "body"
-    source = item.get("source")
-    if isinstance(source, dict):
-        return _field_name(source)
-    return ""
-
-
-def _field_errors(value: Any) -> list[FieldError]:
-    """Field details in the shapes servers use: lists of dicts, or a dict of field -> messages."""
-    if isinstance(value, dict):
-        errors = []
-        for field, messages in value.items():
-            if isinstance(messages, list):
-                text = "; ".join(str(m) for m in messages if isinstance(m, (str, int, float)))
-            else:
-                text = _text_of(messages) or str(messages)
-            errors.append(FieldError(str(field), _clip(text)))
-        return errors
-    if isinstance(value, list):
-        errors = []
-        for item in value:
-            if isinstance(item, dict):
-                field = _field_name(item)
-                text = _text_of(item) or item.get("reason") or ""
-                if field:
-                    errors.append(FieldError(field, _clip(str(text))))
-        return errors
-    return []
-
-
-def parse_error_body(body: Any) -> tuple[str | None, list[FieldError]]:
-    """(message, field errors) from the error bodies real APIs send."""
-    if not isinstance(body, dict):
-        return _text_of(body), _field_errors(body) if isinstance(body, list) else []
-    error = body.get("error")
-    fields: list[FieldError] = []
-    for source in (
-        error.get("details") if isinstance(error, dict) else None,
-        error.get("fields") if isinstance(error, dict) else None,
-        error.get("errors") if isinstance(error, dict) else None,
-        body.get("errors"),
-        body.get("detail") if isinstance(body.get("detail"), list) else None,
-        body.get("invalid_params"),
-        body.get("fields"),
-    ):
-        fields = _field_errors(source)
-        if fields:
-            break
-    message = None
-    for candidate in (
-        error,
-        body.get("message"),
-        body.get("detail") if not isinstance(body.get("detail"), list) else None,
-        body.get("error_description"),
-        body.get("title"),
-        body.get("errors"),
-        body.get("detail"),
-    ):
-        message = _text_of(candidate)
-        if message:
-            break
-    return message, fields
 
 
 def retry_after_of(response: httpx.Response, cap: float) -> float:
@@ -243,10 +166,17 @@ def error_for_response(
     outcome_unknown: bool = False,
 ) -> ApiError:
     """The typed error for a non-2xx response, its message read from any common error body.
+    A redirect is one too: it is never followed (it could carry the key to another host).
 
     `outcome_unknown`: the request was a create, and a 5xx may have come after the record was
     made."""
     status = response.status_code
+    if 300 <= status < 400:
+        parts = split_url(response.headers.get("location", ""))
+        target = (parts.netloc if parts else "") or "elsewhere"
+        return BadResponse(
+            redact(f"The server redirected to {target}; not followed (HTTP {status})"), status
+        )
     text = response.text if response.content else ""
     try:
         body: Any = json.loads(text) if text else None
@@ -257,9 +187,9 @@ def error_for_response(
         content_type = response.headers.get("content-type", "")
         message = "an HTML page" if "html" in content_type else text
     reason = response.reason_phrase or httpx.codes.get_reason_phrase(status) or "error"
-    summary = redact(_clip(message)) if message else reason
+    summary = redact(clip(message)) if message else reason
     full = f"{summary} (HTTP {status})"
-    fields_redacted = tuple(FieldError(_clip(redact(f.field)), redact(f.message)) for f in fields)
+    fields_redacted = tuple(FieldError(clip(redact(f.field)), redact(f.message)) for f in fields)
     if status == 401:
         return Unauthorized(full, status)
     if status == 403:
@@ -275,3 +205,103 @@ def error_for_response(
     if status >= 500:
         return ServerError(full, status, outcome_unknown=outcome_unknown)
     return ApiError(full, status)
+
+
+# -- a failure to talk to the server, in words ---------------------------------------------------
+
+# What httpx's exception classes mean when no cause in the chain says more.
+_CLASS_SENTENCES: tuple[tuple[type[Exception], str], ...] = (
+    (httpx.ConnectTimeout, "the connection was not accepted in time; is the address reachable?"),
+    (httpx.ReadTimeout, "it took too long to answer"),
+    (httpx.WriteTimeout, "the request could not be sent in time"),
+    (httpx.PoolTimeout, "too many requests were already waiting"),
+    (httpx.ProxyError, "the proxy refused the connection"),
+    (httpx.UnsupportedProtocol, "the address does not start with http:// or https://"),
+    (
+        httpx.ConnectError,
+        "nothing answered there; is the service running, and is the address right?",
+    ),
+    (httpx.ReadError, "the connection broke while the answer was read"),
+    (httpx.WriteError, "the connection broke while the request was sent"),
+    (httpx.RemoteProtocolError, "the server closed the connection without a full answer"),
+    (httpx.LocalProtocolError, "the request could not be sent as HTTP"),
+)
+_UNREACHABLE = (errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ENETDOWN, errno.EHOSTDOWN)
+
+
+def _causes(error: BaseException) -> Iterator[BaseException]:
+    """`error` and what it was raised from, outermost first (bounded: a chain can loop)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen and len(seen) < 20:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _cause_sentence(cause: BaseException) -> str | None:
+    """What an operating system's or TLS's own error means, or None for one that says no more
+    than httpx's class."""
+    if isinstance(cause, ssl.SSLCertVerificationError):
+        why = clip(str(cause.verify_message or "")) or "not trusted"
+        return f"its TLS certificate was refused ({why}); is it the right host?"
+    if isinstance(cause, ssl.SSLError):
+        why = cause.reason or "handshake failed"
+        return f"the TLS handshake failed ({why}); does the server speak https:// there?"
+    if isinstance(cause, socket.gaierror):
+        return "the host name could not be found (DNS); is it spelt right?"
+    if isinstance(cause, ConnectionRefusedError):
+        return (
+            "nothing answered there (connection refused); is the service running, and is the "
+            "address right?"
+        )
+    if isinstance(cause, ConnectionResetError):
+        return "the server reset the connection"
+    if isinstance(cause, OSError) and cause.errno in _UNREACHABLE:
+        return "no network route leads there; is the address reachable from here?"
+    return None
+
+
+def transport_sentence(error: BaseException) -> str:
+    """What a failure to talk to a server means, as the end of a sentence a user reads: from the
+    first cause in the exception's chain that says more than its class (connection refused, a
+    name DNS does not know, a TLS certificate refused), else from httpx's class."""
+    for cause in _causes(error):
+        sentence = _cause_sentence(cause)
+        if sentence is not None:
+            return sentence
+    for cls, sentence in _CLASS_SENTENCES:
+        if isinstance(error, cls):
+            return sentence
+    return "the network connection failed"
+
+
+def transport_error(error: Exception, host: str, *, is_get: bool) -> ApiError:
+    """The typed error for a request that got no answer: ConnectionFailed (never reached the
+    server, or broke mid-request), TimedOut, or BadResponse for a redirect whose address is
+    not a URL. A create that may have reached the server is `outcome_unknown`."""
+    sentence = transport_sentence(error)
+    if isinstance(error, (httpx.ConnectError, httpx.ConnectTimeout)):
+        return ConnectionFailed(f"Cannot connect to {host}: {sentence}", None)
+    if isinstance(error, httpx.TimeoutException):
+        return TimedOut(
+            f"{host} did not answer in time: {sentence}",
+            outcome_unknown=not is_get and not isinstance(error, httpx.PoolTimeout),
+        )
+    if isinstance(error, httpx.InvalidURL):
+        # httpx reads a redirect's Location even when it does not follow it, and one that is
+        # not a URL raises: the server's answer is at fault, not the call.
+        return BadResponse(
+            f"{host} redirected to an address that is not a URL; not followed",
+            None,
+            outcome_unknown=not is_get,
+        )
+    return ConnectionFailed(
+        f"The connection to {host} failed mid-request: {sentence}", outcome_unknown=not is_get
+    )
+
+
+def never_sent(error: Exception) -> bool:
+    """Whether a transport failure happened before the request reached the server (so that
+    sending it again cannot do anything twice)."""
+    return isinstance(error, (httpx.ConnectError, httpx.ConnectTimeout))

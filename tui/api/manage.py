@@ -1,7 +1,8 @@
 """Managing a project from the app: its keys, its settings, its alerts (pause, mute, edit,
-delete, a new signing secret). Extensions of the spec that a server may offer or not: each call
-first learns what the server offers (offers.py, once per client) and, for an action it does not
-offer, raises NotOffered with a plain sentence instead of sending a request that would 404.
+delete, a new signing secret, a test event). Extensions of the spec that a server may offer or
+not: each call first learns what the server offers (offers.py, once per source, from its
+OpenAPI document) and, for an action it does not offer, raises NotOffered with a plain sentence
+instead of sending a request that would 404.
 
 Keys and secrets the server hands over are kept as secrets at once (models.SecretValue) and
 scrubbed from anything the client logs or raises afterwards.
@@ -11,100 +12,39 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, cast
-from urllib.parse import quote
+from typing import TYPE_CHECKING, Any
 
-from tui.api.envelopes import read_json, unwrap_record
+from tui.api.delivery import DeliveryOutcome
+from tui.api.envelopes import read_json, read_record
 from tui.api.errors import (
     ApiError,
     BadResponse,
     ConnectionFailed,
-    NotOffered,
     RateLimited,
     ServerError,
     TimedOut,
 )
 from tui.api.models import Alert, KeyInfo, ProjectChange, RotatedSecret
-from tui.api.offers import NOTHING, Offers, offers_from_document
+from tui.api.offers import NOTHING, Offers, key_offer, offers_from_document
+from tui.api.params import iso, segment
+from tui.api.source import TraceSource
 
 if TYPE_CHECKING:
     import httpx
-
-    from tui.api.client import ApiClient
 
 # Failures that say nothing about what the server offers: asked again next time.
 PASSING_FAILURES = (ConnectionFailed, TimedOut, ServerError, RateLimited)
 
 
-def _segment(value: str) -> str:
-    return quote(value, safe="").replace(".", "%2E")
+class ManageCalls(TraceSource):
+    """The management calls, on top of the source that reads (the spec's: client.py)."""
 
-
-def iso_or_none(moment: datetime | None) -> str | None:
-    from tui.api.client import iso
-
-    return None if moment is None else iso(moment)
-
-
-class ManageCalls:
-    """Mixed into ApiClient: the management calls and the flags the screens ask."""
-
-    _offers: Offers | None = None
-    _offers_lock: asyncio.Lock | None = None
-    server_name = "tracing"
-
-    @property
-    def _client(self) -> ApiClient:
-        return cast("ApiClient", self)
-
-    # -- what the server offers ------------------------------------------------------------------
-
-    @property
-    def offers(self) -> Offers:
-        """What the server offers, as learnt; NOTHING until `discover_offers` has answered."""
-        return self._offers or NOTHING
-
-    @property
-    def offers_known(self) -> bool:
-        return self._offers is not None
-
-    @property
-    def offers_key_management(self) -> bool:
-        return self.offers.key_management
-
-    @property
-    def offers_workspace_keys(self) -> bool:
-        return self.offers.workspace_keys
-
-    @property
-    def offers_project_edit(self) -> bool:
-        return self.offers.project_edit
-
-    @property
-    def offers_project_delete(self) -> bool:
-        return self.offers.project_delete
-
-    @property
-    def offers_alert_edit(self) -> bool:
-        return self.offers.alert_edit
-
-    @property
-    def offers_alert_delete(self) -> bool:
-        return self.offers.alert_delete
-
-    @property
-    def offers_secret_rotation(self) -> bool:
-        return self.offers.secret_rotation
-
-    @property
-    def offers_alert_test(self) -> bool:
-        return self.offers.alert_test
+    _offers_lock: asyncio.Lock | None = None  # made by the first discover_offers
 
     async def discover_offers(self) -> Offers:
         """Read the server's OpenAPI document once: a definite answer (the document, a 404,
-        anything that is not one) is kept for the client's life; a passing failure (no
+        anything that is not one) is kept for the source's life; a passing failure (no
         connection, a 5xx, a rate limit) leaves it to the next call to ask again."""
         if self._offers is not None:
             return self._offers
@@ -113,7 +53,7 @@ class ManageCalls:
         async with self._offers_lock:
             if self._offers is None:
                 try:
-                    response = await self._client._request("GET", "openapi.json")
+                    response = await self.transport.request("GET", "openapi.json")
                     self._offers = offers_from_document(read_json(response))
                 except PASSING_FAILURES:
                     return NOTHING
@@ -122,11 +62,8 @@ class ManageCalls:
         return self._offers
 
     async def _require(self, offered: str, action: str) -> None:
-        offers = await self.discover_offers()
-        if not getattr(offers, offered):
-            raise NotOffered(f"This {self.server_name} server does not offer {action}.")
-
-    # -- sending -------------------------------------------------------------------------------
+        if not getattr(await self.discover_offers(), offered):
+            raise self.not_offered(action)
 
     async def _write(
         self,
@@ -138,7 +75,7 @@ class ManageCalls:
         params: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
     ) -> httpx.Response:
-        return await self._client._request(
+        return await self.transport.request(
             method,
             url,
             project_id=project_id,
@@ -147,49 +84,31 @@ class ManageCalls:
             idempotency_key=idempotency_key or uuid.uuid4().hex,
         )
 
-    def _record_of(self, response: httpx.Response) -> dict[str, Any]:
-        data = unwrap_record(read_json(response))
-        if not isinstance(data, dict):
-            raise BadResponse(
-                f"The server's answer is not a record (HTTP {response.status_code})",
-                response.status_code,
-            )
-        return data
-
     def _remember(self, secret: Any) -> None:
         if secret is not None:
-            self._client._keys.remember(secret)
+            self.transport.keys.remember(secret)
 
     # -- keys ------------------------------------------------------------------------------------
 
     @staticmethod
     def _keys_url(project_id: str | None) -> str:
-        return f"projects/{_segment(project_id)}/keys" if project_id else "keys"
-
-    @staticmethod
-    def _keys_offer(project_id: str | None, doing: str) -> tuple[str, str]:
-        """The offer a key call needs, and the action named when it is missing."""
-        if project_id is None:
-            return "workspace_keys", f"{doing} workspace keys"
-        return "key_management", f"{doing} keys"
+        return f"projects/{segment(project_id)}/keys" if project_id else "keys"
 
     async def list_keys(self, project_id: str | None) -> list[KeyInfo]:
         """A project's keys (None: the workspace keys): never the keys themselves. The
         workspace key is used: a project key sees its own key's metadata at most."""
-        await self._require(*self._keys_offer(project_id, "managing"))
-        return cast(
-            "list[KeyInfo]", await self._client._all(KeyInfo, "keys", self._keys_url(project_id))
-        )
+        await self._require(*key_offer(project_id, "managing"))
+        return await self._all(KeyInfo, "keys", self._keys_url(project_id))
 
     async def create_key(
         self, project_id: str | None, label: str, idempotency_key: str | None = None
     ) -> KeyInfo:
         """A new key; its `key` (a secret) is in this answer only."""
-        await self._require(*self._keys_offer(project_id, "creating"))
+        await self._require(*key_offer(project_id, "creating"))
         response = await self._write(
             "POST", self._keys_url(project_id), {"label": label}, idempotency_key=idempotency_key
         )
-        created = KeyInfo.model_validate(self._record_of(response))
+        created = KeyInfo.model_validate(read_record(response))
         if created.key is None:
             raise BadResponse(
                 "The server made the key but its answer does not hold it "
@@ -200,8 +119,8 @@ class ManageCalls:
         return created
 
     async def revoke_key(self, project_id: str | None, key_id: str) -> None:
-        await self._require(*self._keys_offer(project_id, "revoking"))
-        await self._write("DELETE", f"{self._keys_url(project_id)}/{_segment(key_id)}")
+        await self._require(*key_offer(project_id, "revoking"))
+        await self._write("DELETE", f"{self._keys_url(project_id)}/{segment(key_id)}")
 
     # -- projects --------------------------------------------------------------------------------
 
@@ -214,41 +133,34 @@ class ManageCalls:
         await self._require("project_edit", "editing projects")
         response = await self._write(
             "PATCH",
-            f"projects/{_segment(project_id)}",
+            f"projects/{segment(project_id)}",
             changes,
             params={"dry_run": "true"} if dry_run else None,
         )
-        return ProjectChange.model_validate(self._record_of(response))
+        return ProjectChange.model_validate(read_record(response))
 
     async def delete_project(self, project_id: str) -> None:
         """The project, its traces, alerts and keys, gone."""
         await self._require("project_delete", "deleting projects")
-        await self._write("DELETE", f"projects/{_segment(project_id)}")
+        await self._write("DELETE", f"projects/{segment(project_id)}")
 
     # -- alerts ----------------------------------------------------------------------------------
 
     @staticmethod
     def _alert_url(project_id: str, alert_id: str) -> str:
-        return f"projects/{_segment(project_id)}/alerts/{_segment(alert_id)}"
+        return f"projects/{segment(project_id)}/alerts/{segment(alert_id)}"
 
     async def update_alert(self, project_id: str, alert_id: str, changes: dict[str, Any]) -> Alert:
         """The alert with `changes` (any of its fields, `paused`, `muted_until`) made."""
         await self._require("alert_edit", "changing alerts")
         body = {
-            field: iso_or_none(value) if isinstance(value, datetime) else value
+            field: iso(value) if isinstance(value, datetime) else value
             for field, value in changes.items()
         }
         response = await self._write(
             "PATCH", self._alert_url(project_id, alert_id), body, project_id=project_id
         )
-        return Alert.model_validate(self._record_of(response))
-
-    async def pause_alert(self, project_id: str, alert_id: str, paused: bool) -> Alert:
-        return await self.update_alert(project_id, alert_id, {"paused": paused})
-
-    async def mute_alert(self, project_id: str, alert_id: str, until: datetime | None) -> Alert:
-        """Mute until `until` (None: unmute)."""
-        return await self.update_alert(project_id, alert_id, {"muted_until": until})
+        return Alert.model_validate(read_record(response))
 
     async def delete_alert(self, project_id: str, alert_id: str) -> None:
         await self._require("alert_delete", "deleting alerts")
@@ -260,7 +172,7 @@ class ManageCalls:
         await self._require("secret_rotation", "new webhook secrets")
         url = self._alert_url(project_id, alert_id) + "/rotate-secret"
         response = await self._write("POST", url, {}, project_id=project_id)
-        rotated = RotatedSecret.model_validate(self._record_of(response))
+        rotated = RotatedSecret.model_validate(read_record(response))
         if rotated.secret is None:
             raise BadResponse(
                 f"The server's answer holds no secret (HTTP {response.status_code})",
@@ -288,38 +200,7 @@ class ManageCalls:
             "POST", url, {}, project_id=project_id, params={"wait": "true"} if wait else None
         )
         try:
-            data = self._record_of(response)
+            data = read_record(response)
         except BadResponse:
             return DeliveryOutcome(None)
         return DeliveryOutcome.of(data, answered=response.status_code == 200)
-
-
-@dataclass(frozen=True)
-class DeliveryOutcome:
-    """A test event sent: its webhook id, and, when the server waited for the first attempt
-    (`answered`), whether the receiver took it, its status code, latency or error."""
-
-    webhook_id: str | None
-    answered: bool = False
-    delivered: bool = False
-    status_code: int | None = None
-    latency_ms: int | None = None
-    error: str | None = None
-
-    @classmethod
-    def of(cls, data: dict[str, Any], answered: bool) -> DeliveryOutcome:
-        def number(name: str) -> int | None:
-            value = data.get(name)
-            return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-        webhook_id = data.get("webhook_id") or data.get("id")
-        error = data.get("error")
-        answered = answered and ("delivered" in data or "status_code" in data)
-        return cls(
-            webhook_id if isinstance(webhook_id, str) else None,
-            answered,
-            data.get("delivered") is True,
-            number("status_code"),
-            number("latency_ms"),
-            error if isinstance(error, str) else None,
-        )

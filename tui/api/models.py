@@ -9,7 +9,7 @@ be read becomes None instead of failing the record, and unknown fields are kept 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 from typing import Annotated, Any
@@ -132,6 +132,17 @@ def _status_and_error(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _normal_fields(data: Any, drop: Iterable[str] = ()) -> Any:
+    """What spans and traces read alike before validation: status forms, errors, durations in
+    other units; the keys in `drop` left out."""
+    if not isinstance(data, dict):
+        return data
+    data = _status_and_error(dict(data))
+    for key in drop:
+        data.pop(key, None)
+    return _duration_from_units(data)
+
+
 def _duration_from_units(data: dict[str, Any]) -> dict[str, Any]:
     """duration_ms from a duration given in other units, when no millisecond one was sent."""
     if any(k in data for k in ("duration_ms", "durationMs")):
@@ -209,10 +220,7 @@ class Span(Record):
     @model_validator(mode="before")
     @classmethod
     def _normalise(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        data = _status_and_error(dict(data))
-        return _duration_from_units(data)
+        return _normal_fields(data)
 
     @model_validator(mode="after")
     def _derive(self) -> Span:
@@ -298,12 +306,8 @@ class Trace(Record):
     @model_validator(mode="before")
     @classmethod
     def _normalise(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        data = _status_and_error(dict(data))
-        for key in SPAN_LIST_KEYS:  # the spans are read by readers.read_trace, not here
-            data.pop(key, None)
-        return _duration_from_units(data)
+        # The spans are read by readers.read_trace, not here.
+        return _normal_fields(data, drop=SPAN_LIST_KEYS)
 
     @model_validator(mode="after")
     def _derive(self) -> Trace:

@@ -1,4 +1,5 @@
-"""What a server offers beyond reading: learnt once per client from its OpenAPI document.
+"""What a server offers beyond reading: learnt once per source from its OpenAPI document, and the
+flags and sentences the screens read of it (`Offered`, `key_offer`).
 
 A server documents its routes at /v1/openapi.json (the local service does). A path listed there
 with its method means the action is offered; a server that speaks only the spec answers 404, or
@@ -100,3 +101,21 @@ def _query_parameters(operation: Any) -> set[str]:
         and isinstance(parameter.get("name"), str)
         and parameter.get("in", "query") == "query"
     }
+
+
+class Offered:
+    """One flag of what a source offers (`offers_alert_edit`...), read from its `offers`."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, source: Any, owner: type[Any] | None = None) -> bool:
+        return source is not None and bool(getattr(source.offers, self.name))
+
+
+def key_offer(project_id: str | None, doing: str) -> tuple[str, str]:
+    """The offer a key call needs (a project's keys, or the workspace's for None), and the
+    action a sentence names when it is missing ("creating workspace keys")."""
+    if project_id is None:
+        return "workspace_keys", f"{doing} workspace keys"
+    return "key_management", f"{doing} keys"

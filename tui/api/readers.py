@@ -12,7 +12,7 @@ into Span objects one by one, by `read_span_json`, only when asked for.
 It is only ever a shortcut: whatever does not fit (another spelling, an unknown key, a number
 where text belongs, a time that is not ISO 8601, NaN, invalid UTF-8, nesting deeper than the
 parser allows, an envelope) is read by the tolerant models, so both paths must give the same
-records. tests/unit/test_fast_spans.py checks that they do.
+records. tests/client/test_fast_spans.py checks that they do.
 """
 
 from __future__ import annotations
@@ -155,18 +155,26 @@ def fast_time(value: Any) -> Any:
         return NOT_FAST
 
 
-def _finish(span: Span) -> bool:
-    """What the tolerant model does after validation, in place; False if a time is not ISO."""
-    values = span.__dict__
+def _fast_times(values: dict[str, Any]) -> tuple[Any, Any] | None:
+    """A record's started_at and ended_at read in place as UTC datetimes, and returned; None
+    if one is not ISO 8601 (the tolerant model reads it)."""
     started, ended = values["started_at"], values["ended_at"]
     if started is not None:
         started = values["started_at"] = fast_time(started)
-        if started is NOT_FAST:
-            return False
     if ended is not None:
         ended = values["ended_at"] = fast_time(ended)
-        if ended is NOT_FAST:
-            return False
+    if started is NOT_FAST or ended is NOT_FAST:
+        return None
+    return started, ended
+
+
+def _finish(span: Span) -> bool:
+    """What the tolerant model does after validation, in place; False if a time is not ISO."""
+    values = span.__dict__
+    times = _fast_times(values)
+    if times is None:
+        return False
+    ended = times[1]
     status, kind = values["status"], values["kind"]
     if status is not None and status not in _PLAIN_STATUS:
         status = values["status"] = normal_status(status)
@@ -200,15 +208,10 @@ def fast_trace(item: dict[str, Any]) -> Trace | None:
         return None
     values = trace.__dict__
     values["spans"] = []
-    started, ended = values["started_at"], values["ended_at"]
-    if started is not None:
-        started = values["started_at"] = fast_time(started)
-        if started is NOT_FAST:
-            return None
-    if ended is not None:
-        ended = values["ended_at"] = fast_time(ended)
-        if ended is NOT_FAST:
-            return None
+    times = _fast_times(values)
+    if times is None:
+        return None
+    started, ended = times
     status = values["status"]
     if status is not None and status not in _PLAIN_STATUS:
         values["status"] = normal_status(status)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
@@ -26,6 +25,7 @@ from tui.core.gcpause import hold_start_up, let_go_of_start_up
 from tui.model.text import NOTICE_MAX_CHARS, notice, safe_text
 from tui.ui.hangup import watch_for_hangup
 from tui.ui.navigation import Navigation
+from tui.ui.start import StartAt as StartAt  # named beside the app by those who start it
 from tui.ui.widgets.status_bar import Status, StatusBar
 
 if TYPE_CHECKING:
@@ -33,14 +33,14 @@ if TYPE_CHECKING:
     # The palette's, the time range's and the too-small notice's load when first needed.
     from textual.command import Provider
 
-    from tui.api import ApiClient, ApiError, Project, Waiting
+    from tui.api import ApiError, Project, TraceSource, Waiting
     from tui.ui.messages import ProjectsLoaded
 
 # Below this size the app shows a notice instead of its screens (tui.ui.screens.too_small).
 MIN_WIDTH, MIN_HEIGHT = 80, 24
 
 # Either a client, or how to make one: made in a thread once the first frame is drawn.
-ClientOrFactory = Union["ApiClient", Callable[[], "ApiClient"]]
+ClientOrFactory = Union["TraceSource", Callable[[], "TraceSource"]]
 
 # A toast's title is cut to this many characters of a server string.
 TITLE_MAX_CHARS = 60
@@ -58,14 +58,6 @@ def palette_commands() -> type[Provider]:
 class StartFailed(Exception):
     """Raised by a client factory that cannot start (the demo's database is from a newer
     tracetui): the app ends, and `start_failure` holds the message for its caller to print."""
-
-
-@dataclass(frozen=True)
-class StartAt:
-    """Where the app opens: the projects, one project's traces, or one trace."""
-
-    project_id: str | None = None
-    trace_id: str | None = None
 
 
 class TraceTuiApp(Navigation):
@@ -92,8 +84,8 @@ class TraceTuiApp(Navigation):
         server_label: str | None = None,
     ) -> None:
         super().__init__()
-        self._client: ApiClient | None = None
-        self._make_client: Callable[[], ApiClient] | None = None
+        self._client: TraceSource | None = None
+        self._make_client: Callable[[], TraceSource] | None = None
         self._first_frame_drawn = threading.Event()
         if callable(client):
             self._make_client = client
@@ -124,13 +116,13 @@ class TraceTuiApp(Navigation):
         self.start_failure: str | None = None
 
     @property
-    def client(self) -> ApiClient:
+    def client(self) -> TraceSource:
         """The API client (the screens that use it open once it is ready)."""
         if self._client is None:
             raise RuntimeError("the client is still loading")
         return self._client
 
-    def _use_client(self, client: ApiClient) -> None:
+    def _use_client(self, client: TraceSource) -> None:
         self._client = client
         client.on_wait = self.client_waiting
 
@@ -183,15 +175,14 @@ class TraceTuiApp(Navigation):
             if isinstance(screen, StartingScreen):
                 screen.say(text)
 
-    def _client_ready(self, client: ApiClient) -> None:
+    def _client_ready(self, client: TraceSource) -> None:
         self._use_client(client)
         self.server_label = self.server_label or client.host
         self._open_start()  # over the starting screen, which stays at the bottom unseen
         # The kind of server recognised at an address given without a kind (open_source asked
         # it in the loading thread): said once the first screen is up.
-        note = getattr(client, "recognised_note", None)
-        if note:
-            self.notify(note, title="Server recognised", timeout=12)
+        if client.recognised_note:
+            self.notify(client.recognised_note, title="Server recognised", timeout=12)
 
     def _open_start(self) -> None:
         from tui.ui.screens.projects import ProjectsScreen
@@ -334,7 +325,6 @@ class TraceTuiApp(Navigation):
         """Show an API error the way its kind calls for; keep `retry` for ctrl+r or the timer
         (`screen`: the screen that failed, whose retry ctrl+r runs while it is in view)."""
         from tui.api import ConnectionFailed, Forbidden, RateLimited, TimedOut, Unauthorized
-        from tui.ui.screens.base import plain_message
 
         self._retry = retry
         if screen is not None and retry is not None:
@@ -349,13 +339,13 @@ class TraceTuiApp(Navigation):
             self.ask_for_key(project_id, error)
         elif isinstance(error, Unauthorized) and not quiet:
             self.notify(
-                f"{plain_message(error)}. {self.where_the_key_comes_from()}",
+                f"{error.message}. {self.where_the_key_comes_from()}",
                 title=error.title,
                 severity="error",
                 timeout=15,
             )
         elif not quiet:
-            self.notify(plain_message(error), title=error.title, severity="error", timeout=8)
+            self.notify(error.message, title=error.title, severity="error", timeout=8)
         self.refresh_status()
 
     def where_the_key_comes_from(self) -> str:

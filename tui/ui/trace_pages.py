@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from tui.api import ApiClient, Trace
+from tui.api import Trace, TraceSource
 
 CAP = 50_000  # traces held for charts: ~20 MB of rows, a few seconds of paging on loopback
 
@@ -37,7 +37,7 @@ class Collected:
 
 
 async def collect(
-    client: ApiClient,
+    client: TraceSource,
     project_id: str,
     start: datetime,
     end: datetime,

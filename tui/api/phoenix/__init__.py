@@ -1,4 +1,5 @@
-"""The Arize Phoenix reader: Phoenix's REST API (and GraphQL for costs) behind the same
-interface as the spec client (tui/api/source.py). client.py makes the requests, mapping.py turns
-Phoenix's records into the app's, graphql.py holds the cost queries, probe.py recognises a
-Phoenix server. Like the rest of tui/api, nothing here imports Textual."""
+"""The Arize Phoenix reader: Phoenix's REST API (and its GraphQL for costs and sessions) as a
+TraceSource of its own (tui/api/source.py), as the spec's client is one. client.py makes the
+requests, mapping.py turns Phoenix's records into the app's, graphql.py holds the cost queries,
+sessions.py the sessions query, filters.py what its trace list can filter, probe.py and
+address.py recognise a Phoenix server. Like the rest of tui/api, nothing here imports Textual."""

@@ -64,22 +64,22 @@ def read_trace_costs(
     """(the trace's total cost, each span's cost by Phoenix's GlobalID of the span (its REST
     `id`: asked rather than `spanId`, which Phoenix looks up span by span), the cursor of the
     next page of spans or None) from a TraceCosts answer."""
-    trace = _dig(answer, "data", "node", "trace")
+    trace = dig(answer, "data", "node", "trace")
     if not isinstance(trace, Mapping):
         return None, {}, None
-    total = to_float(_dig(trace, "costSummary", "total", "cost"))
+    total = to_float(dig(trace, "costSummary", "total", "cost"))
     costs: dict[str, float] = {}
     spans = trace.get("spans")
     edges = spans.get("edges") if isinstance(spans, Mapping) else None
     for edge in edges if isinstance(edges, list) else ():
-        node = _dig(edge, "node")
-        global_id = _dig(node, "id")
-        cost = to_float(_dig(node, "costSummary", "total", "cost"))
+        node = dig(edge, "node")
+        global_id = dig(node, "id")
+        cost = to_float(dig(node, "costSummary", "total", "cost"))
         if isinstance(global_id, str) and cost is not None:
             costs[global_id] = cost
     after = None
-    if _dig(spans, "pageInfo", "hasNextPage") is True:
-        cursor = _dig(spans, "pageInfo", "endCursor")
+    if dig(spans, "pageInfo", "hasNextPage") is True:
+        cursor = dig(spans, "pageInfo", "endCursor")
         after = cursor if isinstance(cursor, str) else None
     return total, costs, after
 
@@ -103,10 +103,10 @@ def traces_costs_query(project_gid: str, trace_ids: Sequence[str]) -> dict[str, 
 
 def read_traces_costs(answer: Any, trace_ids: Sequence[str]) -> dict[str, float]:
     """Each trace's total cost by trace id, for the traces Phoenix has a cost for."""
-    project = _dig(answer, "data", "node")
+    project = dig(answer, "data", "node")
     costs: dict[str, float] = {}
     for i, trace_id in enumerate(trace_ids):
-        cost = to_float(_dig(project, f"t{i}", "costSummary", "total", "cost"))
+        cost = to_float(dig(project, f"t{i}", "costSummary", "total", "cost"))
         if cost is not None:
             costs[trace_id] = cost
     return costs
@@ -122,7 +122,8 @@ def graphql_errors(answer: Any) -> str | None:
     return None
 
 
-def _dig(value: Any, *keys: str) -> Any:
+def dig(value: Any, *keys: str) -> Any:
+    """`value[keys[0]][keys[1]]...`, or None where a step is not a mapping."""
     for key in keys:
         if not isinstance(value, Mapping):
             return None

@@ -7,7 +7,7 @@ message.content`) but takes `openinference.span.kind` out of them into `span_kin
 back, as the conversation's readers (tui/model/chat/openinference.py) look for it there. Its
 ids are the OpenTelemetry ones (hex); its own GlobalIDs (`id`) are kept in `phoenix_id`.
 
-A trace can hold 10,000 spans: each is read by the spec client's fast reader
+A trace can hold 10,000 spans: each is read by the fast reader
 (tui/api/readers.py: a strict schema, no aliases) once its fields are in the spec's spelling,
 and by the tolerant model only when a value does not fit it (the same record either way).
 """

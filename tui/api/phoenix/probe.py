@@ -4,20 +4,43 @@ Asked only when no kind was given: at once for an address that cannot be read as
 /v1 at its end), else in the thread that loads the client, beside the app's first frame. The
 address may hold a path (a Phoenix behind a proxy under /phoenix, or an address copied with /v1
 or /v1/traces at its end): Phoenix is asked there without /v1, then at each shorter path down to
-the host, so that pointing tracetui at any of them says what it found instead of failing."""
+the host, so that pointing tracetui at any of them says what it found instead of failing.
+
+Each question is bounded: at most MAX_ANSWER bytes are read, and a server that trickles its
+answer is left once `timeout` seconds have passed since the question was sent (its headers
+included, which a per-read timeout alone would not bound)."""
 
 from __future__ import annotations
 
+import asyncio
 import re
+from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from tui.api.errors import transport_sentence
 from tui.api.phoenix.address import phoenix_root
 
 VERSION = re.compile(r"^\d+\.\d+(\.\d+)?[\w.+-]*$")
 PROBE_SECONDS = 3.0
 MAX_PROBES = 4  # a path deeper than this is not searched all the way to the host
+MAX_ANSWER = 200  # bytes: a version is a few characters; anything longer is not one
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What an address said when asked whether it is a Phoenix: where one answered and its
+    version, or, when nothing answered at all, why (a transport failure in words)."""
+
+    root: str | None = None
+    version: str | None = None
+    unreachable: str | None = None
+
+
+@dataclass(frozen=True)
+class _NoAnswer:
+    sentence: str
 
 
 def candidate_roots(base_url: str) -> list[str]:
@@ -37,32 +60,54 @@ def candidate_roots(base_url: str) -> list[str]:
     return roots[:MAX_PROBES]
 
 
-def phoenix_version_at(base_url: str, timeout: float = PROBE_SECONDS) -> str | None:
-    """The version of the Phoenix server at exactly `base_url` (without /v1), or None when it
-    is not one (or does not answer). No key is sent: Phoenix answers its version without one."""
-    version = _ask(phoenix_root(base_url), timeout)
-    return version if isinstance(version, str) else None
-
-
-def _ask(root: str, timeout: float) -> str | bool:
-    """The version answered at `root`; False for an answer that is not one, True for none."""
+def _ask(root: str, timeout: float) -> str | bool | _NoAnswer:
+    """The version answered at `root`; False for an answer that is not one; _NoAnswer (why)
+    when nothing answered in `timeout` seconds. It runs an event loop of its own: it is asked
+    before the app's loop starts, or in the thread that loads the client, never in a loop."""
     if not root.startswith(("http://", "https://")):
         return False
+    return asyncio.run(_ask_within(root, timeout))
+
+
+async def _ask_within(root: str, timeout: float) -> str | bool | _NoAnswer:
     try:
-        response = httpx.get(f"{root}/arize_phoenix_version", timeout=timeout)
-    except (httpx.HTTPError, ValueError):
-        return True
-    text = response.text.strip() if response.status_code == 200 else ""
+        return await asyncio.wait_for(_version_at(root, timeout), timeout)
+    except asyncio.TimeoutError:
+        return _NoAnswer(f"it had not finished answering after {timeout:g} s")
+    except (httpx.HTTPError, ValueError) as error:
+        return _NoAnswer(transport_sentence(error))
+
+
+async def _version_at(root: str, timeout: float) -> str | bool:
+    body = b""
+    # Plain HTTP needs no TLS context (building one costs some 30 ms).
+    client = httpx.AsyncClient(timeout=timeout, verify=not root.startswith("http:"))
+    async with client, client.stream("GET", f"{root}/arize_phoenix_version") as response:
+        if response.status_code != 200:
+            return False
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > MAX_ANSWER:
+                return False
+    text = body.decode("utf-8", "replace").strip()
     return text if VERSION.match(text) else False
 
 
-def phoenix_root_at(base_url: str, timeout: float = PROBE_SECONDS) -> tuple[str, str] | None:
-    """(Phoenix's root, its version) for an address given anywhere under it, or None. A host
-    that does not answer at all is asked once, not once per path."""
+def probe_address(base_url: str, timeout: float = PROBE_SECONDS) -> Probe:
+    """Whether a Phoenix answers anywhere under `base_url`. A host that does not answer at all
+    is asked once, not once per path."""
     for root in candidate_roots(base_url):
-        version = _ask(root, timeout)
-        if isinstance(version, str):
-            return root, version
-        if version is True:
-            return None
-    return None
+        answer = _ask(root, timeout)
+        if isinstance(answer, str):
+            return Probe(root, answer)
+        if isinstance(answer, _NoAnswer):
+            return Probe(unreachable=answer.sentence)
+    return Probe()
+
+
+def phoenix_root_at(base_url: str, timeout: float = PROBE_SECONDS) -> tuple[str, str] | None:
+    """(Phoenix's root, its version) for an address given anywhere under it, or None."""
+    found = probe_address(base_url, timeout)
+    if found.root is None or found.version is None:
+        return None
+    return found.root, found.version

@@ -15,8 +15,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from tui.api.client import iso
 from tui.api.models import Session
+from tui.api.params import iso
+from tui.api.phoenix.graphql import dig
 
 MAX_FIRST = 1000
 
@@ -67,12 +68,12 @@ def sessions_query(
 def read_sessions(answer: Any, user_id: str | None) -> tuple[list[Session], str | None, int]:
     """(the sessions of a Sessions answer, the cursor of the next page or None, how many rows
     could not be read)."""
-    connection = _dig(answer, "data", "node", "sessions")
+    connection = dig(answer, "data", "node", "sessions")
     edges = connection.get("edges") if isinstance(connection, Mapping) else None
     sessions: list[Session] = []
     unreadable = 0
     for edge in edges if isinstance(edges, list) else ():
-        node = _dig(edge, "node")
+        node = dig(edge, "node")
         if not isinstance(node, Mapping) or not node.get("sessionId"):
             unreadable += 1
             continue
@@ -86,23 +87,15 @@ def read_sessions(answer: Any, user_id: str | None) -> tuple[list[Session], str 
                     "first_seen": node.get("startTime"),
                     "last_seen": node.get("endTime"),
                     "trace_count": node.get("numTraces"),
-                    "total_tokens": _dig(node, "tokenUsage", "total"),
-                    "total_cost_usd": _dig(node, "costSummary", "total", "cost"),
+                    "total_tokens": dig(node, "tokenUsage", "total"),
+                    "total_cost_usd": dig(node, "costSummary", "total", "cost"),
                     "error_count": node.get("numTracesWithError"),
                     "phoenix_id": node.get("id"),
                 }
             )
         )
     after = None
-    if _dig(connection, "pageInfo", "hasNextPage") is True:
-        cursor = _dig(connection, "pageInfo", "endCursor")
+    if dig(connection, "pageInfo", "hasNextPage") is True:
+        cursor = dig(connection, "pageInfo", "endCursor")
         after = cursor if isinstance(cursor, str) and cursor else None
     return sessions, after, unreadable
-
-
-def _dig(value: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(key)
-    return value

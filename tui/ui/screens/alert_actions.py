@@ -17,8 +17,8 @@ from tui.model import formatting as fmt
 from tui.model.text import notice, safe_text
 
 if TYPE_CHECKING:
-    from tui.api import Alert, ApiClient, RotatedSecret
-    from tui.api.manage import DeliveryOutcome
+    from tui.api import Alert, RotatedSecret, TraceSource
+    from tui.api.delivery import DeliveryOutcome
     from tui.ui.app import TraceTuiApp
     from tui.ui.screens.dialogs import MuteChoice
 
@@ -205,7 +205,7 @@ class AlertActions:
         question.append_text(self._alert_label(alert))
         question.append("?")
 
-        async def delete(client: ApiClient) -> None:
+        async def delete(client: TraceSource) -> None:
             await client.delete_alert(self.project_id, alert_id)
 
         def deleted(_: None) -> None:

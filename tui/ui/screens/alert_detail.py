@@ -47,7 +47,7 @@ from tui.ui.widgets.status_bar import StatusBar
 from tui.ui.widgets.table import Column, Table
 
 if TYPE_CHECKING:
-    from tui.api import Alert, AlertEvent, ApiClient, ApiError, Page, Trace
+    from tui.api import Alert, AlertEvent, ApiError, Page, Trace, TraceSource
 
 ORDERS = {"latency": "slowest first", "error_rate": "errored first", "cost": "costliest first"}
 MAX_TRACES = 20_000  # of the window, paged in: beyond, the value says it is of these only
@@ -427,7 +427,7 @@ class AlertDetailScreen(AlertActions, AppScreen):
             title=chart_legend(self.alert),
         )
 
-    async def _current(self, client: ApiClient) -> Alert | None:
+    async def _current(self, client: TraceSource) -> Alert | None:
         alerts = await client.list_alerts(self.project_id)
         return next((a for a in alerts if a.id and a.id == self.alert.id), None)
 
@@ -471,7 +471,7 @@ class AlertDetailScreen(AlertActions, AppScreen):
         self._title("#events-title", f"History: {error.title}")
         return False
 
-    async def _window_traces(self, client: ApiClient) -> list[Trace]:
+    async def _window_traces(self, client: TraceSource) -> list[Trace]:
         window = metrics.window_of(self.alert.metric or "", self.tui.now())
         if window is None:
             return []

@@ -48,7 +48,7 @@ from tui.ui.widgets.status_bar import StatusBar
 from tui.ui.widgets.table import Column, Drawn, Table
 
 if TYPE_CHECKING:
-    from tui.api import ApiClient, ApiError
+    from tui.api import ApiError, TraceSource
 
 COLUMNS = (
     # Is it breaching? first: state in words and symbol, the value beside the threshold.
@@ -287,7 +287,7 @@ class AlertsScreen(AlertActions, AppScreen):
             return EVALUATING  # the server's "no data" would say the metric has none
         return state_text(state, since, now) + ("*" if computed else "")
 
-    async def _collect(self, client: ApiClient) -> tuple[Collected, dict[int, metrics.Series]]:
+    async def _collect(self, client: TraceSource) -> tuple[Collected, dict[int, metrics.Series]]:
         now = self.tui.now()
         alerts = list(self.alerts)
         lookback = max(

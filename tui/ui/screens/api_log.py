@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Static
 
 from tui.core.urls import split_url
 from tui.model.text import safe_text
-from tui.ui.screens.base import AppScreen, plain_text
+from tui.ui.screens.base import AppScreen
 from tui.ui.widgets.key_footer import KeyFooter
 from tui.ui.widgets.table import Column, Table
 
@@ -76,7 +76,7 @@ class ApiLogScreen(AppScreen):
             # The error first: on an 80-column terminal the path would push it out of sight.
             # An error in words, as everywhere: a transport failure's exception name says what
             # it means.
-            detail = path if entry.error is None else f"{plain_text(entry.error)} — {path}"
+            detail = path if entry.error is None else f"{entry.error} — {path}"
             self.details.append(detail)
             rows.append(
                 (

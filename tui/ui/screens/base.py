@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import re
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -18,7 +17,7 @@ from textual.screen import ModalScreen, Screen
 from textual.worker import Worker
 
 if TYPE_CHECKING:
-    from tui.api import ApiClient, ApiError
+    from tui.api import ApiError, TraceSource
     from tui.ui.app import TraceTuiApp
 
 T = TypeVar("T")
@@ -48,7 +47,7 @@ class ApiCalls:
 
     def call_api(
         self,
-        call: Callable[[ApiClient], Awaitable[T]],
+        call: Callable[[TraceSource], Awaitable[T]],
         done: Callable[[T], object],
         *,
         group: str,
@@ -103,7 +102,7 @@ class ApiCalls:
         )
 
     def ask_now(
-        self, call: Callable[[ApiClient], Coroutine[Any, Any, T]]
+        self, call: Callable[[TraceSource], Coroutine[Any, Any, T]]
     ) -> asyncio.Task[T] | None:
         """Start `call` at once, from the screen's __init__: before the screen is built and
         drawn (20-50 ms), which far from the server would add to the answer's time. The task
@@ -145,40 +144,7 @@ class ApiCalls:
 
 def error_line(error: ApiError) -> str:
     """An API error in one line, for a screen's header or a form: `title: message`."""
-    return f"{error.title}: {plain_message(error)}"
-
-
-# What the transport's exception names mean, for the sentence a user reads: the client names
-# the exception in parentheses ("Cannot connect to host (ConnectError)").
-TRANSPORT_SENTENCES = {
-    "ConnectError": "nothing answered there; is the service running, and is the address right?",
-    "ConnectTimeout": "the connection was not accepted in time; is the address reachable?",
-    "ReadTimeout": "it took too long to answer",
-    "WriteTimeout": "the request could not be sent in time",
-    "PoolTimeout": "too many requests were already waiting",
-    "ReadError": "the connection broke while the answer was read",
-    "WriteError": "the connection broke while the request was sent",
-    "RemoteProtocolError": "the server closed the connection without a full answer",
-    "LocalProtocolError": "the request could not be sent as HTTP",
-    "ProxyError": "the proxy refused the connection",
-    "UnsupportedProtocol": "the address does not start with http:// or https://",
-}
-_TRANSPORT_NAME = re.compile(r" \((\w+)\)$")
-
-
-def plain_message(error: ApiError) -> str:
-    """An API error's message as a sentence: an exception's name at its end (a transport
-    failure) becomes what it means."""
-    return plain_text(error.message)
-
-
-def plain_text(message: str) -> str:
-    """`plain_message` for a message kept as text (the API log's entries)."""
-    found = _TRANSPORT_NAME.search(message)
-    if found is None:
-        return message
-    meaning = TRANSPORT_SENTENCES.get(found[1], "the network connection failed")
-    return f"{message[: found.start()]}: {meaning}"
+    return f"{error.title}: {error.message}"
 
 
 class AppScreen(ApiCalls, Screen[None]):

@@ -11,7 +11,7 @@ from typing import Any
 from rich.text import Text
 from textual.binding import Binding, BindingType
 
-from tui.api import Alert, ApiClient, KeyInfo, Project
+from tui.api import Alert, KeyInfo, Project, TraceSource
 from tui.model.text import notice
 from tui.ui.screens.forms import AlertForm, CreateForm, FieldSpec, ProjectForm
 
@@ -67,13 +67,13 @@ class AlertEditForm(AlertForm):
         }
         return {field: value for field, value in body.items() if before.get(field) != value}
 
-    async def create(self, client: ApiClient, values: dict[str, str]) -> Alert:
+    async def create(self, client: TraceSource, values: dict[str, str]) -> Alert:
         changes = self.changes(values)
         if not changes:
             return self.alert
         return await client.update_alert(self.project_id, self.alert.id or "", changes)
 
-    async def find_earlier(self, client: ApiClient, values: dict[str, str]) -> Alert | None:
+    async def find_earlier(self, client: TraceSource, values: dict[str, str]) -> Alert | None:
         return None  # a change sent again is the same change
 
     def retry_text(self) -> str:
@@ -115,7 +115,7 @@ class ProjectEditForm(ProjectForm):
         before = self.project.retention_days
         return days is not None and (before is None or days < before)
 
-    async def create(self, client: ApiClient, values: dict[str, str]) -> Any:
+    async def create(self, client: TraceSource, values: dict[str, str]) -> Any:
         """The project as saved, or LossToConfirm when the change would delete traces."""
         changes = self.changes(values)
         if not changes:
@@ -127,7 +127,7 @@ class ProjectEditForm(ProjectForm):
                 return LossToConfirm(would.traces_to_delete)
         return (await client.update_project(project_id, changes)).project
 
-    async def find_earlier(self, client: ApiClient, values: dict[str, str]) -> Project | None:
+    async def find_earlier(self, client: TraceSource, values: dict[str, str]) -> Project | None:
         return None
 
     def retry_text(self) -> str:
@@ -179,12 +179,12 @@ class KeyLabelForm(CreateForm):
             return {"label": "At most 100 characters."}
         return {}
 
-    async def create(self, client: ApiClient, values: dict[str, str]) -> KeyInfo:
+    async def create(self, client: TraceSource, values: dict[str, str]) -> KeyInfo:
         return await client.create_key(
             self.project_id, values["label"].strip(), idempotency_key=self.idempotency_key
         )
 
-    async def find_earlier(self, client: ApiClient, values: dict[str, str]) -> KeyInfo | None:
+    async def find_earlier(self, client: TraceSource, values: dict[str, str]) -> KeyInfo | None:
         # The key itself is never listed: the same Idempotency-Key makes the server replay its
         # answer, key included, instead.
         return None

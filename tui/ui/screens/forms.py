@@ -20,7 +20,7 @@ from textual.containers import VerticalScroll
 from textual.css.query import NoMatches
 from textual.widgets import Input, Label, Static
 
-from tui.api import Alert, ApiClient, ApiError, Conflict, Project, ValidationFailed
+from tui.api import Alert, ApiError, Conflict, Project, TraceSource, ValidationFailed
 from tui.core.alert_rules import (
     CONDITIONS,
     MEASURE_UNITS,
@@ -186,10 +186,10 @@ class CreateForm(AppModal[Any]):
     def check(self, values: dict[str, str]) -> dict[str, str]:
         raise NotImplementedError
 
-    async def create(self, client: ApiClient, values: dict[str, str]) -> Any:
+    async def create(self, client: TraceSource, values: dict[str, str]) -> Any:
         raise NotImplementedError
 
-    async def find_earlier(self, client: ApiClient, values: dict[str, str]) -> Any:
+    async def find_earlier(self, client: TraceSource, values: dict[str, str]) -> Any:
         """The record an earlier attempt with these values created, or None."""
         raise NotImplementedError
 
@@ -211,7 +211,7 @@ class CreateForm(AppModal[Any]):
         self.query_one("#form-error", Static).update(Text(self.BUSY_TEXT))
         look_first = self.outcome_unknown
 
-        async def send(client: ApiClient) -> tuple[Any, bool]:
+        async def send(client: TraceSource) -> tuple[Any, bool]:
             earlier = await self.find_earlier(client, values) if look_first else None
             if earlier is not None:
                 return earlier, True
@@ -281,12 +281,12 @@ class ProjectForm(CreateForm):
             "retention_days": int(days) if days else None,
         }
 
-    async def create(self, client: ApiClient, values: dict[str, str]) -> Project:
+    async def create(self, client: TraceSource, values: dict[str, str]) -> Project:
         return await client.create_project(
             **self.fields(values), idempotency_key=self.idempotency_key
         )
 
-    async def find_earlier(self, client: ApiClient, values: dict[str, str]) -> Project | None:
+    async def find_earlier(self, client: TraceSource, values: dict[str, str]) -> Project | None:
         return await client.find_project(**self.fields(values))
 
 
@@ -388,10 +388,10 @@ class AlertForm(CreateForm):
             webhook_url=values["webhook_url"].strip(),
         )
 
-    async def create(self, client: ApiClient, values: dict[str, str]) -> Alert:
+    async def create(self, client: TraceSource, values: dict[str, str]) -> Alert:
         return await client.create_alert(
             self.project_id, self.draft(values), idempotency_key=self.idempotency_key
         )
 
-    async def find_earlier(self, client: ApiClient, values: dict[str, str]) -> Alert | None:
+    async def find_earlier(self, client: TraceSource, values: dict[str, str]) -> Alert | None:
         return await client.find_alert(self.project_id, self.draft(values))

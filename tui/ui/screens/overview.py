@@ -32,7 +32,7 @@ from tui.ui.widgets.metric_chart import MetricChart
 from tui.ui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
-    from tui.api import ApiClient, ApiError, Page
+    from tui.api import ApiError, Page, TraceSource
 
 PAGE = 500  # the spec's largest page
 REDRAW_SECONDS = 0.25  # while paging: charts redrawn at most this often
@@ -114,7 +114,7 @@ class OverviewScreen(AppScreen):
             project_id=self.project_id,
         )
 
-    async def _page_all(self, client: ApiClient) -> None:
+    async def _page_all(self, client: TraceSource) -> None:
         from tui.api import ApiError, ValidationFailed
 
         overview = self._incoming

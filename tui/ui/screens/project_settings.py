@@ -20,7 +20,7 @@ from tui.ui.widgets.status_bar import StatusBar
 from tui.ui.widgets.table import Table
 
 if TYPE_CHECKING:
-    from tui.api import ApiClient, ApiError, KeyInfo, Project
+    from tui.api import ApiError, KeyInfo, Project, TraceSource
     from tui.api.offers import Offers
 
 OFFERED_BY = {
@@ -117,7 +117,7 @@ class ProjectSettingsScreen(AppScreen):
             retry=self.action_refresh,
         )
 
-    async def _load(self, client: ApiClient) -> tuple[Project | None, list[KeyInfo] | None]:
+    async def _load(self, client: TraceSource) -> tuple[Project | None, list[KeyInfo] | None]:
         offers: Offers = await client.discover_offers()
         project = next((p for p in await client.list_projects() if p.id == self.project_id), None)
         keys = await client.list_keys(self.project_id) if offers.key_management else None
@@ -233,7 +233,7 @@ class ProjectSettingsScreen(AppScreen):
         question.append_text(safe_text(key.label or key_id, 50, style="bold"))
         question.append(f" ({safe_text(key.prefix or '', 14).plain}…)?")
 
-        async def revoke(client: ApiClient) -> None:
+        async def revoke(client: TraceSource) -> None:
             await client.revoke_key(self.project_id, key_id)
 
         def revoked(_: None) -> None:
@@ -258,7 +258,7 @@ class ProjectSettingsScreen(AppScreen):
 
         name = self.project.name or self.project_id
 
-        async def delete(client: ApiClient) -> None:
+        async def delete(client: TraceSource) -> None:
             await client.delete_project(self.project_id)
 
         def deleted(_: None) -> None:

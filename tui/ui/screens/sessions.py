@@ -33,7 +33,7 @@ from tui.ui.widgets.status_bar import StatusBar
 from tui.ui.widgets.table import Column, Table
 
 if TYPE_CHECKING:
-    from tui.api import ApiClient
+    from tui.api import TraceSource
 
 PAGE_SIZE = 100
 SESSION_TRACES = 200  # traces of one session read into its conversation, at most
@@ -113,7 +113,7 @@ class SessionsScreen(AppScreen):
     def load_page(self) -> None:
         after, of = self.next_page, self.of
 
-        async def call(client: ApiClient) -> Page | None:
+        async def call(client: TraceSource) -> Page | None:
             offers = await client.discover_offers()
             if not offers.sessions:
                 return None
@@ -289,7 +289,7 @@ class SessionScreen(AppScreen):
         self.state = error_line(error)  # the traces read so far stay
         self.update_header()
 
-    async def _read(self, client: ApiClient) -> None:
+    async def _read(self, client: TraceSource) -> None:
         """The session's traces in order, then each one whole, shown as it arrives."""
         first, last = self.session.first_seen, self.session.last_seen
         listed: list[Trace] = []

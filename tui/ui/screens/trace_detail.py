@@ -17,7 +17,7 @@ from textual.binding import Binding
 from textual.containers import Container, Vertical
 from textual.widgets import Input, Static
 
-from tui.api import ApiClient, ApiError, NotFound, Span, Trace
+from tui.api import ApiError, NotFound, Span, Trace, TraceSource
 from tui.core.gcpause import (
     collect_garbage,
     gc_paused,
@@ -310,7 +310,7 @@ class TraceDetailScreen(AppScreen):
             retry=self.load,
         )
 
-    async def _read(self, client: ApiClient) -> tuple[Trace, TraceTree]:
+    async def _read(self, client: TraceSource) -> tuple[Trace, TraceTree]:
         # The collector stays out from the read until a big trace is held out of it: see
         # tui/core/gcpause.py (a collection in between walks a million fresh objects).
         early, self._early = self._early, None

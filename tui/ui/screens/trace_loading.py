@@ -25,7 +25,7 @@ from tui.ui.screens.trace_query import QueriedList
 from tui.ui.widgets.trace_table import TraceTable
 
 if TYPE_CHECKING:
-    from tui.api import ApiClient
+    from tui.api import TraceSource
 
 PAGE_SIZE = 500
 # The next page is asked for once the cursor moves within a page's worth of rows of the end (so
@@ -80,7 +80,7 @@ class PagedList(QueriedList):
         """The last failed request, in one line (None: the last one worked)."""
         return self.state.paging.error
 
-    def _first_page(self, client: ApiClient) -> Coroutine[Any, Any, Page]:
+    def _first_page(self, client: TraceSource) -> Coroutine[Any, Any, Page]:
         start, end = self.state.time_range.bounds(self.tui.now())
         return client.list_traces(self.project_id, start=start, end=end, limit=PAGE_SIZE)
 

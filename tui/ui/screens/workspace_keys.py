@@ -22,7 +22,7 @@ from tui.ui.widgets.status_bar import StatusBar
 from tui.ui.widgets.table import Table
 
 if TYPE_CHECKING:
-    from tui.api import ApiClient, KeyInfo
+    from tui.api import KeyInfo, TraceSource
 
 LAST_KEY_TEXT = (
     "The last workspace key cannot be revoked: without one nobody could manage this service. "
@@ -102,7 +102,7 @@ class WorkspaceKeysScreen(AppScreen):
             retry=self.action_refresh,
         )
 
-    async def _load(self, client: ApiClient) -> list[KeyInfo] | None:
+    async def _load(self, client: TraceSource) -> list[KeyInfo] | None:
         offers = await client.discover_offers()
         return await client.list_keys(None) if offers.workspace_keys else None
 
@@ -180,7 +180,7 @@ class WorkspaceKeysScreen(AppScreen):
         question.append_text(safe_text(key.label or key_id, 50, style="bold"))
         question.append(f" ({safe_text(key.prefix or '', 14).plain}…)?")
 
-        async def revoke(client: ApiClient) -> None:
+        async def revoke(client: TraceSource) -> None:
             await client.revoke_key(None, key_id)
 
         def revoked(_: None) -> None:
