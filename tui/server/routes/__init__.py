@@ -2,10 +2,21 @@
 
 from fastapi import APIRouter
 
-from tui.server.routes import alerts, keys, otlp, projects, sessions, telemetry, traces
+from tui.server.routes import (
+    alerts,
+    health,
+    keys,
+    otlp,
+    projects,
+    sessions,
+    telemetry,
+    traces,
+)
 
-# In this order: it is the order of the paths in the OpenAPI document.
+# In this order: it is the order of the paths in the OpenAPI document, and the order routes are
+# matched in (/projects/health before /projects/{project_id}).
 ROUTERS: tuple[APIRouter, ...] = (
+    health.router,
     projects.router,
     traces.router,
     otlp.router,

@@ -18,6 +18,7 @@ from typing import Any
 from tui.server.api_keys import hash_key
 from tui.server.store.admin import AdminTables
 from tui.server.store.dialect import POSTGRES
+from tui.server.store.health import HealthTables
 from tui.server.store.keys import KeyTables
 from tui.server.store.postgres import locks
 from tui.server.store.postgres.alerts import PostgresAlerts
@@ -58,6 +59,7 @@ class PostgresStore(
     KeyTables,
     AdminTables,
     ReplicaTables,
+    HealthTables,
 ):
     """One PostgreSQL database through a pool of at most `pool_size` connections; any number of
     services (replicas) may share it (`is_shared`).

@@ -25,6 +25,7 @@ from tui.server.ingest.summaries import summarize, trace_rows
 from tui.server.store.admin import AdminTables
 from tui.server.store.dialect import SQLITE
 from tui.server.store.errors import StoreBusy, StoreUnavailable
+from tui.server.store.health import HealthTables
 from tui.server.store.keys import KeyTables
 from tui.server.store.logs import LogTables
 from tui.server.store.replicas import TAKE_LEASE, ReplicaTables
@@ -102,6 +103,7 @@ class Store(
     KeyTables,
     AdminTables,
     ReplicaTables,
+    HealthTables,
     TraceTables,
 ):
     """One SQLite database; each thread gets its own connection (WAL lets readers run together).
