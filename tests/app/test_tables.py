@@ -47,9 +47,13 @@ def test_a_narrow_table_takes_width_from_the_long_columns_first() -> None:
     from tui.ui.screens.projects import COLUMNS
     from tui.ui.widgets.table import widths_for
 
-    name, project_id, description, retention = widths_for(COLUMNS, [15, 12, 44, 4], 78)
-    assert (name, project_id, retention) == (15, 12, 9)  # short ones whole
-    assert sum((name, project_id, description, retention)) + 8 <= 78
+    wants = [15, 16, 4, 16, 12, 44, 4]  # name, alerts, errors, traffic, id, description, retention
+    widths = widths_for(COLUMNS, wants, 78)
+    assert widths[:5] == [15, 16, 9, 16, 12]  # the name and the health whole, the id too
+    assert widths[5:] == [0, 0]  # the description and retention left out at 80 columns
+    wide = widths_for(COLUMNS, wants, 100)
+    assert wide[:3] == [15, 16, 9] and wide[5] >= 12 and wide[6] == 9
+    assert sum(wide) + 2 * len(wide) <= 100
 
 
 def project_with_alerts(api: httpx.Client) -> str:

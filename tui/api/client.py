@@ -12,6 +12,7 @@ from typing import Any
 
 from tui.api.envelopes import read_json, unwrap_record
 from tui.api.errors import BadResponse
+from tui.api.health import HealthReport, read_health
 from tui.api.listing import Listing, SessionListing, TraceListing
 from tui.api.manage import ManageCalls
 from tui.api.models import Alert, AlertEvent, Project, Session, Span, Trace
@@ -77,6 +78,13 @@ class ApiClient(ManageCalls):
     async def list_spans(self, trace_id: str, project_id: str | None = None) -> list[Span]:
         url = f"traces/{segment(trace_id)}/spans"
         return await self._all(Span, "spans", url, project_id, _in_project(project_id))
+
+    async def project_health(self, window: str = "1h", buckets: int = 12) -> HealthReport:
+        """See TraceSource.project_health: GET /projects/health, with the default key (a
+        project key's answer holds its own project only)."""
+        params = {"window": window, "buckets": buckets}
+        response = await self.transport.request("GET", "projects/health", params=params)
+        return read_health(read_json(response), response.status_code)
 
     # -- alerts ----------------------------------------------------------------------------------
 

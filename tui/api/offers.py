@@ -26,6 +26,7 @@ ALERT_TEST = "/projects/{}/alerts/{}/test"
 TRACES = "/traces"
 SESSIONS = "/projects/{}/sessions"
 USERS = "/projects/{}/users"
+HEALTH = "/projects/health"
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,8 @@ class Offers:
     trace_filters: frozenset[str] = frozenset()
     sessions: bool = False
     users: bool = False
+    # Every project's firing alerts and recent traffic in one request (api/health.py).
+    project_health: bool = False
 
 
 NOTHING = Offers()
@@ -86,6 +89,7 @@ def offers_from_document(document: Any) -> Offers:
         trace_filters=frozenset(trace_parameters),
         sessions=has(SESSIONS, "get"),
         users=has(USERS, "get"),
+        project_health=has(HEALTH, "get"),
     )
 
 

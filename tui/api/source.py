@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self, Unpack
 
     from tui.api.delivery import DeliveryOutcome
+    from tui.api.health import HealthReport
     from tui.api.models import (
         Alert,
         KeyInfo,
@@ -154,6 +155,7 @@ class TraceSource(ABC):
     offers_alert_delete = Offered("alert_delete")
     offers_secret_rotation = Offered("secret_rotation")
     offers_alert_test = Offered("alert_test")
+    offers_project_health = Offered("project_health")
 
     async def discover_offers(self) -> Offers:
         """What this server offers beyond reading, learnt once: by default nothing."""
@@ -263,6 +265,12 @@ class TraceSource(ABC):
     @abstractmethod
     async def list_spans(self, trace_id: str, project_id: str | None = None) -> list[Span]:
         """A trace's spans, all pages; `project_id` as for get_trace."""
+
+    async def project_health(self, window: str = "1h", buckets: int = 12) -> HealthReport:
+        """Every project's firing alerts and traffic over the last `window`, in `buckets`
+        buckets, in one request: an extension (`offers_project_health` says whether a server
+        has it; without it, a screen reads each project's traces and alerts instead)."""
+        raise self.not_offered("project health at a glance")
 
     # -- alerts: none unless the server has them (has_alerts) ------------------------------------
 

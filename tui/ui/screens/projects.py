@@ -1,7 +1,11 @@
-"""The projects screen: the workspace's projects; Enter opens traces, `a` alerts, `s` settings
-and keys, `n` creates, `w` the workspace keys (on a server that offers them)."""
+"""The projects screen: the workspace's projects, each with its health over the last hour (its
+firing alerts, error rate and traffic: tui/ui/project_health.py reads it, tui/model/health.py
+draws it); `u` lists the unhealthy first. Enter opens traces, `a` alerts, `s` settings and keys,
+`n` creates, `w` the workspace keys (on a server that offers them)."""
 
 from __future__ import annotations
+
+from datetime import datetime, timezone
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -9,22 +13,30 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from tui.api import ApiError, Project
-from tui.model.text import safe_text
+from tui.model import health as health_cells
+from tui.model.text import notice, safe_text
 from tui.ui.messages import ProjectsLoaded
+from tui.ui.project_health import HealthView, load_health
 from tui.ui.screens.base import AppScreen
 from tui.ui.widgets.key_footer import KeyFooter
 from tui.ui.widgets.status_bar import StatusBar
-from tui.ui.widgets.table import Column, Table
+from tui.ui.widgets.table import Column, Drawn, Table
 
+# At 80 columns the health columns keep their room and the description gives way first; the
+# ID and description are left out before a name or a firing alert is cut to nothing.
 COLUMNS = (
-    Column("Name", least=12, most=60, share=3),
-    Column("ID", least=10, most=40, share=1),
-    Column("Description", least=12, most=200, share=4),
-    Column("Retention", least=9),
+    Column("Name", least=12, most=60, share=1),
+    Column("Alerts", least=16, most=40, share=1),
+    Column("Errors 1h", least=9),
+    Column("Traffic 1h", least=10, most=20, share=1),
+    Column("ID", least=10, most=40, share=2, optional=True),
+    Column("Description", least=12, most=200, share=8, optional=True),
+    Column("Retention", least=9, optional=True),
 )
 
 # In place of rows when there are none: what to do next (n is always on this screen).
 EMPTY = Text("No projects yet: press n to create one.")
+NOT_KNOWN = Text("–", style="dim")
 
 
 class ProjectsScreen(AppScreen):
@@ -33,7 +45,7 @@ class ProjectsScreen(AppScreen):
         Binding("a", "alerts", "Alerts", id="projects.alerts"),
         Binding("o", "overview", "Overview", id="projects.overview"),
         Binding("s", "settings", "Settings", id="projects.settings", tooltip="Edit, keys, delete"),
-        Binding("n", "new", "New project", id="projects.new"),
+        Binding("n", "new", "New", id="projects.new", tooltip="A new project"),
         Binding(
             "w",
             "workspace_keys",
@@ -50,8 +62,27 @@ class ProjectsScreen(AppScreen):
             show=False,
             tooltip="The project's sessions, each read as one conversation",
         ),
+        Binding(
+            "f",
+            "firing_alert",
+            "Firing alert",
+            id="projects.firing_alert",
+            show=False,
+            tooltip="The project's alert that has fired longest",
+        ),
+        Binding(
+            "u",
+            "unhealthy_first",
+            "Unhealthy",
+            id="projects.unhealthy_first",
+            tooltip="List first the projects with firing alerts, then by error rate (again: as"
+            " listed)",
+        ),
         Binding("r", "refresh", "Refresh", id="projects.refresh"),
     ]
+    # At 80 columns the footer has no room for f, which the header names while any project's
+    # alert is firing; wider, the footer shows it too. Both are in `?`.
+    FOOTER_WHEN_ROOM = ("projects.firing_alert",)
     DEFAULT_CSS = """
     ProjectsScreen #header { height: 1; background: $boost; padding: 0 1; }
     ProjectsScreen Table { height: 1fr; }
@@ -59,7 +90,11 @@ class ProjectsScreen(AppScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.projects: list[Project] = []
+        self.projects: list[Project] = []  # as shown
+        self.listed: list[Project] = []  # as the server listed them
+        self.health: HealthView | None = None  # None: loading
+        self.health_error: str | None = None
+        self.unhealthy_first = False
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Projects", style="bold"), id="header")
@@ -92,6 +127,7 @@ class ProjectsScreen(AppScreen):
 
     def action_refresh(self) -> None:
         self._header(Text("Projects · loading…", style="bold"))
+        self.health, self.health_error = None, None
         self.call_api(
             lambda client: client.list_projects(),
             self._loaded,
@@ -103,33 +139,99 @@ class ProjectsScreen(AppScreen):
     def _header(self, text: Text) -> None:
         self.query_one("#header", Static).update(text)
 
+    def _say(self) -> None:
+        """The header: how many projects, over which window, in which order, and how their
+        health was read (or that it is loading, or failed)."""
+        text = Text(f"Projects · {len(self.projects)}", no_wrap=True, overflow="ellipsis")
+        text.stylize("bold")
+        text.append(f" · last {health_cells.WINDOW}")
+        if self.unhealthy_first:
+            text.append(" · unhealthy first", style="bold")
+        known = self.health.health.values() if self.health is not None else ()
+        on_fire = sum(1 for health in known if health.firing)
+        if on_fire:
+            text.append(" · ")
+            text.append(f"▲ {on_fire} firing", style="bold red")
+            text.append(" (f opens)")
+        if self.health_error is not None:
+            text.append(" · ")
+            text.append_text(safe_text(f"health: {self.health_error}", 80, style="red"))
+        elif self.health is None:
+            text.append(" · health loading…", style="italic")
+        elif self.health.note():
+            text.append(" · ")
+            text.append(self.health.note(), style="yellow")
+        self._header(text)
+
+    def _load_health(self) -> None:
+        projects = list(self.listed)
+        self.call_api(
+            lambda client: load_health(client, projects, datetime.now(timezone.utc)),
+            self._health_loaded,
+            group="health",
+            failed=self._health_failed,
+            quiet=True,
+        )
+
+    def _health_loaded(self, view: HealthView) -> None:
+        self.health, self.health_error = view, None
+        self.fill()
+        self._say()
+
+    def _health_failed(self, error: ApiError) -> bool:
+        self.health_error = error.title
+        self._say()
+        return True
+
+    def action_unhealthy_first(self) -> None:
+        self.unhealthy_first = not self.unhealthy_first
+        self.fill()
+        if self.projects:
+            self.query_one(Table).move_cursor(row=0)
+        self._say()
+
     def _failed(self, error: ApiError) -> None:
         self._header(safe_text(f"Projects · {error.title}", style="bold red"))
 
     def _loaded(self, projects: list[Project]) -> None:
-        self.projects = [p for p in projects if p.id]
-        self.post_message(ProjectsLoaded(self.projects))
+        self.listed = [p for p in projects if p.id]
+        self.post_message(ProjectsLoaded(self.listed))
         self.fill()
         self.query_one(Table).empty_text = EMPTY
-        self._header(Text(f"Projects · {len(self.projects)}", style="bold"))
+        self._say()
+        if self.listed:
+            self._load_health()
+        else:
+            self.health = HealthView()
 
     def fill(self) -> None:
+        known = self.health.health if self.health is not None else {}
+        self.projects = health_cells.ordered(self.listed, known, self.unhealthy_first)
+        now = datetime.now(timezone.utc)
         # Each row's key is its id: a refresh keeps the cursor on its project.
         self.query_one(Table).set_rows(
-            [
-                (
-                    (
-                        project.name or "(no name)",
-                        project.id or "",
-                        project.description or "",
-                        f"{project.retention_days} d"
-                        if project.retention_days is not None
-                        else "–",
-                    ),
-                    project.id,
-                )
-                for project in self.projects
-            ]
+            [(self._cells(project, now), project.id) for project in self.projects]
+        )
+
+    def _cells(self, project: Project, now: datetime) -> tuple[str | Text | Drawn, ...]:
+        described = (
+            project.id or "",
+            project.description or "",
+            f"{project.retention_days} d" if project.retention_days is not None else "–",
+        )
+        health = self.health.health.get(project.id or "") if self.health is not None else None
+        if self.health is not None and health is None:
+            # Loaded for the others, not for this one (not read, or it failed): not known.
+            return (project.name or "(no name)", NOT_KNOWN, NOT_KNOWN, NOT_KNOWN, *described)
+        return (
+            project.name or "(no name)",
+            health_cells.alerts_cell(health, now),
+            health_cells.errors_cell(health),
+            Drawn(
+                lambda width: health_cells.traffic_cell(health, width),
+                width=health_cells.traffic_width(health),
+            ),
+            *described,
         )
 
     def selected(self) -> Project | None:
@@ -152,6 +254,19 @@ class ProjectsScreen(AppScreen):
         project = self.selected()
         if project is not None and project.id:
             self.tui.open_overview(project.id, project.name)
+
+    def action_firing_alert(self) -> None:
+        project = self.selected()
+        if project is None or not project.id:
+            return
+        health = self.health.health.get(project.id) if self.health is not None else None
+        if health is None:
+            self.notify("The projects' health is not loaded yet.", timeout=3)
+        elif not health.firing:
+            name = notice(project.name or project.id)
+            self.notify(f"No alert of {name} is firing.", timeout=3)
+        else:
+            self.tui.open_alert(project.id, health.firing[0].alert)
 
     def action_sessions(self) -> None:
         project = self.selected()
