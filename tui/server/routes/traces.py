@@ -1,7 +1,9 @@
 """GET /v1/traces (keyset-paged, newest first), /v1/traces/{trace_id} and its /spans.
 
 Extensions of GET /v1/traces (docs/api.md): filters (`q`, `status`, `model`, `name`, latency,
-cost, `user_id`, `session_id`, `tag`) and `sort` / `order`, read once into a
+cost, `user_id`, `session_id`, `tag`, the text of inputs or outputs alone: `input`, `output`,
+and conditions on one span: `span_model`, `span_name`, `span_kind`, `span_status`,
+`span_min_latency_ms`, `span_max_latency_ms`) and `sort` / `order`, read once into a
 search.filters.TraceFilters, which the cursor carries with the window: a walk keeps the
 filters and the order of its first page.
 
@@ -99,6 +101,48 @@ def list_traces(
         list[str] | None,
         Query(description="Extension: one of the trace's tags; repeated: every one."),
     ] = None,
+    input_: Annotated[
+        list[str] | None,
+        Query(
+            alias="input",
+            description="Extension: text (3 characters or more, case-insensitive, a"
+            " substring) in some input of the trace: an attribute named for input, prompt or"
+            " query; repeated: every one.",
+        ),
+    ] = None,
+    output: Annotated[
+        list[str] | None,
+        Query(
+            description="Extension: text in some output of the trace (an attribute named for"
+            " output, completion or response), as `input`.",
+        ),
+    ] = None,
+    span_model: Annotated[
+        str | None,
+        Query(
+            max_length=MAX_VALUE,
+            description="Extension: a span used this model (exact, case-insensitive); every"
+            " `span_` condition is of the same span.",
+        ),
+    ] = None,
+    span_name: Annotated[
+        str | None,
+        Query(max_length=MAX_VALUE, description="Extension: that span's name (exact, any case)."),
+    ] = None,
+    span_kind: Annotated[
+        Literal["llm", "retrieval", "tool", "agent", "chain"] | None,  # filters.KINDS
+        Query(description="Extension: that span's kind."),
+    ] = None,
+    span_status: Annotated[
+        Literal["ok", "error"] | None,
+        Query(description="Extension: `error`: that span failed; `ok`: it did not."),
+    ] = None,
+    span_min_latency_ms: Annotated[
+        float | None, Query(ge=0, description="Extension: that span's duration_ms at least.")
+    ] = None,
+    span_max_latency_ms: Annotated[
+        float | None, Query(ge=0, description="Extension: that span's duration_ms at most.")
+    ] = None,
     sort: Annotated[
         Literal["started_at", "duration_ms", "total_cost_usd", "total_tokens"],
         Query(
@@ -137,6 +181,14 @@ def list_traces(
             user_id=user_id,
             session_id=session_id,
             tags=tuple(tag or ()),
+            inputs=tuple(input_ or ()),
+            outputs=tuple(output or ()),
+            span_model=span_model,
+            span_name=span_name,
+            span_kind=span_kind,
+            span_status=span_status,
+            span_min_latency_ms=span_min_latency_ms,
+            span_max_latency_ms=span_max_latency_ms,
             sort=sort,
             order=order,
         )

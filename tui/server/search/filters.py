@@ -3,7 +3,12 @@ once, whether they come from the query's parameters or back from a cursor.
 
 `q` is split into words and "quoted phrases"; each must occur, case-insensitive, as a substring
 of the trace's text (search.text), and each must be 3 characters or more (the trigram indexes
-of both stores need 3). A model is matched as ingest stores it: lower-cased.
+of both stores need 3). A model is matched as ingest stores it: lower-cased. `input` and
+`output` (repeatable) are each one substring, found in the trace's inputs only, or outputs only.
+
+The `span_` filters are conditions on one span: a trace is kept when ONE of its spans meets
+every one given (its model, name, kind, status and duration bounds), not when each is met by
+some span or by the trace as a whole.
 """
 
 from __future__ import annotations
@@ -13,6 +18,15 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
+KINDS = ("llm", "retrieval", "tool", "agent", "chain")  # a span's kinds, as ingest stores them
+SPAN_FIELDS = (
+    "span_model",
+    "span_name",
+    "span_kind",
+    "span_status",
+    "span_min_latency_ms",
+    "span_max_latency_ms",
+)
 SORTS = {  # the parameter's value -> the column or expression the traces are ordered by
     # A trace's first-stored start (rows.TraceRow.listed_at), which a late root never moves:
     # the spec's order, and the one a cursor stays exact under while spans arrive.
@@ -68,6 +82,16 @@ class TraceFilters:
     user_id: str | None = None
     session_id: str | None = None
     tags: tuple[str, ...] = ()
+    # Conditions on one span, all true of the same span.
+    span_model: str | None = None
+    span_name: str | None = None
+    span_kind: str | None = None
+    span_status: str | None = None
+    span_min_latency_ms: float | None = None
+    span_max_latency_ms: float | None = None
+    # Text the trace's inputs hold, its outputs hold: each a substring, case-insensitive.
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
     sort: str = "started_at"
     order: str = "desc"
 
@@ -77,6 +101,16 @@ class TraceFilters:
     @property
     def terms(self) -> tuple[str, ...]:
         return terms_of(self.q) if self.q else ()
+
+    @property
+    def has_span(self) -> bool:
+        """Whether a span must meet conditions (the span_ filters)."""
+        return any(getattr(self, field) is not None for field in SPAN_FIELDS)
+
+    @property
+    def has_text(self) -> bool:
+        """Whether any text is searched for (`q`, `input`, `output`)."""
+        return bool(self.terms or self.inputs or self.outputs)
 
     @property
     def sort_key(self) -> str:
@@ -106,6 +140,7 @@ class TraceFilters:
                 raise invalid("q", f"every word must be {MIN_TERM} characters or more")
         if self.status is not None and self.status not in STATUSES:
             raise invalid("status", "must be ok or error")
+        self._check_span_and_parts()
         if self.sort not in SORTS:
             raise invalid("sort", "must be one of " + ", ".join(SORTS))
         if self.order not in ORDERS:
@@ -128,11 +163,41 @@ class TraceFilters:
         if any(not isinstance(t, str) or not 0 < len(t) <= MAX_VALUE for t in self.tags):
             raise invalid("tag", f"must be 1 to {MAX_VALUE} characters")
 
+    def _check_span_and_parts(self) -> None:
+        for field in ("span_model", "span_name"):
+            value = getattr(self, field)
+            if value is not None and not (
+                isinstance(value, str) and 0 < len(value) <= MAX_VALUE and "\x00" not in value
+            ):
+                raise invalid(field, f"must be 1 to {MAX_VALUE} characters")
+        if self.span_kind is not None and self.span_kind not in KINDS:
+            raise invalid("span_kind", "must be one of " + ", ".join(KINDS))
+        if self.span_status is not None and self.span_status not in STATUSES:
+            raise invalid("span_status", "must be ok or error")
+        for field in ("span_min_latency_ms", "span_max_latency_ms"):
+            number = getattr(self, field)
+            if number is not None and (
+                isinstance(number, bool)
+                or not isinstance(number, (int, float))
+                or not math.isfinite(number)
+                or number < 0
+            ):
+                raise invalid(field, "must be a number >= 0")
+        for field, texts in (("input", self.inputs), ("output", self.outputs)):
+            if len(texts) > MAX_TERMS:
+                raise invalid(field, f"may be given {MAX_TERMS} times at most")
+            for text in texts:
+                if not isinstance(text, str) or "\x00" in text:
+                    raise invalid(field, "must be text without a NUL character")
+                if len(text.strip()) < MIN_TERM or len(text) > MAX_VALUE:
+                    raise invalid(field, f"must be {MIN_TERM} to {MAX_VALUE} characters")
+
     def to_json(self) -> dict[str, Any]:
         """The filters as a cursor carries them (only those set)."""
         found = {k: v for k, v in asdict(self).items() if v not in (None, ())}
-        if self.tags:
-            found["tags"] = list(self.tags)
+        for field in ("tags", "inputs", "outputs"):
+            if getattr(self, field):
+                found[field] = list(getattr(self, field))
         return found
 
     @classmethod
@@ -143,13 +208,18 @@ class TraceFilters:
         if not set(data) <= known:
             raise ValueError("unknown filter")
         values = dict(data)
-        tags = values.pop("tags", [])
-        if not isinstance(tags, list):
-            raise ValueError("tags")
-        for field in ("q", "status", "model", "name", "user_id", "session_id", "sort", "order"):
+        lists: dict[str, Any] = {}
+        for field in ("tags", "inputs", "outputs"):
+            listed = values.pop(field, [])
+            if not isinstance(listed, list):
+                raise ValueError(field)
+            lists[field] = tuple(listed)
+        texts: tuple[str, ...] = ("q", "status", "model", "name", "user_id", "session_id")
+        texts += ("sort", "order", *SPAN_FIELDS[:4])  # the span's model, name, kind, status
+        for field in texts:
             if field in values and not isinstance(values[field], str):
                 raise ValueError(field)
         try:
-            return cls(**values, tags=tuple(tags))
+            return cls(**values, **lists)
         except (InvalidFilter, TypeError) as error:
             raise ValueError("filters") from error

@@ -4,10 +4,18 @@ One text per trace, bounded: each value is cut to MAX_VALUE characters and the t
 MAX_TRACE characters (a word past that is not found). Inputs and outputs are the string values
 (nested lists and objects walked, keys left out) of the attributes whose names say input,
 output, prompt, completion, message or response; the service's own `tracetui.*` are left out.
+
+Each string starts with a mark that says what it is: INPUT (an attribute named for input,
+prompt or query), OUTPUT (for output, completion or response) or OTHER (a name, an error, a
+message of neither), so that `input:` and `output:` find a text in one kind of string only
+(store/io_text.py), with the same index as `q`. A string's own marks become spaces. Traces
+stored before the marks have none (their strings are joined by newlines): `q` finds their
+text, `input:` and `output:` do not.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -15,32 +23,54 @@ MAX_VALUE = 2_000
 MAX_TRACE = 8_000
 MAX_DEPTH = 6
 TEXT_NAMES = ("input", "output", "prompt", "completion", "message", "response", "query")
+OUTPUT_NAMES = ("output", "completion", "response")
+INPUT_NAMES = ("input", "prompt", "query")
+INPUT, OUTPUT, OTHER = "\x1c", "\x1d", "\x1e"  # the marks: what the string after one is
+MARKS = INPUT + OUTPUT + OTHER
+_UNMARKED = str.maketrans(MARKS, "   ")
 
 
 def is_text_name(key: str) -> bool:
     return not key.startswith("tracetui.") and any(name in key for name in TEXT_NAMES)
 
 
-def strings_in(value: Any, found: list[str], budget: int, seen: set[str], depth: int = 0) -> int:
-    """Append the strings of `value` (walking lists and objects) to `found`, up to `budget`
-    characters in all, leaving out those in `seen` (and adding the others to it); returns the
-    budget left."""
+def mark_of(key: str) -> str:
+    """What an attribute's strings are, by its name: OUTPUT, INPUT or OTHER (the output words
+    first: `llm.output_messages.0.message.content` is an output)."""
+    if any(name in key for name in OUTPUT_NAMES):
+        return OUTPUT
+    if any(name in key for name in INPUT_NAMES):
+        return INPUT
+    return OTHER
+
+
+def strings_in(
+    value: Any,
+    found: list[str],
+    budget: int,
+    seen: set[str],
+    depth: int = 0,
+    mark: str = OTHER,
+) -> int:
+    """Append the strings of `value` (walking lists and objects) to `found`, each after `mark`,
+    up to `budget` characters in all, leaving out those in `seen` (and adding the others to
+    it); returns the budget left."""
     if budget <= 0 or depth > MAX_DEPTH:
         return budget
     if isinstance(value, str):
-        text = value[: min(MAX_VALUE, budget)]
+        text = value[: min(MAX_VALUE, budget - 1)]
         if text.strip() and text not in seen:
             seen.add(text)
-            found.append(text)
+            found.append(mark + text.translate(_UNMARKED))
             budget -= len(text) + 1
     elif isinstance(value, list):
         for item in value[:200]:
-            budget = strings_in(item, found, budget, seen, depth + 1)
+            budget = strings_in(item, found, budget, seen, depth + 1, mark)
             if budget <= 0:
                 break
     elif isinstance(value, dict):
         for item in list(value.values())[:200]:
-            budget = strings_in(item, found, budget, seen, depth + 1)
+            budget = strings_in(item, found, budget, seen, depth + 1, mark)
             if budget <= 0:
                 break
     return budget
@@ -64,7 +94,7 @@ def span_text(
             if budget <= 0:
                 break
             if is_text_name(key):
-                budget = strings_in(value, found, budget, seen)
+                budget = strings_in(value, found, budget, seen, mark=mark_of(key))
     return found
 
 
@@ -80,15 +110,38 @@ def searched_text(parts: Iterable[tuple[str, str | None, dict[str, Any] | None]]
         if budget <= 0:
             break
         more = span_text(name, error, attributes, budget, seen)
-        budget -= sum(len(t) + 1 for t in more)
+        budget -= sum(len(t) for t in more)
         found += more
-    return "\n".join(found)[:MAX_TRACE]
+    return "".join(found)[:MAX_TRACE]
 
 
 def joined(stored: str | None, more: str) -> str:
-    """A stored trace's text with a later batch's added, still MAX_TRACE at most."""
+    """A stored trace's text with a later batch's added, still MAX_TRACE at most (a text
+    from before the marks is followed by a newline, as its own strings are)."""
     if not stored:
         return more[:MAX_TRACE]
     if not more:
         return stored
-    return (stored + "\n" + more)[:MAX_TRACE]
+    between = "" if more[0] in MARKS else "\n"
+    return (stored + between + more)[:MAX_TRACE]
+
+
+_PARTS = {mark: re.compile(re.escape(mark) + "[^" + MARKS + "]*") for mark in MARKS}
+
+
+def in_part(body: str | None, mark: str, term: str) -> bool:
+    """Whether a string of `body` (a trace's text) after `mark` holds `term`, case-insensitive
+    (lower-cased both, as the stores' text search folds case): what `input:` and `output:`
+    check of the traces their index finds."""
+    if not body or mark not in _PARTS:
+        return False
+    folded = term.lower()
+    return any(folded in part for part in _PARTS[mark].findall(body.lower()))
+
+
+def part_pattern(mark: str, term: str) -> str:
+    """A PostgreSQL regular expression (for `~*`) that finds `term` in a string after `mark`:
+    the mark, no other mark, then the term, its ASCII punctuation escaped (a backslash before
+    any other character would start an escape)."""
+    escaped = "".join("\\" + c if c.isascii() and not c.isalnum() and c != " " else c for c in term)
+    return mark + "[^" + MARKS + "]*" + escaped

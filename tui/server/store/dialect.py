@@ -17,7 +17,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from tui.server.search.text import part_pattern
+
 ANY = "= ANY(?)"
+Parts = tuple[tuple[str, str], ...]  # (mark, term): a term a string of one kind must hold
 SQLITE_ANY = "IN (SELECT value FROM json_each(?))"
 
 
@@ -31,8 +34,9 @@ class Dialect:
     values: Callable[[Iterable[Any]], Any]
     find: str  # find(text, part): where `part` starts in `text` (1-based), 0 if it is not there
     rounded: Callable[[str, int], str]  # (expression, digits): a float rounded to `digits`
-    # (every term, whether they are common): the text search's (clause, args)
-    text: Callable[[tuple[str, ...], bool], tuple[str, list[Any]]]
+    # (every term, the (mark, term) of `input:` and `output:`, whether they are common): the
+    # text search's (clause, args)
+    text: Callable[[tuple[str, ...], Parts, bool], tuple[str, list[Any]]]
     contains: Callable[[str, str], tuple[str, list[Any]]]  # (column, value): (clause, args)
     # Put before a column to keep the planner from using its index (SQLite's unary +): the
     # window's bound on listed_at, when the traces are ordered by another column, so that the
@@ -56,21 +60,28 @@ def fts_match(terms: tuple[str, ...]) -> str:
     return " ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
-def sqlite_text(terms: tuple[str, ...], common: bool) -> tuple[str, list[Any]]:
+def sqlite_text(
+    terms: tuple[str, ...], parts: Parts = (), common: bool = False
+) -> tuple[str, list[Any]]:
     """Rare terms: the traces the index finds, then ordered (the cost grows with the matches).
     Common ones: the traces in order, each looked up in the index until the page is full
-    (the cost grows with the rows walked past, few when most rows match)."""
+    (the cost grows with the rows walked past, few when most rows match). A term of `parts`
+    is found by the index too, then checked in its kind of string (search.text.in_part, the
+    function the store's connections have as tracetui_in_part)."""
+    matched = fts_match((*terms, *(term for _, term in parts)))
+    checks = "".join(" AND tracetui_in_part(f.body, ?, ?)" for _ in parts)
+    args: list[Any] = [matched, *(value for part in parts for value in part)]
     if common:
         return (
             "EXISTS (SELECT 1 FROM trace_text_keys k JOIN trace_texts f ON f.rowid = k.id"
             " WHERE k.project_id = traces.project_id AND k.trace_id = traces.id"
-            " AND trace_texts MATCH ?)",
-            [fts_match(terms)],
+            f" AND trace_texts MATCH ?{checks})",
+            args,
         )
     return (
         "(project_id, id) IN (SELECT k.project_id, k.trace_id FROM trace_texts f"
-        " JOIN trace_text_keys k ON k.id = f.rowid WHERE trace_texts MATCH ?)",
-        [fts_match(terms)],
+        f" JOIN trace_text_keys k ON k.id = f.rowid WHERE trace_texts MATCH ?{checks})",
+        args,
     )
 
 
@@ -84,19 +95,27 @@ def like_pattern(term: str) -> str:
     return f"%{escaped}%"
 
 
-def postgres_text(terms: tuple[str, ...], common: bool = False) -> tuple[str, list[Any]]:
-    """The terms' trigrams, all held by the trace's (its GIN index), then ILIKE per term;
+def postgres_text(
+    terms: tuple[str, ...], parts: Parts = (), common: bool = False
+) -> tuple[str, list[Any]]:
+    """The terms' trigrams, all held by the trace's (its GIN index), then ILIKE per term, and
+    a term of `parts` matched in its kind of string (`~*`, search.text.part_pattern);
     `common`: ILIKE alone (rows walked in order, no index)."""
-    if common:
-        return (
-            " AND ".join(["search_text ILIKE ?"] * len(terms)),
-            [like_pattern(term) for term in terms],
-        )
-    each = "tracetui_grams(search_text) @> tracetui_grams(?) AND search_text ILIKE ?"
+    clauses: list[str] = []
     args: list[Any] = []
-    for term in terms:
-        args += [term, like_pattern(term)]
-    return " AND ".join([each] * len(terms)), args
+    for term in (*terms, *(term for _, term in parts)):
+        if common:
+            clauses.append("search_text ILIKE ?")
+            args.append(like_pattern(term))
+        else:
+            clauses.append(
+                "tracetui_grams(search_text) @> tracetui_grams(?) AND search_text ILIKE ?"
+            )
+            args += [term, like_pattern(term)]
+    for mark, term in parts:
+        clauses.append("search_text ~* ?")
+        args.append(part_pattern(mark, term))
+    return " AND ".join(clauses), args
 
 
 def postgres_contains(column: str, value: str) -> tuple[str, list[Any]]:

@@ -19,8 +19,10 @@ from collections.abc import Callable
 from typing import Any
 
 from tui.server.search.filters import TraceFilters
-from tui.server.store.dialect import Dialect
+from tui.server.search.text import INPUT, OUTPUT
+from tui.server.store.dialect import Dialect, Parts
 from tui.server.store.rows import GroupPosition, GroupRow, SearchPosition, TraceSummary
+from tui.server.store.span_search import is_rare, span_clauses
 from tui.server.store.sql import NEWEST_SPAN_END
 from tui.server.store.tables import Tables
 
@@ -38,12 +40,14 @@ def trace_page(
     kept_since: int | None,
     common_text: bool = False,
     scan: int | None = None,
+    rare_spans: bool = False,
 ) -> tuple[str, list[Any]]:
     """One page of a project's traces with start <= listed_at < end, past `after`, reading
     one row beyond `limit` (to know whether more follow). `common_text`: the text's terms
     match many traces (see dialect.sqlite_text). With `scan`, only the next `scan` traces in order
     are filtered: a page it fills is the page (the first matches in order lie among them);
-    one it does not fill says nothing, and the caller asks without `scan`."""
+    one it does not fill says nothing, and the caller asks without `scan`. `rare_spans`: the
+    span conditions are met from the failed spans' index (span_search.py)."""
     key = filters.sort_key
     descending = filters.order == "desc"
     lower, upper = start, end - 1
@@ -72,6 +76,9 @@ def trace_page(
     for clause, more in filter_clauses(dialect, filters, common_text):
         where.append(clause)
         args += more
+    for clause, more in span_clauses(dialect, filters, project_id if rare_spans else None):
+        where.append(clause)
+        args += more
     condition = f" WHERE {' AND '.join(where)}" if where else ""
     sql = f"SELECT {SUMMARY_COLUMNS} FROM {source}{condition} {order} LIMIT ?"
     return dialect.sql(sql), [*args, limit + 1]
@@ -81,8 +88,8 @@ def filter_clauses(
     dialect: Dialect, filters: TraceFilters, common_text: bool = False
 ) -> list[tuple[str, list[Any]]]:
     found: list[tuple[str, list[Any]]] = []
-    if filters.terms:
-        found.append(dialect.text(filters.terms, common_text))
+    if filters.has_text:
+        found.append(dialect.text(filters.terms, text_parts(filters), common_text))
     if filters.status is not None:
         found.append(("status = ?", [filters.status]))
     if filters.model is not None:
@@ -102,6 +109,14 @@ def filter_clauses(
     for tag in filters.tags:
         found.append(dialect.contains("tags", tag))
     return found
+
+
+def text_parts(filters: TraceFilters) -> Parts:
+    """The terms of `input` and `output`, each with the mark of its kind of string."""
+    return (
+        *((INPUT, term) for term in filters.inputs),
+        *((OUTPUT, term) for term in filters.outputs),
+    )
 
 
 def sort_value(row: TraceSummary, filters: TraceFilters) -> float | int:
@@ -216,10 +231,20 @@ class SearchTables(Tables):
         kept_since: int | None = None,
     ) -> tuple[list[TraceSummary], bool]:
         """See SearchStore.search_traces."""
-        page = functools.partial(
-            trace_page, self.dialect, project_id, filters, start, end, limit, after, kept_since
-        )
         with self._read() as db:
+            rare = filters.has_span and is_rare(db, self.dialect, project_id, filters)
+            page = functools.partial(
+                trace_page,
+                self.dialect,
+                project_id,
+                filters,
+                start,
+                end,
+                limit,
+                after,
+                kept_since,
+                rare_spans=rare,
+            )
             rows = self._search_rows(db, filters, limit, page)
         return rows[:limit], len(rows) > limit
 

@@ -5,7 +5,7 @@ draws it); `u` lists the unhealthy first. Enter opens traces, `a` alerts, `s` se
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -166,7 +166,7 @@ class ProjectsScreen(AppScreen):
     def _load_health(self) -> None:
         projects = list(self.listed)
         self.call_api(
-            lambda client: load_health(client, projects, datetime.now(timezone.utc)),
+            lambda client: load_health(client, projects, self.tui.now()),
             self._health_loaded,
             group="health",
             failed=self._health_failed,
@@ -207,7 +207,7 @@ class ProjectsScreen(AppScreen):
     def fill(self) -> None:
         known = self.health.health if self.health is not None else {}
         self.projects = health_cells.ordered(self.listed, known, self.unhealthy_first)
-        now = datetime.now(timezone.utc)
+        now = self.tui.now()
         # Each row's key is its id: a refresh keeps the cursor on its project.
         self.query_one(Table).set_rows(
             [(self._cells(project, now), project.id) for project in self.projects]

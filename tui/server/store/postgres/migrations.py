@@ -274,6 +274,12 @@ SCHEMA_V7 = """
 ALTER TABLE traces ADD COLUMN unpriced_spans BIGINT NOT NULL DEFAULT 0
 """
 
+# The SQLite store's version 11 (see its comment): the failed spans by model and duration.
+SCHEMA_V8 = """
+CREATE INDEX spans_failed ON spans (project_id, lower(model), duration_ms, trace_id)
+    WHERE status = 'error'
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "projects, keys, traces and spans by project, alerts, idempotency", SCHEMA_V1),
     Migration(2, "replicas: leases, shared request counts, webhook claims", SCHEMA_V2),
@@ -282,6 +288,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "GenAI log events of spans, joined into their spans", SCHEMA_V5),
     Migration(6, "search: trigrams made in linear time", SCHEMA_V6),
     Migration(7, "traces: unpriced_spans, spans whose model has no price", SCHEMA_V7),
+    Migration(8, "spans: failed ones by model and duration, for span conditions", SCHEMA_V8),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -48,7 +48,7 @@ class PostgresSearch(SearchTables):
         limit: int,
         page: Callable[..., tuple[str, list[Any]]],
     ) -> list[TraceSummary]:
-        if filters.terms:
+        if filters.has_text:
             sql, args = page(common_text=True, scan=SCAN)
             rows = list(map(TraceSummary._make, db.execute(sql.encode(), args)))
             if len(rows) > limit:

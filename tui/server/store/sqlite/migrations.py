@@ -392,6 +392,15 @@ SCHEMA_V10 = """
 ALTER TABLE traces ADD COLUMN unpriced_spans INTEGER NOT NULL DEFAULT 0;
 """
 
+# A condition on one failed span (GET /v1/traces's span_ filters with span_status=error: "the
+# failed gpt-4o calls over 2 s"): the project's failed spans by model and duration, with their
+# trace, found without a table read (store/span_search.py). Partial: failures are few, so the
+# index costs ingest little; conditions on spans that did not fail walk the traces instead.
+SCHEMA_V11 = """
+CREATE INDEX spans_failed ON spans(project_id, lower(model), duration_ms, trace_id)
+    WHERE status = 'error';
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "projects, keys, traces, spans, alerts, idempotency", SCHEMA_V1),
     Migration(2, "OTLP ingest: spans in a rowid table with extension fields; listed_at", SCHEMA_V2),
@@ -403,6 +412,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "search: users, sessions, tags, output previews, models, text", SCHEMA_V8),
     Migration(9, "GenAI log events of spans, joined into their spans", SCHEMA_V9),
     Migration(10, "traces: unpriced_spans, spans whose model has no price", SCHEMA_V10),
+    Migration(11, "spans: failed ones by model and duration, for span conditions", SCHEMA_V11),
 )
 LATEST = MIGRATIONS[-1].version
 

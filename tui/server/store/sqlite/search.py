@@ -96,6 +96,7 @@ class SqliteSearch(SearchTables):
         limit: int,
         page: Callable[..., tuple[str, list[Any]]],
     ) -> list[TraceSummary]:
-        common = bool(filters.terms) and is_common(db, filters.terms)
+        every = (*filters.terms, *filters.inputs, *filters.outputs)
+        common = bool(every) and is_common(db, every)
         sql, args = page(common_text=common)
         return list(map(TraceSummary._make, db.execute(sql, args)))

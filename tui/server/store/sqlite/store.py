@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.server.ingest.summaries import summarize, trace_rows
+from tui.server.search.text import in_part
 from tui.server.store.admin import AdminTables
 from tui.server.store.dialect import SQLITE
 from tui.server.store.errors import StoreBusy, StoreUnavailable
@@ -63,6 +64,8 @@ def connect(path: str, checkpoint_pages: int = WAL_AUTOCHECKPOINT_PAGES) -> sqli
     # The log's file is reused, not shrunk, when the log starts again: without a limit it kept
     # the size of the biggest burst or transaction ever (the demo's data: 57 MB) for good.
     db.execute(f"PRAGMA journal_size_limit={WAL_AUTOCHECKPOINT_PAGES * 4096}")
+    # `input:` and `output:` check the traces the text index finds with it (dialect.sqlite_text).
+    db.create_function("tracetui_in_part", 3, in_part, deterministic=True)
     return db
 
 
