@@ -362,6 +362,16 @@ class TraceFilter:
     user_id: str | None = None
     session_id: str | None = None
     tags: tuple[str, ...] = ()
+    # Conditions on one span of the trace, all true of the same span.
+    span_model: str | None = None
+    span_name: str | None = None
+    span_kind: str | None = None
+    span_status: str | None = None
+    span_min_latency_ms: float | None = None
+    span_max_latency_ms: float | None = None
+    # Text in the trace's inputs only, outputs only: the repeated `input` and `output`.
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
     sort: str | None = None  # one of TRACE_SORTS; None: the server's default (started_at)
     order: str | None = None  # "desc" or "asc"; None: the server's default (desc)
 
@@ -374,17 +384,35 @@ class TraceFilter:
         """The query parameters this filter needs the server to offer."""
         return frozenset(self.params())
 
+    @property
+    def has_span(self) -> bool:
+        """Whether a span must meet conditions."""
+        return any(getattr(self, name) is not None for name in SPAN_CONDITIONS)
+
     def params(self) -> dict[str, Any]:
-        """The query parameters of GET /v1/traces: a list for the repeated `tag`."""
+        """The query parameters of GET /v1/traces: a list for the repeated `tag`, `input` and
+        `output`."""
         params: dict[str, Any] = {}
         for field in fields(self):
             value = getattr(self, field.name)
-            if field.name == "tags":
+            if field.name in REPEATED:
                 if value:
-                    params["tag"] = list(value)
+                    params[REPEATED[field.name]] = list(value)
             elif value is not None:
                 params[field.name] = value
         return params
+
+
+# The TraceFilter fields of one span's conditions, and those sent as a repeated parameter.
+SPAN_CONDITIONS = (
+    "span_model",
+    "span_name",
+    "span_kind",
+    "span_status",
+    "span_min_latency_ms",
+    "span_max_latency_ms",
+)
+REPEATED = {"tags": "tag", "inputs": "input", "outputs": "output"}
 
 
 class Project(Record):

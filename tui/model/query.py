@@ -10,6 +10,8 @@ The language, word by word (whitespace apart; a "quoted phrase" is one word):
 - `latency>2s`, `latency<500ms` (units ms, s, m; bounds inclusive, `>=` and `<=` read the same),
   `cost>0.01` (or `cost>$0.01`);
 - `sort:latency` (ascending) or `sort:-latency` (descending), by start, latency, cost or tokens;
+- `input:"…"` and `output:"…"` (repeatable): text in the trace's inputs only, outputs only;
+- `span(model:gpt-4o error latency>2s)`: conditions ONE span must all meet (span_query.py);
 - any other word or "phrase": text the trace must contain (its inputs, outputs, names, errors).
 Anything else is a QueryError whose message says what is wrong and what is meant instead.
 """
@@ -17,12 +19,25 @@ Anything else is a QueryError whose message says what is wrong and what is meant
 from __future__ import annotations
 
 import functools
-import math
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from tui.api.models import TraceFilter
+from tui.model.query_words import (
+    COMPARISON,
+    FIELD,
+    QueryError,
+    cost_of,
+    duration_text,
+    latency_of,
+    ms_text,
+    unquote,
+    words_of,
+    written,
+)
+from tui.model.span_query import LABELS as SPAN_LABELS
+from tui.model.span_query import fits_trace, format_span, parse_span, split_span
 
 # The service's text index matches words of three characters or more: a query with a shorter
 # word filters the loaded rows instead.
@@ -37,7 +52,10 @@ VALUE_FIELDS = {  # query word -> TraceFilter field
     "tag": "tags",
     "status": "status",
     "sort": "sort",
+    "input": "inputs",
+    "output": "outputs",
 }
+REPEATABLE = ("tags", "inputs", "outputs")
 SORT_NAMES = {
     "start": "started_at",
     "started": "started_at",
@@ -49,7 +67,6 @@ SORT_NAMES = {
 }
 SORT_WORDS = {"started_at": "start", "duration_ms": "latency", "total_cost_usd": "cost"}
 SORT_WORDS["total_tokens"] = "tokens"
-UNITS = {"ms": 1.0, "s": 1000.0, "m": 60_000.0}
 # What completion offers first: every field, as it is typed.
 FIELD_WORDS = (
     "error",
@@ -66,6 +83,10 @@ FIELD_WORDS = (
     "sort:-cost",
     "sort:-tokens",
     "sort:start",
+    "span(",
+    "span(error",
+    "input:",
+    "output:",
 )
 LABELS = {
     "status": "the status",
@@ -79,54 +100,12 @@ LABELS = {
     "min_cost_usd": "cost>",
     "sort": "sort:",
     "order": "sort:",
+    "inputs": "input:",
+    "outputs": "output:",
+    "span": "span(…)",
+    **SPAN_LABELS,
 }
-KNOWN = "status, model, name, user, session, tag, latency, cost, sort"
-
-_NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
-_COMPARISON = re.compile(r"^(latency|duration|cost)(>=|<=|>|<|=)(.*)$", re.IGNORECASE)
-_LATENCY = re.compile(rf"^({_NUMBER})(ms|s|m)$", re.IGNORECASE)
-_COST = re.compile(rf"^\$?({_NUMBER})$")
-_FIELD = re.compile(r"^([A-Za-z_]+):(.*)$", re.DOTALL)
-# A word: quoted runs and plain characters, up to whitespace outside quotes.
-_WORD = re.compile(r'(?:"[^"]*"|[^\s"])+')
-
-
-class QueryError(ValueError):
-    """The query cannot be read; str() says why, for the user."""
-
-
-def _words(text: str) -> list[str]:
-    if text.count('"') % 2:
-        raise QueryError('a quote (") is not closed')
-    return _WORD.findall(text)
-
-
-def _unquote(word: str) -> tuple[str, bool]:
-    """The word without its quotes, and whether any part of it was quoted."""
-    return word.replace('"', ""), '"' in word
-
-
-def _number(text: str, what: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise QueryError(f"{what}: {text} is too large")
-    return value
-
-
-def _latency(word: str, value: str) -> float:
-    found = _LATENCY.match(value)
-    if found is None:
-        raise QueryError(
-            f"{word}: a latency is a number with a unit, ms, s or m (latency>2s, latency<500ms)"
-        )
-    return _number(found.group(1), word) * UNITS[found.group(2).lower()]
-
-
-def _cost(word: str, value: str) -> float:
-    found = _COST.match(value)
-    if found is None:
-        raise QueryError(f"{word}: a cost is a number of dollars (cost>0.01 or cost>$0.01)")
-    return _number(found.group(1), word)
+KNOWN = "status, model, name, user, session, tag, latency, cost, sort, input, output, span(…)"
 
 
 def _sort(word: str, value: str) -> tuple[str, str]:
@@ -149,18 +128,21 @@ def _text_term(word: str, quoted: bool) -> str:
 def parse_query(text: str) -> TraceFilter:
     """The TraceFilter a query line says; QueryError (only) for anything it cannot read."""
     found: dict[str, Any] = {}
-    tags: list[str] = []
+    listed: dict[str, list[str]] = {field: [] for field in REPEATABLE}
     terms: list[str] = []
+    text, span_inside = split_span(text)
+    if span_inside is not None:
+        found.update(parse_span(span_inside))
 
     def put(field: str, value: Any, word: str) -> None:
         if field in found and found[field] != value:
             raise QueryError(f"{word}: {LABELS[field]} is given twice")
         found[field] = value
 
-    for word in _words(text):
-        plain, quoted = _unquote(word)
-        comparison = None if quoted else _COMPARISON.match(word)
-        field = None if comparison else _FIELD.match(word)
+    for word in words_of(text):
+        plain, quoted = unquote(word)
+        comparison = None if quoted else COMPARISON.match(word)
+        field = None if comparison else FIELD.match(word)
         if comparison:
             name, operator, value = comparison.groups()
             name = name.lower()
@@ -169,13 +151,13 @@ def parse_query(text: str) -> TraceFilter:
             if name == "cost":
                 if operator.startswith("<"):
                     raise QueryError(f"{word}: a cost takes a lower bound only (cost>0.01)")
-                put("min_cost_usd", _cost(word, value), word)
+                put("min_cost_usd", cost_of(word, value), word)
             else:
                 bound = "min_latency_ms" if operator.startswith(">") else "max_latency_ms"
-                put(bound, _latency(word, value), word)
+                put(bound, latency_of(word, value), word)
         elif field and not word.startswith('"'):
             name, raw = field.groups()
-            value, _ = _unquote(raw)
+            value, _ = unquote(raw)
             key = VALUE_FIELDS.get(name.lower())
             if key is None:
                 raise QueryError(
@@ -184,9 +166,9 @@ def parse_query(text: str) -> TraceFilter:
                 )
             if not value:
                 raise QueryError(f"{word} needs a value ({name}:something)")
-            if key == "tags":
-                if value not in tags:
-                    tags.append(value)
+            if key in REPEATABLE:
+                if value not in listed[key]:
+                    listed[key].append(value)
             elif key == "status":
                 status = STATUS_WORDS.get(value.lower())
                 if status is None:
@@ -210,29 +192,13 @@ def parse_query(text: str) -> TraceFilter:
         and found["min_latency_ms"] > found["max_latency_ms"]
     ):
         raise QueryError("latency> is above latency<: no trace can match")
-    return TraceFilter(**found, q=" ".join(terms) or None, tags=tuple(tags))
-
-
-def _value(value: str) -> str:
-    """A value written so that it reads back as itself (a value never holds a quote)."""
-    return value if value and not re.search(r"\s", value) else f'"{value}"'
-
-
-def _ms(value: float) -> str:
-    text = repr(float(value))
-    return text[:-2] if text.endswith(".0") else text
-
-
-def _duration(ms: float) -> str:
-    """`2s` for 2000 ms (whole seconds read back exactly), else milliseconds."""
-    if ms >= 1000 and ms % 1000 == 0 and ms < 1e15:
-        return f"{int(ms) // 1000}s"
-    return f"{_ms(ms)}ms"
+    lists = {field: tuple(values) for field, values in listed.items()}
+    return TraceFilter(**found, q=" ".join(terms) or None, **lists)
 
 
 def text_terms(q: str | None) -> list[str]:
     """The words and "phrases" of a `q` (quotes dropped)."""
-    return [_unquote(word)[0] for word in _words(q or "")]
+    return [unquote(word)[0] for word in words_of(q or "")]
 
 
 def format_query(query: TraceFilter) -> str:
@@ -247,23 +213,29 @@ def format_query(query: TraceFilter) -> str:
         ("session", query.session_id),
     ):
         if value is not None:
-            parts.append(f"{word}:{_value(value)}")
-    parts += [f"tag:{_value(tag)}" for tag in query.tags]
+            parts.append(f"{word}:{written(value)}")
+    parts += [f"tag:{written(tag)}" for tag in query.tags]
+    parts += [f"input:{written(text)}" for text in query.inputs]
+    parts += [f"output:{written(text)}" for text in query.outputs]
+    group = format_span(query)
+    if group:
+        parts.append(group)
     if query.min_latency_ms is not None:
-        parts.append(f"latency>{_duration(query.min_latency_ms)}")
+        parts.append(f"latency>{duration_text(query.min_latency_ms)}")
     if query.max_latency_ms is not None:
-        parts.append(f"latency<{_duration(query.max_latency_ms)}")
+        parts.append(f"latency<{duration_text(query.max_latency_ms)}")
     if query.min_cost_usd is not None:
-        parts.append(f"cost>{_ms(query.min_cost_usd)}")
+        parts.append(f"cost>{ms_text(query.min_cost_usd)}")
     if query.sort is not None:
         sign = "-" if query.order == "desc" else ""
         parts.append(f"sort:{sign}{SORT_WORDS.get(query.sort, query.sort)}")
     for term in text_terms(query.q):
         special = (
             term.lower() in STATUS_WORDS
-            or _FIELD.match(term)
-            or _COMPARISON.match(term)
+            or FIELD.match(term)
+            or COMPARISON.match(term)
             or re.search(r'[\s"]', term)
+            or term.lower().startswith("span(")
         )
         parts.append(f'"{term}"' if special else term)
     return " ".join(parts)
@@ -300,16 +272,20 @@ CARRIED: dict[str, Callable[[Any], bool]] = {
     "user_id": lambda trace: getattr(trace, "user_id", None) is not None,
     "session_id": lambda trace: getattr(trace, "session_id", None) is not None,
     "tags": lambda trace: bool(getattr(trace, "tags", None)),
+    "inputs": lambda trace: getattr(trace, "input_preview", None) is not None,
+    "outputs": lambda trace: getattr(trace, "output_preview", None) is not None,
 }
 
 
 def unjudged(query: TraceFilter, rows: Sequence[Any]) -> tuple[str, ...]:
     """The conditions of `query` (TraceFilter fields) that no row of `rows` carries what it
-    takes to judge; () when there are no rows."""
+    takes to judge; () when there are no rows. "span": a span(…) group, which rows (no spans)
+    judge only by what it implies of the trace (span_query.fits_trace)."""
     if not rows:
         return ()
     asked = [field for field in CARRIED if getattr(query, field)]
-    return tuple(field for field in asked if not any(map(CARRIED[field], rows)))
+    found = tuple(field for field in asked if not any(map(CARRIED[field], rows)))
+    return (*found, "span") if query.has_span else found
 
 
 def matches(
@@ -346,6 +322,15 @@ def matches(
         and not set(query.tags) <= set(getattr(trace, "tags", None) or ())
     ):
         return False
+    if query.has_span and not fits_trace(trace, query):
+        return False
+    for field, preview in (("inputs", "input_preview"), ("outputs", "output_preview")):
+        wanted = getattr(query, field)
+        if wanted and field not in skip:
+            # A row carries the start of one input and one output: the server searches them all.
+            shown = (getattr(trace, preview, None) or "").casefold()
+            if not all(text.casefold() in shown for text in wanted):
+                return False
     duration = trace.duration_ms
     if query.min_latency_ms is not None and (duration is None or duration < query.min_latency_ms):
         return False
@@ -395,5 +380,5 @@ def completions(seen: Mapping[str, Iterable[str]]) -> list[str]:
     loaded rows (`seen`: field word -> values), quoted where they need it."""
     offered = list(FIELD_WORDS)
     for field, values in seen.items():
-        offered += [f"{field}:{_value(value)}" for value in sorted(set(values)) if value]
+        offered += [f"{field}:{written(value)}" for value in sorted(set(values)) if value]
     return offered

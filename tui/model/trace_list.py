@@ -246,7 +246,8 @@ class TraceListState:
             wanted = replace(wanted, sort=self.picked_sort.key, order=self.picked_sort.order)
         if self.errors_only:
             wanted = replace(wanted, status="error")
-        short = any(len(term) < MIN_WORD for term in text_terms(wanted.q))
+        texts = [*text_terms(wanted.q), *wanted.inputs, *wanted.outputs]
+        short = any(len(term.strip()) < MIN_WORD for term in texts)
         if wanted.is_empty or short or not wanted.parameter_names <= offered:
             return None
         return wanted

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from tui.api.models import Trace, TraceFilter
+from tui.api.models import SPAN_CONDITIONS, Trace, TraceFilter
 from tui.model.query import (
     format_query,
     loaded_row_text,
@@ -36,6 +36,7 @@ SINGLE_CONDITIONS = (
     "min_latency_ms",
     "max_latency_ms",
     "min_cost_usd",
+    *SPAN_CONDITIONS,
 )
 
 
@@ -61,9 +62,31 @@ def keeps_within(narrow: TraceFilter, wide: TraceFilter) -> bool:
         narrow.max_latency_ms is None or narrow.max_latency_ms > wide.max_latency_ms
     ):
         return False
+    if not span_within(narrow, wide):
+        return False
     # A trace holding a narrow word holds each word that is part of it ("refunds": "refund").
-    words = [term.casefold() for term in text_terms(narrow.q)]
-    return all(any(term.casefold() in word for word in words) for term in text_terms(wide.q))
+    pairs = [(text_terms(narrow.q), text_terms(wide.q))]
+    pairs += [(list(narrow.inputs), list(wide.inputs)), (list(narrow.outputs), list(wide.outputs))]
+    for narrow_words, wide_words in pairs:
+        words = [term.casefold() for term in narrow_words]
+        if not all(any(term.casefold() in word for word in words) for term in wide_words):
+            return False
+    return True
+
+
+def span_within(narrow: TraceFilter, wide: TraceFilter) -> bool:
+    """Whether a span meeting `narrow`'s span(…) group meets `wide`'s too: each of wide's
+    conditions is one of narrow's, or narrower."""
+    for name in ("span_model", "span_name", "span_kind", "span_status"):
+        value = getattr(wide, name)
+        if value is not None and (getattr(narrow, name) or "").casefold() != value.casefold():
+            return False
+    low, high = wide.span_min_latency_ms, wide.span_max_latency_ms
+    if low is not None and (narrow.span_min_latency_ms is None or narrow.span_min_latency_ms < low):
+        return False
+    return high is None or (
+        narrow.span_max_latency_ms is not None and narrow.span_max_latency_ms <= high
+    )
 
 
 def left_to_do(narrow: TraceFilter, done: TraceFilter) -> TraceFilter:
@@ -77,7 +100,22 @@ def left_to_do(narrow: TraceFilter, done: TraceFilter) -> TraceFilter:
     done_words = {term.casefold() for term in text_terms(done.q)}
     words = [term for term in text_terms(narrow.q) if term.casefold() not in done_words]
     q = " ".join(f'"{word}"' if any(c.isspace() for c in word) else word for word in words)
-    return replace(narrow, **same, tags=tags, q=q or None, sort=None, order=None)
+    inputs = tuple(
+        t for t in narrow.inputs if t.casefold() not in {d.casefold() for d in done.inputs}
+    )
+    outputs = tuple(
+        t for t in narrow.outputs if t.casefold() not in {d.casefold() for d in done.outputs}
+    )
+    return replace(
+        narrow,
+        **same,
+        tags=tags,
+        q=q or None,
+        inputs=inputs,
+        outputs=outputs,
+        sort=None,
+        order=None,
+    )
 
 
 @dataclass(frozen=True)

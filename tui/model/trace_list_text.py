@@ -64,8 +64,15 @@ def _said(words: str, rank: int, style: str = "") -> Part:
 
 
 def judged_note(fields: tuple[str, ...]) -> str:
-    """ "model: not judged": the conditions the loaded rows cannot judge, by their query words."""
-    return ", ".join(LABELS.get(field, field) for field in fields) + " not judged"
+    """ "model: not judged": the conditions the loaded rows cannot judge, by their query words;
+    a span(…) group, which they judge by its trace only, "span(…) judged per trace"."""
+    said = []
+    others = [field for field in fields if field != "span"]
+    if others:
+        said.append(", ".join(LABELS.get(field, field) for field in others) + " not judged")
+    if "span" in fields:
+        said.append("span(…) judged per trace")
+    return ", ".join(said)
 
 
 def _cut_before(
