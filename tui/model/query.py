@@ -27,7 +27,6 @@ from tui.api.models import TraceFilter
 from tui.model.query_words import (
     COMPARISON,
     FIELD,
-    QueryError,
     cost_of,
     duration_text,
     latency_of,
@@ -35,6 +34,9 @@ from tui.model.query_words import (
     unquote,
     words_of,
     written,
+)
+from tui.model.query_words import (
+    QueryError as QueryError,
 )
 from tui.model.span_query import LABELS as SPAN_LABELS
 from tui.model.span_query import fits_trace, format_span, parse_span, split_span
@@ -192,8 +194,13 @@ def parse_query(text: str) -> TraceFilter:
         and found["min_latency_ms"] > found["max_latency_ms"]
     ):
         raise QueryError("latency> is above latency<: no trace can match")
-    lists = {field: tuple(values) for field, values in listed.items()}
-    return TraceFilter(**found, q=" ".join(terms) or None, **lists)
+    return TraceFilter(
+        **found,
+        q=" ".join(terms) or None,
+        tags=tuple(listed["tags"]),
+        inputs=tuple(listed["inputs"]),
+        outputs=tuple(listed["outputs"]),
+    )
 
 
 def text_terms(q: str | None) -> list[str]:
