@@ -10,7 +10,7 @@ import pytest
 
 from tui.server.ingest.associations import MAX_TAGS, associations_in
 from tui.server.ingest.summaries import summarize
-from tui.server.search.text import MAX_TRACE
+from tui.server.search.text import INPUT, MAX_TRACE, OTHER, OUTPUT, in_part, joined
 from tui.server.store.rows import SpanRow, TraceSums
 
 TRACE = "ab" * 16
@@ -145,3 +145,35 @@ def test_json_too_deep_for_the_parser_is_read_as_nothing(key: str) -> None:
     spans = [row("root", None, 0, "chain", **{key: deep, "user.id": "alice"})]
     sums = both_ways(spans)
     assert (sums.user_id, sums.tags) == ("alice", ())
+
+
+def test_each_string_is_marked_input_output_or_other_and_cannot_forge_a_mark() -> None:
+    """What `input:` and `output:` find: an input's strings after INPUT, an output's after
+    OUTPUT, names and errors after OTHER; a string holding a mark of its own has it as a
+    space, so an output cannot pass for an input."""
+    spans = [
+        row(
+            "agent",
+            None,
+            0,
+            **{
+                "input.value": "Where is my refund?",
+                "llm.output_messages.0.message.content": f"Refund sent{INPUT}forged",
+                "gen_ai.prompt.0.content": "system words",
+                "exception.message": "an error message",
+            },
+        )
+    ]
+    text = both_ways(spans).search_text
+    assert f"{INPUT}Where is my refund?" in text and f"{INPUT}system words" in text
+    assert f"{OUTPUT}Refund sent forged" in text
+    assert f"{OTHER}name agent" in text and f"{OTHER}an error message" in text
+    assert in_part(text, INPUT, "REFUND") and not in_part(text, INPUT, "forged")
+    assert in_part(text, OUTPUT, "refund sent") and not in_part(text, OUTPUT, "where")
+    assert not in_part(text, INPUT, "error message")
+    # A text stored before the marks (strings joined by newlines) gets the new ones after it,
+    # separated by their mark; only the new ones are found by input:.
+    assert (
+        joined("old question\nold answer", f"{INPUT}new") == f"old question\nold answer{INPUT}new"
+    )
+    assert not in_part("old question", INPUT, "question")

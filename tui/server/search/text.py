@@ -116,8 +116,8 @@ def searched_text(parts: Iterable[tuple[str, str | None, dict[str, Any] | None]]
 
 
 def joined(stored: str | None, more: str) -> str:
-    """A stored trace's text with a later batch's added, still MAX_TRACE at most (a text
-    from before the marks is followed by a newline, as its own strings are)."""
+    """A stored trace's text with a later batch's added, still MAX_TRACE at most: the later
+    text's first mark separates the two (a newline, as before the marks, if it has none)."""
     if not stored:
         return more[:MAX_TRACE]
     if not more:
