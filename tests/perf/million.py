@@ -44,7 +44,7 @@ WEEK_MS = 7 * 86_400_000
 PROJECT = "proj_million"
 KEY = "tt_ws_bench_million_key_0123456789"
 DATABASE = "million"  # the PostgreSQL database's name
-DATA_VERSION = 1
+DATA_VERSION = 2  # 2: each trace's models, as ingest fills them (the span_ filters read them)
 PERMUTE = 0x9E3779B97F4A7C15F39CC0605CEDC835  # odd: n -> n * PERMUTE mod 2**128 is one to one
 CHUNK = 20_000  # traces generated and written at a time
 
@@ -105,6 +105,7 @@ def rows(now: int) -> Iterator[tuple[list[TraceRow], list[tuple[Any, ...]]]]:
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": asked}]
         prompts.append((asked, json.dumps({"gen_ai.input.messages": json.dumps(messages)})))
     step = WEEK_MS / TRACES
+    models = json.dumps(sorted(model.lower() for model in MODELS))
     traces: list[TraceRow] = []
     spans: list[tuple[Any, ...]] = []
     for n in range(TRACES):
@@ -143,6 +144,7 @@ def rows(now: int) -> Iterator[tuple[list[TraceRow], list[tuple[Any, ...]]]]:
             TraceRow(
                 *(tid, PROJECT, "answer_question", start, duration, 3, tokens_in, tokens_out),
                 *(cost, status, int(errored), '{"service.name": "support-bot"}', start, asked),
+                models=models,
             )
         )
         if len(traces) == CHUNK:
