@@ -164,11 +164,13 @@ def test_the_summary_says_where_the_time_went_and_what_failed() -> None:
         dur=6000,
     )
     sentences = [plain(s) for s in summary(diff_trees(build_tree(a), build_tree(b)))]
-    assert sentences[0].startswith("B took 7.2 s more, 5.2 s of it in `answer`")
-    assert "the model changed gpt-4o → gpt-4o-mini in `answer`" in sentences
-    assert "the system prompt changed (1 word) in `answer`" in sentences
-    assert "2 `lookup` tool calls added" in sentences
-    assert sentences[-1].startswith("`answer` failed: BadRequestError: This model's maximum")
+    assert sentences[0].startswith("`answer` failed: BadRequestError: This model's maximum")
+    assert sentences[1:4] == [
+        "the model changed gpt-4o → gpt-4o-mini in `answer`",
+        "the system prompt (1 word) changed in `answer`",
+        "2 `lookup` tool calls added",
+    ]
+    assert sentences[4] == "B took 7.2 s more (5.2 s more in `answer`)"
 
 
 def test_a_trace_diffed_with_itself_says_so() -> None:

@@ -112,25 +112,27 @@ class Found:
         self.chosen = good[0] if good else None
         return self.chosen
 
-    def sentence(self) -> str:
-        """Which trace was chosen and why, or that none was, and how far the search looked."""
+    def sentence(self, hint: str = "", short: bool = False) -> str:
+        """Which trace was chosen and why, or that none was, and how far the search looked
+        (not `short`); `hint` says how to pick another."""
         how = f"looked at {fmt.counted(self.looked_at, 'trace')}"
         if self.window is not None:
             how += f" over the {_window_words(self.window)} before B"
         if not self.complete:
             how += f", stopping at {MAX_LOOKED_AT:,}"
+        if short:
+            how, hint = hint, ""
+        else:
+            hint = f"; {hint}" if hint else ""
         chosen = self.chosen
         if chosen is None:
-            return (
-                f"No earlier trace named {self.search.name} without an error ({how}): "
-                "p picks another"
-            )
+            return f"No earlier trace named {self.search.name} without an error ({how}{hint})"
         gap = (
             fmt.duration((self.search.before - chosen.started_at).total_seconds() * 1000)
             if chosen.started_at is not None
             else "?"
         )
-        return f"A is the last good {self.search.name}, {gap} before B ({how}; p picks another)"
+        return f"A is the last good {self.search.name}, {gap} before B ({how}{hint})"
 
 
 def _start(trace: Trace) -> float:

@@ -1,8 +1,8 @@
 """Pure (no Textual): the diff's summary, in sentences, most telling first.
 
-"B took 6.2 s more, 5.8 s of it in `retrieve` · the model changed gpt-4o → gpt-4o-mini in
-`answer` · the system prompt changed in `answer` · 2 `lookup` tool calls added · `answer`
-failed: …". A sentence is a tuple of pieces, each with a kind: NAME (a span's name), ERROR (an
+"`answer` failed: … · the model changed gpt-4o → gpt-4o-mini in `answer` · the system prompt
+(12 words) changed in `answer` · 2 `lookup` tool calls added · B took 6.2 s more (5.8 s more
+in `retrieve`)": what B broke first, then what changed in it, then time and money. A sentence is a tuple of pieces, each with a kind: NAME (a span's name), ERROR (an
 error message) or plain, so the screen styles them and the command line quotes names in
 backticks. The pieces are the servers' strings as they came: whoever shows them makes them
 visible (tui/model/text.py).
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from tui.model.chat import message_text, part_text
+from tui.model.chat import Conversation, message_text, part_text
 from tui.model.diff import numbers
 from tui.model.diff.align import MISSING
 from tui.model.diff.deltas import ADDED, MODEL, REMOVED, TraceDiff
@@ -46,13 +46,13 @@ def summary(
     """The sentences that say what differs between A and B, or that nothing does. The traces'
     own durations (`a_duration`, `b_duration`, in ms) are the servers' when given."""
     sentences = [
-        *_duration(diff, a_duration, b_duration),
+        *_failures(diff),
         *_models(diff),
         *_prompts(diff),
         *_structure(diff, ADDED),
         *_structure(diff, REMOVED),
+        *_duration(diff, a_duration, b_duration),
         *_spend(diff),
-        *_failures(diff),
     ]
     if not sentences:
         if diff.counts.get("changed", 0):
@@ -89,13 +89,11 @@ def _duration(diff: TraceDiff, a_ms: float | None, b_ms: float | None) -> Iterat
     pieces: list[tuple[str, str]] = [(f"B took {numbers.seconds_phrase(delta)} {more}", PLAIN)]
     culprit = where_the_time_went(diff, delta)
     if culprit is not None:
-        share = diff.delta("durations", culprit) or 0.0
-        pieces += [
-            (f", {numbers.seconds_phrase(share)} of it in ", PLAIN),
-            (diff.name(culprit), NAME),
-        ]
+        share = numbers.seconds_phrase(diff.delta("durations", culprit) or 0.0)
+        pieces += [(f" ({share} {more} in ", PLAIN), (diff.name(culprit), NAME)]
         if diff.status[culprit] in (ADDED, REMOVED):
-            pieces.append((f" ({diff.status[culprit]})", PLAIN))
+            pieces.append((f", {diff.status[culprit]}", PLAIN))
+        pieces.append((")", PLAIN))
     yield tuple(pieces)
 
 
@@ -164,10 +162,20 @@ def _is_model_call(diff: TraceDiff, row: int) -> bool:
     return (diff.b.kinds[j] or "") in ("llm", "generation", "chat") or bool(diff.b.models[j])
 
 
+def _prompt_texts(conv: Conversation) -> tuple[str, str]:
+    """(the system prompt, the rest of the input) of a model call: system messages among the
+    input (OpenInference sends them so) count as the system prompt."""
+    system = [part_text(p) for p in conv.system]
+    system += [message_text(m) for m in conv.input if m.role == "system"]
+    rest = [message_text(m) for m in conv.input if m.role != "system"]
+    return "\n".join(system), "\n".join(rest)
+
+
 def _prompts(diff: TraceDiff) -> Iterator[Sentence]:
-    """The prompts (system, then input messages) of the changed model calls that differ."""
+    """The prompts (system prompt, input) of the changed model calls that differ: one sentence
+    for the first such call, counting the others."""
     checked = 0
-    found: dict[str, list[tuple[int, int]]] = {"system prompt": [], "input": []}
+    found: list[tuple[int, list[str]]] = []
     for row, status in enumerate(diff.status):
         if status != "changed" or not _is_model_call(diff, row):
             continue
@@ -178,27 +186,22 @@ def _prompts(diff: TraceDiff) -> Iterator[Sentence]:
         a_conv, b_conv = conversation_at(diff.a.tree, i), conversation_at(diff.b.tree, j)
         if a_conv is None or b_conv is None:
             continue
-        texts = {
-            "system prompt": (
-                "\n".join(part_text(p) for p in a_conv.system),
-                "\n".join(part_text(p) for p in b_conv.system),
-            ),
-            "input": (
-                "\n".join(message_text(m) for m in a_conv.input),
-                "\n".join(message_text(m) for m in b_conv.input),
-            ),
-        }
-        for what, (before, after) in texts.items():
-            if before != after and (before or after):
-                found[what].append((row, _words_changed(before, after)))
-    for what, rows in found.items():
-        if rows:
-            row, words = rows[0]
-            yield (
-                (f"the {what} changed ({words:,} word{'' if words == 1 else 's'}) in ", PLAIN),
-                (diff.name(row), NAME),
-                *_more(len(rows) - 1),
-            )
+        parts = []
+        for what, before, after in zip(
+            ("system prompt", "input"), _prompt_texts(a_conv), _prompt_texts(b_conv), strict=True
+        ):
+            if before != after:
+                words = _words_changed(before, after)
+                parts.append(f"the {what} ({words:,} word{'' if words == 1 else 's'})")
+        if parts:
+            found.append((row, parts))
+    if found:
+        row, parts = found[0]
+        yield (
+            (" and ".join(parts) + " changed in ", PLAIN),
+            (diff.name(row), NAME),
+            *_more(len(found) - 1),
+        )
 
 
 def _words_changed(before: str, after: str) -> int:

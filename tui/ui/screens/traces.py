@@ -32,6 +32,7 @@ from textual.worker import Worker
 from tui.api import ApiError, NextPage, Page, Trace
 from tui.api.models import TraceFilter
 from tui.core.gcpause import hold_out_of_collections, return_to_collections
+from tui.model import formatting as fmt
 from tui.model.chat import trace_preview
 from tui.model.query import (
     matches,
@@ -40,6 +41,7 @@ from tui.model.query import (
 )
 from tui.model.text import safe_text
 from tui.model.timerange import TimeRange
+from tui.ui.messages import DiffMark, DiffRequested
 from tui.ui.screens.base import error_line
 from tui.ui.screens.trace_query import (
     QueriedList,
@@ -140,6 +142,22 @@ class TracesScreen(QueriedList):
             "Errors",
             id="traces.errors",
             tooltip="Only the traces with errors, over the whole range (e again: all)",
+            show=False,
+        ),
+        Binding(
+            "m",
+            "mark_for_diff",
+            "Mark",
+            id="traces.mark",
+            tooltip="Mark this trace as A of a diff (D on another shows what differs from it)",
+            show=False,
+        ),
+        Binding(
+            "D",
+            "diff",
+            "Diff",
+            id="traces.diff",
+            tooltip="What differs: this trace against the marked one, else its last good one",
             show=False,
         ),
     ]
@@ -498,6 +516,17 @@ class TracesScreen(QueriedList):
         trace = self.query_one(TraceTable).selected
         if trace is not None and trace.id:
             self.tui.open_trace(trace.id, self.project_id)
+
+    def action_mark_for_diff(self) -> None:
+        trace = self.query_one(TraceTable).selected
+        if trace is not None and trace.id:
+            label = f"{trace.name or 'trace'} {trace.id[:8]} ({fmt.local_time(trace.started_at)})"
+            self.post_message(DiffMark(trace.id, self.project_id, label))
+
+    def action_diff(self) -> None:
+        trace = self.query_one(TraceTable).selected
+        if trace is not None and trace.id:
+            self.post_message(DiffRequested(trace.id, self.project_id))
 
     def action_time_range(self) -> None:
         def chosen(value: TimeRange | None) -> None:
