@@ -73,21 +73,24 @@ async def find_last_good(client: TraceSource, b: Trace, project_id: str | None) 
         return None
     found = Found(search)
     for start, end in search.windows():
-        if found.looked_at >= MAX_LOOKED_AT:
-            found.complete = False
-            break
         found.window = search.before - start
         after = None
         while True:
+            room = MAX_LOOKED_AT - found.looked_at
+            if room <= 0:  # the bound: what is left of the range is not looked at
+                found.complete = False
+                break
             page = await client.list_traces(
-                project, start=start, end=end, limit=PAGE, after=after, filters=search.filters
+                project,
+                start=start,
+                end=end,
+                limit=min(PAGE, room),
+                after=after,
+                filters=search.filters,
             )
             found.take(page.items, b)
             after = page.next_page
             if after is None or not page.items:
-                break
-            if found.looked_at >= MAX_LOOKED_AT:
-                found.complete = False
                 break
         if found.choose() is not None or not found.complete:
             break
