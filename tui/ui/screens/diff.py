@@ -188,8 +188,8 @@ class DiffScreen(AppScreen):
             text.append_text(safe_text(error_line(error), 600, style="bold", multiline=True))
             if isinstance(error, NoLastGood):
                 text.append(
-                    f"\n\n{PICK_HINT.capitalize()} (an earlier trace of its name, or the one "
-                    "marked with m on the trace list); esc goes back."
+                    "\n\nPress p to compare it with another trace (an earlier one of its name, "
+                    "the one marked with m on the trace list, or any id); esc goes back."
                 )
             self.query_one("#message", Static).update(text)
             self.query_one("#traces", Static).update(Text(f"B {self.b_id}", style="bold"))
