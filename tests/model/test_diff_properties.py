@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from tui.api import Span
 from tui.model.diff import ADDED, REMOVED, SAME, diff_trees
 from tui.model.diff.align import MISSING
+from tui.model.diff.view import DiffView
 from tui.model.spans import TraceTree, build_tree
 
 T0 = datetime(2026, 11, 21, 9, 0, tzinfo=timezone.utc)
@@ -110,3 +111,49 @@ def test_a_pair_never_joins_two_paths(a: list[Span], b: list[Span]) -> None:
             if position != MISSING:
                 expected = tree.parent[position]
                 assert (side[parent] if parent != -1 else -1) == expected
+
+
+@FAST
+@given(
+    a=traces(), b=traces(), moves=st.lists(st.tuples(st.sampled_from("fuart"), st.integers(0, 40)))
+)
+def test_folding_splices_what_a_rebuild_would_show(
+    a: list[Span], b: list[Span], moves: list[tuple[str, int]]
+) -> None:
+    view = DiffView.initial(diff_trees(build_tree(a), build_tree(b)))
+    for move, at in moves:
+        row = at % view.diff.size
+        if move == "f":
+            view.fold(row)
+        elif move == "u":
+            view.unfold(row)
+        elif move == "a":
+            view.unfold_all()
+        elif move == "r":
+            assert view.rows[view.reveal(row)] == row
+        else:
+            view.toggle(row)
+        shown = list(view.rows)
+        view.rebuild()
+        assert shown == view.rows
+
+
+@FAST
+@given(a=traces(), b=traces())
+def test_the_diff_opens_with_only_the_unchanged_subtrees_folded(
+    a: list[Span], b: list[Span]
+) -> None:
+    diff = diff_trees(build_tree(a), build_tree(b))
+    view = DiffView.initial(diff)
+    for row in range(diff.size):
+        below = range(row + 1, diff.rows.end[row])
+        unchanged_below = bool(below) and all(diff.status[r] == SAME for r in below)
+        assert view.is_folded(row) == unchanged_below
+    # Every difference shows, and n visits each one's head.
+    heads = [r for r in range(diff.size) if diff.is_difference(r)]
+    assert all(view.shown_at(r) is not None for r in heads)
+    visited, row = [], -1
+    for _ in heads:
+        row = view.next_difference(row)
+        visited.append(row)
+    assert visited == heads
