@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from tui.api import ApiClient
     from tui.model.diff.last_good import Found
 
-SUMMARY_LINES_NARROW = 3  # the summary's sentences at the top at 80x24; all in the first row's
+SUMMARY_LINES_NARROW = 4  # the summary's sentences at the top at 80x24; all in the first row's
 SUMMARY_LINES_TALL = 8  # detail. More on a terminal this tall:
 TALL = 40
 PICK_HINT = "p picks another"
@@ -248,16 +248,17 @@ class DiffScreen(AppScreen):
         room = self._summary_lines()
         shown = self.sentences if len(self.sentences) <= room else self.sentences[: room - 1]
         width = max(20, self.size.width - 2)
-        text = Text()
-        for n, sentence in enumerate(shown):
-            line = Text("\n· " if n else "· ", style="dim")
+        lines = []
+        for sentence in shown:
+            line = Text("· ", style="dim")
             line.append_text(sentence_text(sentence))
-            line.truncate(width + (1 if n else 0), overflow="ellipsis")
-            text.append_text(line)
+            line.truncate(width, overflow="ellipsis")
+            lines.append(line)
         left = len(self.sentences) - len(shown)
         if left:
-            more = f"\n· {left} more: the whole summary is the first row's detail"
-            text.append(more[: width + 1], style="dim")
+            more = f"· {left} more: the whole summary is the first row's detail"
+            lines.append(Text(more[:width], style="dim"))
+        text = Text("\n").join(lines)
         self.query_one("#summary", Static).update(text)
 
     def _update_header(self) -> None:
@@ -288,10 +289,7 @@ class DiffScreen(AppScreen):
         if not 0 <= row < diff.size:
             return
         blocks: list[Block] = []
-        if row == 0:  # the first row: how A was found, and the summary if the top has no room
-            if self.found is not None and self.found.chosen is not None:
-                sentence = self.found.sentence(PICK_HINT)
-                blocks.append(WrappedBlock([piece(sentence, "dim", 2000)], gap=True))
+        if row == 0:  # the first row: the summary if the top has no room, how A was found
             if self._summary_cut():
                 blocks.append(Block([("Summary", "heading")]))
                 for sentence in self.sentences:
@@ -303,6 +301,10 @@ class DiffScreen(AppScreen):
                         for part, kind in sentence
                     ]
                     blocks.append(WrappedBlock(pieces))
+            if self.found is not None and self.found.chosen is not None:
+                sentence = self.found.sentence(PICK_HINT)
+                blocks.append(WrappedBlock([piece(sentence, "dim", 2000)]))
+            if blocks:
                 blocks[-1].gap = True
         blocks += detail_blocks(pair_detail(diff, row))
         self.query_one(DiffDocument).show(blocks)

@@ -20,7 +20,7 @@ from textual.strip import Strip
 from tui.model import formatting as fmt
 from tui.model.diff import ADDED, CHANGED, REMOVED, SAME, TraceDiff, numbers
 from tui.model.diff.align import MISSING
-from tui.model.diff.deltas import MODEL, STATUS
+from tui.model.diff.deltas import MODEL
 from tui.model.diff.view import DiffView
 from tui.ui.widgets.virtual_rows import VirtualRows
 
@@ -193,8 +193,6 @@ class DiffTreeView(VirtualRows):
         after = diff.b.models[j] if j != MISSING else None
         if MODEL in diff.changes[r]:
             return f"{before or '–'} → {after or '–'}"
-        if STATUS in diff.changes[r] and diff.b_error(r):
-            return (after or "") + " ✗"
         return after or before or ""
 
     # -- actions ---------------------------------------------------------------------------------
