@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui.model.diff.words import ADDED, FOLD, REMOVED, SAME, WORD_PASS_MAX, diff_text
+from tui.model.diff.words import ADDED, FOLD, REMOVED, SAME, Budget, diff_text
 
 NO_FOLD = 10**9
 
@@ -43,12 +43,30 @@ def test_equal_texts_are_one_fold() -> None:
     assert diff_text("", "").lines == ()
 
 
-def test_a_block_too_big_for_words_is_whole_lines() -> None:
-    before = " ".join(f"w{n}" for n in range(WORD_PASS_MAX))
-    after = " ".join(f"v{n}" for n in range(WORD_PASS_MAX))
+def test_a_line_too_big_for_words_is_whole() -> None:
+    before = " ".join(f"w{n}" for n in range(1000))
+    after = " ".join(f"v{n}" for n in range(1000))
     found = diff_text(before, after)
     assert [line.sign for line in found.lines] == [REMOVED, ADDED]
     assert found.lines[0].pieces == ((before, True),)
+
+
+def test_a_big_block_is_compared_line_by_line() -> None:
+    before = "\n".join(f"line {n} of the long text, word {n}" for n in range(3000))
+    after = "\n".join(f"line {n} of the long text, term {n}" for n in range(3000))
+    found = diff_text(before, after)
+    first, second = found.lines[0], found.lines[1]
+    assert (first.sign, second.sign) == (REMOVED, ADDED)
+    assert [t for t, changed in first.pieces if changed] == ["word"]
+    assert [t for t, changed in second.pieces if changed] == ["term"]
+
+
+def test_two_unlike_lines_are_whole() -> None:
+    found = diff_text("the parcel left the depot", "an invoice was issued today")
+    assert [line.pieces for line in found.lines] == [
+        (("the parcel left the depot", True),),
+        (("an invoice was issued today", True),),
+    ]
 
 
 def test_lines_only_one_side_has() -> None:
@@ -68,3 +86,13 @@ def test_both_texts_can_be_read_back_from_the_diff(before: str, after: str) -> N
     if before != after:
         assert side(found.lines, ADDED) == after
         assert found.changed
+
+
+def test_past_the_budget_changed_lines_are_whole() -> None:
+    before, after = "keep this line\nthe parcel left", "keep this line\nthe parcel arrived"
+    assert [t for t, c in diff_text(before, after).lines[-1].pieces if c] == ["arrived"]
+    spent = diff_text(before, after, budget=Budget(left=0))
+    assert [(x.sign, x.pieces) for x in spent.lines[-2:]] == [
+        (REMOVED, (("the parcel left", True),)),
+        (ADDED, (("the parcel arrived", True),)),
+    ]

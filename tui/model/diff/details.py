@@ -28,7 +28,7 @@ from tui.model.diff import numbers
 from tui.model.diff.align import MISSING
 from tui.model.diff.deltas import ADDED, CHANGED, REMOVED, SAME, TraceDiff
 from tui.model.diff.facts import TreeFacts, is_volatile
-from tui.model.diff.words import TextDiff, diff_text, one_line
+from tui.model.diff.words import Budget, TextDiff, diff_text, one_line
 from tui.model.spans import conversation_at
 
 PRETTY_JSON_MAX = 2_000_000  # characters of a JSON string value pretty-printed for its diff
@@ -100,9 +100,10 @@ def pair_detail(diff: TraceDiff, row: int) -> PairDetail:
     i, j = rows.a_pos[row], rows.b_pos[row]
     sections: list[Section] = []
     unchanged: list[str] = []
+    budget = Budget()  # the word-by-word work of all the pair's texts together
 
     def add(title: str, before: str | None, after: str | None) -> None:
-        section = text_section(title, before, after)
+        section = text_section(title, before, after, budget)
         if section is None:
             return
         if section.status == SAME:
@@ -145,7 +146,9 @@ def _read_as_conversation(key: str) -> bool:
     return any(key == k or key.startswith(k + ".") for k in CONVERSATION_KEYS)
 
 
-def text_section(title: str, before: str | None, after: str | None) -> Section | None:
+def text_section(
+    title: str, before: str | None, after: str | None, budget: Budget | None = None
+) -> Section | None:
     """The diff of one text (None on a side that has no such text); None when neither has it."""
     if before is None and after is None:
         return None
@@ -153,7 +156,7 @@ def text_section(title: str, before: str | None, after: str | None) -> Section |
         return Section(title, ADDED, diff_text("", after or ""))
     if after is None:
         return Section(title, REMOVED, diff_text(before, ""))
-    found = diff_text(before, after)
+    found = diff_text(before, after, budget=budget)
     return Section(title, CHANGED if found.changed else SAME, found)
 
 

@@ -3,8 +3,9 @@
 Two texts are compared line by line first (difflib on whole lines, after the lines both start
 and end with are set aside, which is most of a long conversation that changed in one place),
 then word by word inside each block of lines that changed, so "gpt-4o" against "gpt-4o-mini"
-in a line of 200 words marks the one word. A block too big for the word pass (a megabyte
-rewritten) is shown as whole lines removed and added: the cost stays bounded whatever the text.
+in a line of 200 words marks the one word. A block too big for one word pass (a megabyte
+rewritten) is compared line by line, and two lines too big or too unlike each other are shown
+whole, removed and added: the cost stays bounded whatever the text.
 Runs of unchanged lines longer than twice the context are folded to a line that counts them.
 
 Nothing here is made visible or styled: the pieces are the texts as they came, with a flag for
@@ -19,7 +20,29 @@ from difflib import SequenceMatcher
 
 SAME, REMOVED, ADDED, FOLD = " ", "-", "+", "…"
 CONTEXT = 2  # unchanged lines kept on each side of a change
-WORD_PASS_MAX = 40_000  # tokens of a changed block (both sides) compared word by word
+# Word by word costs up to the product of the two sides' words (difflib): a changed block
+# beyond this is compared line by line, a pair of lines beyond it whole.
+WORD_PAIRS_MAX = 250_000
+SIMILAR = 0.5  # two lines sharing less than this share of their words are shown whole
+# The word-by-word work of one pair's diffs (the sum of those products, over all its texts):
+# some 100 ms of difflib. Past it, changed lines are shown whole.
+WORK_MAX = 400_000
+MIN_WORK = 1_000  # less left than this: the budget is spent
+
+
+@dataclass
+class Budget:
+    """What is left of the word-by-word work one pair may do (shared by its texts)."""
+
+    left: int = WORK_MAX
+
+    def spend(self, work: int) -> bool:
+        if work > self.left:
+            return False
+        self.left -= work
+        return True
+
+
 LINES_MAX = 4_000  # lines of one diff kept (the rest is counted in `cut`)
 
 # A word, a run of white space (newlines apart: they split lines), or one other character.
@@ -77,7 +100,8 @@ def _common_ends(a: list[str], b: list[str]) -> tuple[int, int]:
 class _Builder:
     """Collects the lines of a diff, counting what changed."""
 
-    def __init__(self) -> None:
+    def __init__(self, budget: Budget) -> None:
+        self.budget = budget
         self.lines: list[Line] = []
         self.removed = self.added = self.changed_lines = 0
 
@@ -85,7 +109,7 @@ class _Builder:
         self.lines += [Line(SAME, ((text, False),) if text else ()) for text in lines]
 
     def whole(self, sign: str, lines: list[str]) -> None:
-        words = sum(_word_count(text) for text in lines)
+        words = sum(len(text.split()) for text in lines)
         if sign == REMOVED:
             self.removed += words
         else:
@@ -93,23 +117,36 @@ class _Builder:
         self.changed_lines += len(lines)
         self.lines += [Line(sign, ((text, True),) if text else ()) for text in lines]
 
-    def words(self, a_lines: list[str], b_lines: list[str]) -> None:
-        """A block of lines that changed: word by word when it is small enough."""
-        a_tokens, b_tokens = tokens("\n".join(a_lines)), tokens("\n".join(b_lines))
-        if len(a_tokens) + len(b_tokens) > WORD_PASS_MAX:
+    def words(self, a_lines: list[str], b_lines: list[str], by_line: bool = True) -> None:
+        """A block of lines that changed: word by word when that is cheap enough; else line
+        by line (each pair of lines word by word), and lines that have little in common
+        whole."""
+        if self.budget.left < MIN_WORK:  # spent: not even tokenized
             self.whole(REMOVED, a_lines)
             self.whole(ADDED, b_lines)
             return
+        a_tokens, b_tokens = tokens("\n".join(a_lines)), tokens("\n".join(b_lines))
         head, tail = _common_ends(a_tokens, b_tokens)
-        matcher = SequenceMatcher(
-            None,
-            a_tokens[head : len(a_tokens) - tail],
-            b_tokens[head : len(b_tokens) - tail],
-            False,
-        )
+        a_middle = a_tokens[head : len(a_tokens) - tail]
+        b_middle = b_tokens[head : len(b_tokens) - tail]
+        work = len(a_middle) * len(b_middle)
+        if work > WORD_PAIRS_MAX or not self.budget.spend(work):
+            if by_line and len(a_lines) + len(b_lines) > 2:
+                self._line_by_line(a_lines, b_lines)
+            else:
+                self.whole(REMOVED, a_lines)
+                self.whole(ADDED, b_lines)
+            return
+        opcodes = SequenceMatcher(None, a_middle, b_middle, False).get_opcodes()
+        if len(a_lines) == len(b_lines) == 1:
+            alike = head + tail + sum(i2 - i1 for tag, i1, i2, _, _ in opcodes if tag == "equal")
+            if 2 * alike < SIMILAR * (len(a_tokens) + len(b_tokens)):
+                self.whole(REMOVED, a_lines)  # two lines with little in common: no word marks
+                self.whole(ADDED, b_lines)
+                return
         a_marks = [False] * len(a_tokens)
         b_marks = [False] * len(b_tokens)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        for tag, i1, i2, j1, j2 in opcodes:
             if tag == "equal":
                 continue
             for i in range(head + i1, head + i2):
@@ -124,13 +161,19 @@ class _Builder:
         self.lines += [Line(REMOVED, pieces) for pieces in removed]
         self.lines += [Line(ADDED, pieces) for pieces in added]
 
+    def _line_by_line(self, a_lines: list[str], b_lines: list[str]) -> None:
+        """A big block: its lines paired in order, each pair word by word, the extras whole."""
+        for a_line, b_line in zip(a_lines, b_lines, strict=False):
+            self.words([a_line], [b_line], by_line=False)
+        paired = min(len(a_lines), len(b_lines))
+        if len(a_lines) > paired:
+            self.whole(REMOVED, a_lines[paired:])
+        if len(b_lines) > paired:
+            self.whole(ADDED, b_lines[paired:])
+
 
 def _is_word(token: str) -> bool:
     return not token.isspace()
-
-
-def _word_count(text: str) -> int:
-    return sum(1 for token in tokens(text) if _is_word(token))
 
 
 def _lines_of(toks: list[str], marks: list[bool]) -> list[tuple[Piece, ...]]:
@@ -158,8 +201,9 @@ def _lines_of(toks: list[str], marks: list[bool]) -> list[tuple[Piece, ...]]:
     return lines
 
 
-def diff_text(a: str, b: str, context: int = CONTEXT) -> TextDiff:
-    """The word-level diff of `a` (before) and `b` (after), unchanged runs folded."""
+def diff_text(a: str, b: str, context: int = CONTEXT, budget: Budget | None = None) -> TextDiff:
+    """The word-level diff of `a` (before) and `b` (after), unchanged runs folded; `budget`:
+    the word-by-word work left to it (shared with the other texts of a pair)."""
     if a == b:
         count = a.count("\n") + 1 if a else 0
         return TextDiff((Line(FOLD, folded=count),) if count else ())
@@ -169,7 +213,7 @@ def diff_text(a: str, b: str, context: int = CONTEXT) -> TextDiff:
     if not b:
         b_lines = []
     head, tail = _common_ends(a_lines, b_lines)
-    built = _Builder()
+    built = _Builder(budget or Budget())
     built.same(a_lines[:head])
     middle_a = a_lines[head : len(a_lines) - tail]
     middle_b = b_lines[head : len(b_lines) - tail]
