@@ -154,10 +154,11 @@ def diff_trees(a: TraceTree, b: TraceTree) -> TraceDiff:
             and x is not None
             and y is not None
             and -SLOWER_MS < x - y < SLOWER_MS
-            and same_attributes(a_facts, i, b_facts, j)
         ):
-            status.append(SAME)
-            changes.append(())
+            # Only the attributes may differ: compared once, the pair's change known.
+            alike = same_attributes(a_facts, i, b_facts, j)
+            status.append(SAME if alike else CHANGED)
+            changes.append(() if alike else (ATTRIBUTES,))
             continue
         changed = pair_changes(a_facts, i, b_facts, j)
         status.append(CHANGED if changed else SAME)

@@ -17,7 +17,7 @@ from tui.model.chat import Conversation, message_text, part_text
 from tui.model.diff import numbers
 from tui.model.diff.align import MISSING
 from tui.model.diff.deltas import ADDED, MODEL, REMOVED, TraceDiff
-from tui.model.diff.words import diff_text, one_line
+from tui.model.diff.words import one_line
 from tui.model.spans import conversation_at
 
 PLAIN, NAME, ERROR = "", "name", "error"
@@ -205,8 +205,11 @@ def _prompts(diff: TraceDiff) -> Iterator[Sentence]:
 
 
 def _words_changed(before: str, after: str) -> int:
-    changed = diff_text(before, after)
-    return max(changed.added_words, changed.removed_words)
+    """How many words one text has that the other has not (the larger side), counted as a
+    multiset: linear, where a word diff of every changed prompt would not be (the pair's own
+    diff, when it is selected, shows which)."""
+    a, b = Counter(before.split()), Counter(after.split())
+    return max(sum((a - b).values()), sum((b - a).values()), 1)
 
 
 # -- structure, spend and failures ---------------------------------------------------------------
