@@ -24,8 +24,9 @@ def candidate_line(trace: Trace, b: Trace | None) -> Text:
     if b is not None and b.started_at and trace.started_at:
         gap = (b.started_at - trace.started_at).total_seconds() * 1000
         line.append(f"{fmt.duration(gap)} before B · ")
-    line.append(f"{fmt.local_time(trace.started_at)} · {fmt.duration(trace.duration_ms)} · ")
-    line.append_text(safe_text(trace.id or "?", 40, style="dim"))
+    line.append(f"{fmt.local_time(trace.started_at, seconds=False)} · ")
+    line.append(f"{fmt.duration(trace.duration_ms)} · ")
+    line.append_text(safe_text(trace.id or "?", 16, style="dim"))
     return line
 
 
