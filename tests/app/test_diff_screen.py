@@ -298,3 +298,26 @@ async def test_span_strings_reach_the_screen_made_visible(service: RunningServic
         assert "\x1b" not in shown and "\u202e" not in shown
         assert "[@click=app.quit]boom[/]" in shown and "␛[2J" in shown
         assert app.is_running and showing(app, DiffScreen)
+
+
+async def test_another_a_that_cannot_be_loaded_leaves_the_diff_shown(
+    service: RunningService,
+) -> None:
+    b = summarizer_runs(service)[0]
+    async with running_app(service, StartAt(project_id=PROJECT, trace_id=b["id"])) as (app, pilot):
+        screen = await open_diff_from_trace(app, pilot)
+        shown_a = screen.loaded.a.id if screen.loaded else None
+        await pilot.press("p")
+        await wait_for(pilot, lambda: showing(app, PickDiffBase))
+        await pilot.press("tab")  # from the list to the id field
+        field = app.screen.query_one("#trace-id", Input)
+        await wait_for(pilot, lambda: app.focused is field)
+        await pilot.press(*"no-such-trace", "enter")
+        await wait_for(
+            pilot,
+            lambda: any("No trace no-such-trace" in str(n.message) for n in app._notifications),
+            what="the app says which trace was not found",
+        )
+        assert showing(app, DiffScreen) and screen.loaded is not None
+        assert screen.loaded.a.id == shown_a and screen.a_id == shown_a
+        assert not screen.has_class("-failed")

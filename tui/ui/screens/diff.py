@@ -177,24 +177,25 @@ class DiffScreen(AppScreen):
             return await load_pair(client, self.b_id, self.a_id, self.project_id)
 
     def _failed(self, error: ApiError) -> bool:
-        """Nothing to compare: the header says why (and what to do); the app reports the rest
-        (a server down: ctrl+r retries)."""
-        said = isinstance(error, (NoLastGood, NotComparable, NotFound))
+        """Nothing to compare: the screen says why in place (and what to do); a diff already
+        shown stays, and the app says what failed (a server down: ctrl+r retries)."""
         if isinstance(error, NoLastGood):
             self.found = error.found
-        if self.loaded is None:
-            self.add_class("-failed")
-            text = Text()
-            text.append_text(safe_text(error_line(error), 600, style="bold", multiline=True))
-            if isinstance(error, NoLastGood):
-                text.append(
-                    "\n\nPress p to compare it with another trace (an earlier one of its name, "
-                    "the one marked with m on the trace list, or any id); esc goes back."
-                )
-            self.query_one("#message", Static).update(text)
-            self.query_one("#traces", Static).update(Text(f"B {self.b_id}", style="bold"))
+        if self.loaded is not None:  # another A was asked for: the pair shown stays
+            self.a_id, self.b_id = self.loaded.a.id, self.loaded.b.id or self.b_id
+            return False
+        self.add_class("-failed")
+        text = Text()
+        text.append_text(safe_text(error_line(error), 600, style="bold", multiline=True))
+        if isinstance(error, NoLastGood):
+            text.append(
+                "\n\nPress p to compare it with another trace (an earlier one of its name, "
+                "the one marked with m on the trace list, or any id); esc goes back."
+            )
+        self.query_one("#message", Static).update(text)
+        self.query_one("#traces", Static).update(Text(f"B {self.b_id}", style="bold"))
         self.refresh_bindings()
-        return said
+        return isinstance(error, (NoLastGood, NotComparable, NotFound))
 
     def _loaded(self, loaded: LoadedPair) -> None:
         self.loaded = loaded
