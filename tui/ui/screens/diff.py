@@ -19,16 +19,21 @@ from textual.binding import Binding
 from textual.containers import Container, Vertical
 from textual.widgets import Input, Static
 
-from tui.api import ApiError, NotFound, Trace
+from tui.api import ApiError, NotFound
 from tui.core.gcpause import gc_paused
-from tui.model import formatting as fmt
 from tui.model.diff import TraceDiff, diff_trees, pair_detail, summary
 from tui.model.diff.summary import ERROR, NAME, Sentence
 from tui.model.text import safe_text
 from tui.ui.screens.base import AppScreen, error_line
 from tui.ui.trace_pair import LoadedPair, NoLastGood, NotComparable, load_pair
 from tui.ui.widgets.blocks import Block, piece
-from tui.ui.widgets.diff_detail import DiffDocument, WrappedBlock, detail_blocks
+from tui.ui.widgets.diff_detail import (
+    DiffDocument,
+    WrappedBlock,
+    detail_blocks,
+    sentence_text,
+    trace_line,
+)
 from tui.ui.widgets.diff_tree import DiffTreeView, header_line
 from tui.ui.widgets.key_footer import KeyFooter
 from tui.ui.widgets.status_bar import StatusBar
@@ -41,29 +46,6 @@ SUMMARY_LINES_NARROW = 4  # the summary's sentences at the top at 80x24; all in 
 SUMMARY_LINES_TALL = 8  # detail. More on a terminal this tall:
 TALL = 40
 PICK_HINT = "p picks another"
-
-
-def sentence_text(sentence: Sentence) -> Text:
-    """A summary sentence: names bold, errors red, all of it made visible (never markup)."""
-    text = Text()
-    for part, kind in sentence:
-        style = "bold" if kind == NAME else "red" if kind == ERROR else ""
-        text.append_text(safe_text(part, 400, style=style))
-    return text
-
-
-def trace_line(label: str, trace: Trace, now: object = None) -> Text:
-    line = Text(f"{label} ", style="bold reverse" if label == "B" else "bold")
-    line.append(" ")
-    line.append_text(safe_text(trace.id or "?", 16, style="dim"))
-    line.append(" ")
-    line.append_text(safe_text(trace.name or "", 40, style="bold"))
-    line.append(f"  {fmt.local_time(trace.started_at)} · {fmt.duration(trace.duration_ms)} · ")
-    if trace.is_error:
-        line.append("✗ error", style="bold red")
-    else:
-        line.append("✓ ok", style="green")
-    return line
 
 
 class DiffScreen(AppScreen):
@@ -289,26 +271,27 @@ class DiffScreen(AppScreen):
         diff = views[0].diff if views else loaded.diff
         if not 0 <= row < diff.size:
             return
-        blocks: list[Block] = []
-        if row == 0:  # the first row: the summary if the top has no room, how A was found
-            if self._summary_cut():
-                blocks.append(Block([("Summary", "heading")]))
-                for sentence in self.sentences:
-                    pieces = [("· ", "dim")]
-                    pieces += [
-                        piece(
-                            part, "key" if kind == NAME else "error" if kind == ERROR else "", 2000
-                        )
-                        for part, kind in sentence
-                    ]
-                    blocks.append(WrappedBlock(pieces))
-            if self.found is not None and self.found.chosen is not None:
-                sentence = self.found.sentence(PICK_HINT)
-                blocks.append(WrappedBlock([piece(sentence, "dim", 2000)]))
-            if blocks:
-                blocks[-1].gap = True
+        blocks = self._first_row_blocks() if row == 0 else []
         blocks += detail_blocks(pair_detail(diff, row))
         self.query_one(DiffDocument).show(blocks)
+
+    def _first_row_blocks(self) -> list[Block]:
+        """Above the first row's pair: the whole summary when the top has no room for it, and
+        how A was found, with how far the search looked."""
+        blocks: list[Block] = []
+        if self._summary_cut():
+            blocks.append(Block([("Summary", "heading")]))
+            for sentence in self.sentences:
+                pieces = [("· ", "dim")]
+                for part, kind in sentence:
+                    style = "key" if kind == NAME else "error" if kind == ERROR else ""
+                    pieces.append(piece(part, style, 2000))
+                blocks.append(WrappedBlock(pieces))
+        if self.found is not None and self.found.chosen is not None:
+            blocks.append(WrappedBlock([piece(self.found.sentence(PICK_HINT), "dim", 2000)]))
+        if blocks:
+            blocks[-1].gap = True
+        return blocks
 
     # -- actions ---------------------------------------------------------------------------------
 

@@ -14,11 +14,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.cells import get_character_cell_size
+from rich.text import Text
 
-from tui.model.diff import ADDED, CHANGED, REMOVED, Fact, PairDetail, Section, TextDiff
+from tui.api import Trace
+from tui.model import formatting as fmt
+from tui.model.diff import ADDED, CHANGED, REMOVED, Fact, PairDetail, Section, Sentence, TextDiff
+from tui.model.diff.summary import ERROR, NAME
 from tui.model.diff.words import FOLD
 from tui.model.diff.words import Line as DiffLine
-from tui.model.text import Row, visible
+from tui.model.text import Row, safe_text, visible
 from tui.ui.widgets.blocks import FOLD_SLACK, Block, Line, Piece, piece
 from tui.ui.widgets.document import DocumentView
 
@@ -236,6 +240,30 @@ def detail_blocks(detail: PairDetail) -> list[Block]:
     if detail.status == "same" and not detail.sections:
         blocks.append(Block([("Nothing differs in this span (durations within noise).", "note")]))
     return blocks
+
+
+def sentence_text(sentence: Sentence) -> Text:
+    """A summary sentence: names bold, errors red, all of it made visible (never markup)."""
+    text = Text()
+    for part, kind in sentence:
+        style = "bold" if kind == NAME else "red" if kind == ERROR else ""
+        text.append_text(safe_text(part, 400, style=style))
+    return text
+
+
+def trace_line(label: str, trace: Trace) -> Text:
+    """One of the two traces, for the diff's header: B in reverse video."""
+    line = Text(f"{label} ", style="bold reverse" if label == "B" else "bold")
+    line.append(" ")
+    line.append_text(safe_text(trace.id or "?", 16, style="dim"))
+    line.append(" ")
+    line.append_text(safe_text(trace.name or "", 40, style="bold"))
+    line.append(f"  {fmt.local_time(trace.started_at)} · {fmt.duration(trace.duration_ms)} · ")
+    if trace.is_error:
+        line.append("✗ error", style="bold red")
+    else:
+        line.append("✓ ok", style="green")
+    return line
 
 
 class DiffDocument(DocumentView):
