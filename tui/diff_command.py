@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -136,8 +137,10 @@ def _print_json(loaded: LoadedPair) -> None:
     sentences = summary(loaded.diff, loaded.a.duration_ms, loaded.b.duration_ms)
     chosen = loaded.found.sentence() if loaded.found is not None else None
     data = diff_json(loaded.diff, loaded.a, loaded.b, sentences, chosen)
-    json.dump(data, sys.stdout, ensure_ascii=False, indent=2)
-    sys.stdout.write("\n")
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    # JSON escapes the C0 controls itself; C1 controls (a terminal's CSI), bidi overrides and
+    # zero-width characters are escaped too, so the output is safe to read in a terminal.
+    sys.stdout.write(_UNSAFE.sub(lambda found: f"\\u{ord(found.group()):04x}", text) + "\n")
 
 
 def _console(color: str) -> Console:
@@ -150,6 +153,7 @@ def _console(color: str) -> Console:
     return Console(highlight=False, soft_wrap=True)  # colour when stdout is a terminal
 
 
+_UNSAFE = re.compile("[\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
 STATUS_SIGNS = {"changed": ("~", "yellow"), "added": ("+", "green"), "removed": ("-", "red")}
 
 

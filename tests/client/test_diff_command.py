@@ -15,6 +15,7 @@ import pytest
 from tests.support.service import RunningService
 from tui.cli import main
 from tui.demo.regression import NAME, PROJECT
+from tui.server.rows import SpanRow, TraceRow, now_ms
 
 
 @pytest.fixture
@@ -123,3 +124,78 @@ def test_a_server_down_is_one_line(
     err = capsys.readouterr().err
     assert err.startswith("tracetui: Cannot reach the server") and err.count("\n") == 1
     assert "k" * 32 not in err
+
+
+def test_span_strings_are_inert_in_text_and_json(
+    service: RunningService, env: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A span name with an escape sequence, a C1 CSI and a bidi override: made visible in the
+    text, escaped in the JSON (which still reads back to the same name)."""
+    project = "proj_hostile_cli"
+    hostile = "evil\x1b[2J\x9b31m\u202ename"
+    if service.store.get_project(project) is None:
+        with service.store.transaction() as db:
+            service.store.insert_project(db, project, None, 30, project_id=project)
+            start = now_ms() - 60_000
+            for n, trace_id in enumerate(("cli-a", "cli-b")):
+                spans = [
+                    SpanRow(
+                        trace_id,
+                        "r",
+                        None,
+                        "root",
+                        "chain",
+                        None,
+                        start + n,
+                        10,
+                        0,
+                        0,
+                        0.0,
+                        "ok",
+                        None,
+                        "{}",
+                    )
+                ]
+                if n:
+                    spans.append(
+                        SpanRow(
+                            trace_id,
+                            "c",
+                            "r",
+                            hostile,
+                            "tool",
+                            None,
+                            start + 2,
+                            5,
+                            0,
+                            0,
+                            0.0,
+                            "error",
+                            hostile,
+                            "{}",
+                        )
+                    )
+                row = TraceRow(
+                    trace_id,
+                    project,
+                    "root",
+                    start + n,
+                    10,
+                    len(spans),
+                    0,
+                    0,
+                    0.0,
+                    "error" if n else "ok",
+                    n,
+                    "{}",
+                )
+                service.store.insert_traces(db, [row], spans)
+    assert main(["diff", "--color", "always", "cli-a", "cli-b"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b[2J" not in out and "\x9b" not in out and "\u202e" not in out
+    assert "␛[2J" in out
+    assert main(["diff", "--json", "cli-a", "cli-b"]) == 0
+    raw = capsys.readouterr().out
+    assert "\x1b" not in raw and "\x9b" not in raw and "\u202e" not in raw
+    pairs = json.loads(raw)["pairs"]
+    assert [p["name"] for p in pairs if p["status"] == "added"] == [hostile]
