@@ -126,21 +126,42 @@ class DiffTextBlock(Block):
 
     def __init__(self, section: Section, depth: int = 0) -> None:
         self.section = section
-        self.diff_lines = [_shown_line(line) for line in section.diff.lines]
+        # Each line made visible when first laid out or searched: a megabyte rewritten is
+        # thousands of lines, and a folded block shows 24 rows of them.
+        self._shown: list[tuple[str, tuple[Piece, ...]] | None] = [None] * len(section.diff.lines)
+        self._body: str | None = None
         title: list[Piece] = [piece(section.title, "key", 200)]
         word, style = STATUS_WORDS.get(section.status, ("", ""))
         counts = _word_counts(section.diff)
         title += [("  ", ""), (word, style)] + ([("  " + counts, "dim")] if counts else [])
-        body = "\n".join("".join(text for text, _ in pieces) for _, pieces in self.diff_lines)
         super().__init__(
             title,
-            body,
+            None,
             depth=depth,
             fold_rows=DIFF_FOLD_ROWS,
-            copy=_copy_text(section.diff),
+            copy=lambda: _copy_text(section.diff),
             what=section.title,
             gap=True,
         )
+
+    def shown_line(self, number: int) -> tuple[str, tuple[Piece, ...]]:
+        found = self._shown[number]
+        if found is None:
+            found = self._shown[number] = _shown_line(self.section.diff.lines[number])
+        return found
+
+    @property
+    def body(self) -> str | None:
+        """The lines as shown, one a line (what search looks through), joined when asked for."""
+        if self._body is None and self._shown:
+            self._body = "\n".join(
+                "".join(text for text, _ in self.shown_line(n)[1]) for n in range(len(self._shown))
+            )
+        return self._body
+
+    @body.setter
+    def body(self, value: str | None) -> None:
+        self._body = value
 
     def _layout(self, width: int) -> list[Line]:
         indent = self.indent
@@ -148,12 +169,13 @@ class DiffTextBlock(Block):
         room = max(8, width - indent - GUTTER)
         limit = DIFF_FOLD_ROWS + FOLD_SLACK if self.folded else None
         rows: list[Line] = []
-        total_lines = len(self.diff_lines)
+        total_lines = len(self._shown)
         stopped_at: int | None = None
-        for number, (sign, pieces) in enumerate(self.diff_lines):
+        for number in range(total_lines):
             if limit is not None and len(rows) >= limit:
                 stopped_at = number
                 break
+            sign, pieces = self.shown_line(number)
             gutter_style = LINE_STYLES.get(sign, ("", ""))[0] if sign != FOLD else "note"
             for k, row in enumerate(wrap_pieces(pieces, room)):
                 lead = ((sign if sign != FOLD else " ") + " " if k == 0 else "  ", gutter_style)
@@ -167,7 +189,7 @@ class DiffTextBlock(Block):
             more = total_lines - (rows[-1].source.line if rows[-1].source else 0) - 1
             rows.append(Line(((f"… {more:,} more lines · enter unfolds", "note"),), indent))
         if self.section.diff.cut:
-            note = f"… {self.section.diff.cut:,} more lines not compared here: y copies both texts"
+            note = f"… {self.section.diff.cut:,} more lines not shown (y copies those shown)"
             rows.append(Line(((note, "note"),), indent))
         lines += rows
         if self.gap:
