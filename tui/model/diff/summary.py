@@ -2,9 +2,10 @@
 
 "`answer` failed: … · the model changed gpt-4o → gpt-4o-mini in `answer` · the system prompt
 (12 words) changed in `answer` · 2 `lookup` tool calls added · B took 6.2 s more (5.8 s more
-in `retrieve`)": what B broke first, then what changed in it, then time and money. A sentence is a tuple of pieces, each with a kind: NAME (a span's name), ERROR (an
-error message) or plain, so the screen styles them and the command line quotes names in
-backticks. The pieces are the servers' strings as they came: whoever shows them makes them
+in `retrieve`)": what B broke first, then what changed in it, then time and money.
+
+A sentence is a tuple of pieces, each with a kind: NAME (a span's name), ERROR (an error
+message) or plain, so the screen styles them and the command line quotes names in backticks. The pieces are the servers' strings as they came: whoever shows them makes them
 visible (tui/model/text.py).
 """
 
