@@ -285,7 +285,8 @@ def run() -> list[Row]:
             )
         rows.append(
             Row(
-                f"  ({diffed.size:,} rows: {diffed.counts})"[:44],
+                f"  ({diffed.size:,} rows, {diffed.counts['changed']:,} changed, "
+                f"{diffed.counts['added']:,} added)",
                 0.0,
                 0.0,
                 "",
