@@ -45,6 +45,12 @@ from tui.ui.widgets.diff_tree import DiffTreeView
 RUNS = 7
 BENCH_KEY = "tt_ws_benchmark_key_diff_0123456789"
 PROJECT = "p"
+STEPS_A = 527  # agent steps of A: 19 * 527 + 1 = 10,014 spans
+STEPS_B = 541  # of B: 14 more (266 spans added)
+MESSAGES = 40  # the megabyte conversation's messages
+# Seconds at `make test`'s tiny size (tests/support/tiny_bench.py, once it runs every bench);
+# the megabyte is bench_conversation's.
+TINY = {"RUNS": 1, "STEPS_A": 5, "STEPS_B": 6, "bench_conversation.MESSAGES_BYTES": 20_000}
 
 
 def edited(span: SpanSpec) -> SpanSpec:
@@ -82,7 +88,7 @@ def make_store() -> tuple[Store, dict[str, SpanSpec]]:
     add_trace(
         store,
         "a10k",
-        big_chat_trace(random.Random(1), 527),
+        big_chat_trace(random.Random(1), STEPS_A),
         project_id=PROJECT,
         name="run",
         started_ms=start,
@@ -90,13 +96,13 @@ def make_store() -> tuple[Store, dict[str, SpanSpec]]:
     add_trace(
         store,
         "b10k",
-        big_chat_trace(random.Random(2), 541),
+        big_chat_trace(random.Random(2), STEPS_B),
         project_id=PROJECT,
         name="run",
         started_ms=start + 1000,
     )
-    mb_a = megabyte_span("chat", random.Random(3), 40)
-    spans = {"a": mb_a, "b": edited(mb_a), "c": megabyte_span("chat", random.Random(4), 40)}
+    mb_a = megabyte_span("chat", random.Random(3), MESSAGES)
+    spans = {"a": mb_a, "b": edited(mb_a), "c": megabyte_span("chat", random.Random(4), MESSAGES)}
     for name, span in spans.items():
         add_trace(
             store,
@@ -167,7 +173,7 @@ async def big_traces(
                     cpu.append(done_cpu - client.handed[1])
                     opened.append(done - started)
                     assert isinstance(app.screen, DiffScreen) and app.screen.loaded is not None
-                    assert app.screen.loaded.diff.size >= 10_000
+                    assert app.screen.loaded.diff.size >= 19 * STEPS_B
                     await pilot.pause(0.1)
                     app.pop_screen()
                     await pilot.pause(0.2)
