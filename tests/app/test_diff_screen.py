@@ -6,16 +6,16 @@ every key is in the footer or `?`; span strings reach the screen only made visib
 
 from __future__ import annotations
 
-import json
+import time
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from textual.widgets import Input, OptionList
 
 from tests.support.app import loaded_traces, rendered_text, running_app, showing, wait_for
+from tests.support.chat_traces import SpanSpec, add_trace
 from tests.support.service import RunningService
 from tui.demo.regression import NAME, PROJECT
-from tui.server.rows import SpanRow, TraceRow, now_ms
 from tui.ui.app import StartAt, TraceTuiApp
 from tui.ui.screens.diff import DiffScreen
 from tui.ui.screens.diff_pick import PickDiffBase
@@ -230,60 +230,31 @@ async def test_span_strings_reach_the_screen_made_visible(service: RunningServic
     project = "proj_hostile_diff"
     hostile = "[@click=app.quit]boom[/] \x1b[2J\u202e"
     if service.store.get_project(project) is None:
-        with service.store.transaction() as db:
-            service.store.insert_project(db, project, None, 30, project_id=project)
-            now = now_ms()
-            for n, (trace_id, error) in enumerate((("hostile-a", None), ("hostile-b", hostile))):
-                start = now - 60_000 + n * 1000
-                spans = [
-                    SpanRow(
-                        trace_id,
-                        "r",
-                        None,
-                        "root",
-                        "chain",
-                        None,
-                        start,
-                        900,
-                        0,
-                        0,
-                        0.0,
-                        "error" if error else "ok",
-                        error,
-                        "{}",
-                    ),
-                    SpanRow(
-                        trace_id,
-                        "c",
-                        "r",
-                        hostile,
-                        "llm",
-                        "gpt-4o",
-                        start + 1,
-                        50,
-                        10,
-                        2,
-                        0.001,
-                        "ok",
-                        None,
-                        json.dumps({"k": hostile if error else "x"}),
-                    ),
-                ]
-                row = TraceRow(
-                    trace_id,
-                    project,
-                    "root",
-                    start,
-                    900,
-                    2,
-                    10,
-                    2,
+        start = int(time.time() * 1000) - 60_000
+        for n, (trace_id, error) in enumerate((("hostile-a", None), ("hostile-b", hostile))):
+            spans = [
+                SpanSpec("r", None, "root", "chain", 0, 900, error=error),
+                SpanSpec(
+                    "c",
+                    "r",
+                    hostile,
+                    "llm",
+                    1,
+                    50,
+                    "gpt-4o",
+                    (10, 2),
                     0.001,
-                    "error" if error else "ok",
-                    1 if error else 0,
-                    "{}",
-                )
-                service.store.insert_traces(db, [row], spans)
+                    {"k": hostile if error else "x"},
+                ),
+            ]
+            add_trace(
+                service.store,
+                trace_id,
+                spans,
+                project_id=project,
+                name="root",
+                started_ms=start + n * 1000,
+            )
     async with running_app(service, StartAt(project_id=project)) as (app, pilot):
         await loaded_traces(app, pilot)
         app.open_diff("hostile-b", project, "hostile-a")

@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
+from tests.support.chat_traces import SpanSpec, add_trace
 from tests.support.service import RunningService
 from tui.cli import main
 from tui.demo.regression import NAME, PROJECT
-from tui.server.rows import SpanRow, TraceRow, now_ms
 
 
 @pytest.fixture
@@ -134,62 +135,19 @@ def test_span_strings_are_inert_in_text_and_json(
     project = "proj_hostile_cli"
     hostile = "evil\x1b[2J\x9b31m\u202ename"
     if service.store.get_project(project) is None:
-        with service.store.transaction() as db:
-            service.store.insert_project(db, project, None, 30, project_id=project)
-            start = now_ms() - 60_000
-            for n, trace_id in enumerate(("cli-a", "cli-b")):
-                spans = [
-                    SpanRow(
-                        trace_id,
-                        "r",
-                        None,
-                        "root",
-                        "chain",
-                        None,
-                        start + n,
-                        10,
-                        0,
-                        0,
-                        0.0,
-                        "ok",
-                        None,
-                        "{}",
-                    )
-                ]
-                if n:
-                    spans.append(
-                        SpanRow(
-                            trace_id,
-                            "c",
-                            "r",
-                            hostile,
-                            "tool",
-                            None,
-                            start + 2,
-                            5,
-                            0,
-                            0,
-                            0.0,
-                            "error",
-                            hostile,
-                            "{}",
-                        )
-                    )
-                row = TraceRow(
-                    trace_id,
-                    project,
-                    "root",
-                    start + n,
-                    10,
-                    len(spans),
-                    0,
-                    0,
-                    0.0,
-                    "error" if n else "ok",
-                    n,
-                    "{}",
-                )
-                service.store.insert_traces(db, [row], spans)
+        start = int(time.time() * 1000) - 60_000
+        for n, trace_id in enumerate(("cli-a", "cli-b")):
+            spans = [SpanSpec("r", None, "root", "chain", 0, 10)]
+            if n:
+                spans.append(SpanSpec("c", "r", hostile, "tool", 2, 5, error=hostile))
+            add_trace(
+                service.store,
+                trace_id,
+                spans,
+                project_id=project,
+                name="root",
+                started_ms=start + n,
+            )
     assert main(["diff", "--color", "always", "cli-a", "cli-b"]) == 0
     out = capsys.readouterr().out
     assert "\x1b[2J" not in out and "\x9b" not in out and "\u202e" not in out
