@@ -1,4 +1,4 @@
-"""The command line: `tracetui [demo|serve|keys|trace] ...`. Heavy imports happen inside the
+"""The command line: `tracetui [demo|serve|keys|trace|diff] ...`. Heavy imports happen inside the
 subcommands; the service's options (tui.server.config, the standard library alone) are read
 here, where serve's flags are made from them."""
 
@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
+from tui.diff_command import add_diff_parser
 from tui.server.config import (
     DEFAULT_DB,
     OPTIONS,
@@ -66,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_arguments(serve)
     serve.add_argument("--demo", action="store_true", help="fill an empty database with demo data")
     add_keys_parser(sub)
+    add_diff_parser(sub)
     return parser
 
 
@@ -101,6 +103,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.db is None:  # the database serve would open
             args.db = os.environ.get(DB_OPTION.env) or DEFAULT_DB
         return run_keys(args)
+    if args.command == "diff":
+        from tui.diff_command import run_diff
+
+        return run_diff(args)
     if args.command == "demo":
         from tui.demo.run import run_demo
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tui.demo.regression import regression_traces
 from tui.demo.traces import (
     BIG_TRACE_ID,
     DAY_MS,
@@ -160,6 +161,9 @@ def populate(
                     created_at=now - DAY_MS + n,
                     **alert,
                 )
+        # The docs search's summarizer, which failed after a prompt and model change: the
+        # story a trace diff tells (tui/demo/regression.py).
+        store.insert_traces(db, *regression_traces(seed, now))
         if big_traces:
             say("Demo data: a 12,000-span trace and a 2,500-deep one")
             insert_big_traces(store, db, rng, now)

@@ -13,9 +13,10 @@ from textual.app import App
 from textual.screen import ModalScreen
 
 if TYPE_CHECKING:
-    from tui.api import Alert, Project
+    from tui.api import Alert, Project, Trace
     from tui.model.timerange import TimeRange
     from tui.model.trace_list import SessionsOf
+    from tui.ui.messages import DiffMark, DiffRequested
     from tui.ui.trace_pages import Collected
 
 
@@ -61,6 +62,51 @@ class Navigation(App[str | None]):
         while self.screen is not projects:
             self.pop_screen()
         projects.action_refresh()
+
+    # -- diffs: the trace list marks A (`m`) and asks for a diff (`D`); a trace asks for one
+    # against its last good trace; the diff screen picks another A.
+
+    # The trace marked as A: (trace id, project id, how it is named to the user).
+    diff_mark: tuple[str, str, str] | None = None
+
+    def open_diff(self, b_id: str, project_id: str | None = None, a_id: str | None = None) -> None:
+        """The diff of trace `b_id` against `a_id`, or against its last good trace."""
+        from tui.ui.screens.diff import DiffScreen
+
+        self.push_screen(DiffScreen(b_id, project_id, a_id))
+
+    def on_diff_mark(self, message: DiffMark) -> None:
+        self.diff_mark = (message.trace_id, message.project_id, message.label)
+        self.notify(
+            f"Marked {message.label} as A. On another trace, D shows what differs from it.",
+            title="Marked for a diff",
+            timeout=6,
+        )
+
+    def on_diff_requested(self, message: DiffRequested) -> None:
+        mark = self.diff_mark
+        if mark is not None and mark[1] == message.project_id and mark[0] == message.trace_id:
+            self.notify("This is the marked trace: D on another one diffs it against this.")
+            return
+        if mark is not None and mark[1] == message.project_id:
+            self.open_diff(message.trace_id, message.project_id, mark[0])
+        else:  # nothing marked here: against its last good one
+            self.open_diff(message.trace_id, message.project_id)
+
+    def pick_diff_base(
+        self,
+        b_id: str,
+        b: Trace | None,
+        candidates: list[Trace],
+        project_id: str | None,
+        chosen: Callable[[str | None], None],
+    ) -> None:
+        """The dialog that picks another A for the diff of `b_id`."""
+        from tui.ui.screens.diff_pick import PickDiffBase
+
+        mark = self.diff_mark
+        marked = (mark[0], mark[2]) if mark is not None and mark[1] == project_id else None
+        self.push_screen(PickDiffBase(b_id, b, candidates, marked), chosen)
 
     def open_alerts(self, project_id: str, name: str | None) -> None:
         from tui.ui.screens.alerts import AlertsScreen

@@ -228,6 +228,14 @@ class TraceDetailScreen(AppScreen):
             tooltip="Export the whole trace as JSON",
         ),
         Binding("r", "reload", "Reload", show=False, id="detail.reload"),
+        Binding(
+            "D",
+            "diff",
+            "Diff",
+            show=False,
+            id="detail.diff",
+            tooltip="Compare with the last good one: the newest earlier trace of its name without an error",
+        ),
     ]
     DEFAULT_CSS = """
     TraceDetailScreen #summary { height: auto; padding: 0 1; background: $boost; }
@@ -344,7 +352,9 @@ class TraceDetailScreen(AppScreen):
     # What a trace that did not load leaves: "not found", "retryable", or None (loading, loaded).
     load_failed: str | None = None
     # The keys that need a loaded trace: out of the footer, and not run, until there is one.
-    NEED_A_TRACE = frozenset(["switch_pane", "switch_view", "zoom", "search", "copy", "export"])
+    NEED_A_TRACE = frozenset(
+        ["switch_pane", "switch_view", "zoom", "search", "copy", "export", "diff"]
+    )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if self.trace_tree is None and action in self.NEED_A_TRACE:
@@ -512,6 +522,11 @@ class TraceDetailScreen(AppScreen):
             if view.position is not None:
                 span = view.trace_tree.spans[view.position]
                 self.tui.copy_text(json_text(span), "span as JSON")
+
+    def action_diff(self) -> None:
+        """What differs from the last good trace of its name (the diff screen finds it)."""
+        project_id = self.trace.project_id if self.trace is not None else None
+        self.tui.open_diff(self.trace_id, project_id or self.project_id)
 
     def action_export(self) -> None:
         trace = self.trace

@@ -27,11 +27,13 @@ from textual.widgets import Input, Static
 from textual.worker import Worker
 
 from tui.api import Trace
+from tui.model import formatting as fmt
 from tui.model.text import safe_text
 from tui.model.timerange import TimeRange
 from tui.model.trace_list import sessions_of
 from tui.model.trace_list_rows import Shown, show
 from tui.model.trace_list_text import header, preview_line
+from tui.ui.messages import DiffMark, DiffRequested
 from tui.ui.screens.trace_loading import PagedList
 from tui.ui.screens.trace_query import answer_line, has_answer
 from tui.ui.widgets.key_footer import KeyFooter
@@ -100,6 +102,22 @@ class TracesScreen(PagedList):
             "Errors",
             id="traces.errors",
             tooltip="Only the traces with errors, over the whole range (e again: all)",
+            show=False,
+        ),
+        Binding(
+            "m",
+            "mark_for_diff",
+            "Mark",
+            id="traces.mark",
+            tooltip="Mark this trace as A of a diff (D on another shows what differs from it)",
+            show=False,
+        ),
+        Binding(
+            "D",
+            "diff",
+            "Diff",
+            id="traces.diff",
+            tooltip="What differs: this trace against the marked one, else its last good one",
             show=False,
         ),
     ]
@@ -294,6 +312,17 @@ class TracesScreen(PagedList):
         trace = self.query_one(TraceTable).selected
         if trace is not None and trace.id:
             self.tui.open_trace(trace.id, self.project_id)
+
+    def action_mark_for_diff(self) -> None:
+        trace = self.query_one(TraceTable).selected
+        if trace is not None and trace.id:
+            label = f"{trace.name or 'trace'} {trace.id[:8]} ({fmt.local_time(trace.started_at)})"
+            self.post_message(DiffMark(trace.id, self.project_id, label))
+
+    def action_diff(self) -> None:
+        trace = self.query_one(TraceTable).selected
+        if trace is not None and trace.id:
+            self.post_message(DiffRequested(trace.id, self.project_id))
 
     def action_time_range(self) -> None:
         def chosen(value: TimeRange | None) -> None:
