@@ -233,11 +233,17 @@ class TraceTuiApp(Navigation):
         """Show the too-small notice below 80x24, and take it away (only it) at 80x24 or more."""
         size = size or self.size
         small = size.width < MIN_WIDTH or size.height < MIN_HEIGHT
-        if small and not self._notice_on_top():
+        if small:
             from tui.ui.screens.too_small import TooSmallScreen
 
-            super().push_screen(TooSmallScreen(MIN_WIDTH, MIN_HEIGHT))
-        elif not small and self._notice_on_top():
+            stack = self.screen_stack
+            if stack and isinstance(stack[-1], TooSmallScreen):
+                stack[-1].show_size(size)  # it says the size there is
+            else:
+                notice = TooSmallScreen(MIN_WIDTH, MIN_HEIGHT)
+                notice.show_size(size)
+                super().push_screen(notice)
+        elif self._notice_on_top():
             super().pop_screen()
 
     def _notice_on_top(self) -> bool:
