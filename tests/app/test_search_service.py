@@ -12,7 +12,8 @@ from tests.support.service import RunningService
 from tui.server.rows import SpanRow, TraceRow
 from tui.server.store import now_ms
 from tui.ui.app import StartAt
-from tui.ui.screens.sessions import SessionScreen, SessionsScreen
+from tui.ui.screens.session import SessionScreen
+from tui.ui.screens.sessions import SessionsScreen
 from tui.ui.widgets.document import DocumentView
 from tui.ui.widgets.trace_table import TraceTable
 

@@ -14,6 +14,8 @@ from textual.screen import ModalScreen
 
 if TYPE_CHECKING:
     from tui.api import Alert, Project
+    from tui.api.models import Session
+    from tui.model.session_query import SessionQuery
     from tui.model.timerange import TimeRange
     from tui.ui.trace_pages import Collected
 
@@ -75,11 +77,20 @@ class Navigation(App[str | None]):
 
         self.push_screen(ProjectSettingsScreen(project_id, name), closed)
 
-    def open_sessions(self, project_id: str, name: str | None) -> None:
-        """A project's sessions, each read as one conversation."""
+    def open_sessions(
+        self, project_id: str, name: str | None, query: SessionQuery | None = None
+    ) -> None:
+        """A project's sessions, each read as one conversation; `query`: only those of a user,
+        a time or a text (a trace list's: tui.model.session_query.from_trace_filter)."""
         from tui.ui.screens.sessions import SessionsScreen
 
-        self.push_screen(SessionsScreen(project_id, name))
+        self.push_screen(SessionsScreen(project_id, name, query))
+
+    def open_session(self, project_id: str, session: Session) -> None:
+        """One session's traces in order, read as one conversation."""
+        from tui.ui.screens.session import SessionScreen
+
+        self.push_screen(SessionScreen(project_id, session))
 
     def open_workspace_keys(self) -> None:
         """The keys that manage every project (when the server offers them)."""
