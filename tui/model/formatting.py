@@ -104,6 +104,15 @@ def trace_cost(value: float | None, unpriced_spans: int | None) -> str:
     return shown + MORE_UNPRICED
 
 
+def byte_size(size: int) -> str:
+    """A size in bytes as file managers write it (decimal units): `980 B`, `512 kB`, `3.2 MB`."""
+    if size < 1000:
+        return f"{size:,} B"
+    if size < 1_000_000:
+        return f"{size / 1000:,.0f} kB"
+    return f"{size / 1_000_000:,.1f} MB"
+
+
 def percent(value: float | None) -> str:
     """A share in per cent: one decimal below 10 % (`1.9%`), none above (`42%`)."""
     if value is None or not math.isfinite(value):

@@ -220,6 +220,14 @@ class TraceDetailScreen(AppScreen):
             tooltip="Copy the selected span as JSON (OSC 52)",
         ),
         Binding(
+            "Y",
+            "copy_trace",
+            "Copy trace",
+            show=False,
+            id="detail.copy_trace",
+            tooltip="Copy the whole trace as JSON (OSC 52)",
+        ),
+        Binding(
             "e",
             "export",
             "Export",
@@ -512,6 +520,11 @@ class TraceDetailScreen(AppScreen):
             if view.position is not None:
                 span = view.trace_tree.spans[view.position]
                 self.tui.copy_text(json_text(span), "span as JSON")
+
+    def action_copy_trace(self) -> None:
+        trace = self.trace
+        if trace is not None:
+            self.tui.copy_text(json_text(trace), "trace as JSON")
 
     def action_export(self) -> None:
         trace = self.trace
