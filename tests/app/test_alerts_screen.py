@@ -156,7 +156,7 @@ async def test_a_server_without_alert_state_or_traces_reads_no_data(
         screen = await open_alerts(app, pilot, "proj_x")
         await wait_for(pilot, lambda: screen.collected is not None)
         text = table_text(screen)
-        assert text.startswith("· no data*") and "> 8 s" in text
+        assert text.startswith("· no traces*") and "> 8 s" in text
         assert "firing" not in str(screen.query_one("#header").content)
 
 
@@ -219,7 +219,7 @@ async def test_enter_opens_an_alerts_state_history_and_window_traces(tmp_path: P
             def history() -> str:
                 return "\n".join(" | ".join(map(str, cells)) for cells, _ in events._rows)
 
-            await wait_for(pilot, lambda: "· no data → ▲ firing" in history())
+            await wait_for(pilot, lambda: "· new → ▲ firing" in history())
             assert "value 2730" in history()
             assert [t.duration_ms for t in detail.ranked] == [3000, 1200, 800, 500]
             facts = str(detail.query_one("#facts").content)
@@ -358,7 +358,7 @@ async def test_a_resolved_alert_reads_ok_with_its_episode_in_the_history(tmp_pat
             await wait_for(pilot, lambda: events.row_count >= 3)
             history = [" | ".join(map(str, cells)) for cells, _ in events._rows]
             states = [line for line in history if "→" in line]
-            assert "▲ firing → ✓ ok" in states[0] and "· no data → ▲ firing" in states[1]
+            assert "▲ firing → ✓ ok" in states[0] and "· new → ▲ firing" in states[1]
             # Sampled every 5 minutes, the chart's moments fall outside the slow minutes.
             await wait_chart(pilot, detail, fired="0 times")
     finally:

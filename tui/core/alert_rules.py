@@ -151,10 +151,32 @@ STATES: dict[str, tuple[str, str]] = {
 }
 
 
-def state_label(state: str | None) -> str:
-    """`▲ firing`, `✓ ok`, `· no data`; `? unknown` when the server says nothing (or other)."""
+def _nothing_in(metric: str | None) -> str:
+    """What a window without a value lacks, by the metric's measure: the traces (latency, error
+    rate, cost: a window with none has no value, an error rate included, never 0%), the prompts
+    (drift); `data` for another server's metric."""
+    parts = split_metric(metric)
+    measure = parts[0] if parts else ""
+    if measure == "prompt_drift":
+        return "prompts"
+    return "traces" if measure in MEASURE_UNITS else "data"
+
+
+def state_label(state: str | None, metric: str | None = None) -> str:
+    """`▲ firing`, `✓ ok`, and for a state without a value what the window lacks: `· no
+    traces` (`· no prompts` for drift; `· no data` without a metric of this grammar); `?
+    unknown` when the server says nothing (or other)."""
+    if state == "no_data":
+        return f"· no {_nothing_in(metric)}"
     symbol, words = STATES.get(state or "", ("?", "unknown"))
     return f"{symbol} {words}"
+
+
+def no_value_text(metric: str | None) -> str:
+    """A window without a value, in words: `no traces in the last 15m`."""
+    parts = split_metric(metric)
+    period = f" in the last {parts[2]}" if parts else ""
+    return f"no {_nothing_in(metric)}{period}"
 
 
 def amount(metric: str | None, value: float | None) -> str:

@@ -26,7 +26,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
-from tui.core.alert_rules import amount, metric_label, parse_metric, state_label
+from tui.core.alert_rules import amount, metric_label, no_value_text, parse_metric, state_label
 from tui.model import charts, metrics
 from tui.model import formatting as fmt
 from tui.model.metrics import compared_text
@@ -90,11 +90,31 @@ def chart_legend(alert: Alert) -> Text:
     return legend
 
 
-def event_row(event: AlertEvent, metric: str | None = None) -> tuple[str, str, str]:
+def change_text(event: AlertEvent, metric: str | None, first: bool = False) -> str:
+    """`· no traces → ▲ firing`; the alert's first change starts from `· new` (the server's
+    no_data before its first evaluation is not an empty window)."""
+    before = "· new" if first and event.from_state == "no_data" else None
+    return (
+        f"{before or state_label(event.from_state, metric)} → {state_label(event.to_state, metric)}"
+    )
+
+
+def first_change(events: list[AlertEvent], complete: bool) -> AlertEvent | None:
+    """The alert's first state change, when the history read holds it (`complete`: no older
+    page)."""
+    changes = [e for e in events if e.kind == "state" and e.at is not None]
+    if not complete or not changes:
+        return None
+    return min(changes, key=lambda e: e.at.timestamp() if e.at else 0.0)
+
+
+def event_row(
+    event: AlertEvent, metric: str | None = None, first: bool = False
+) -> tuple[str, str, str]:
     """A line of the history; a state change's value with the metric's unit."""
     when = fmt.local_time(event.at, seconds=True) if event.at else "–"
     if event.kind == "state":
-        what = f"{state_label(event.from_state)} → {state_label(event.to_state)}"
+        what = change_text(event, metric, first)
         value = "" if event.value is None else f"value {amount(metric, event.value)}"
         return when, what, value
     ok = event.ok is True or event.ok == 1
@@ -149,13 +169,13 @@ def agreed(alert: Alert, events: list[AlertEvent]) -> Alert:
     )
 
 
-def event_lines(event: AlertEvent, alert: Alert) -> list[tuple[str, str]]:
+def event_lines(event: AlertEvent, alert: Alert, first: bool = False) -> list[tuple[str, str]]:
     """Every field of a history line, whole, for reading it in a dialog."""
     when = fmt.local_time(event.at, seconds=True) if event.at else ""
     if event.kind == "state":
         return [
             ("When", when),
-            ("Change", f"{state_label(event.from_state)} → {state_label(event.to_state)}"),
+            ("Change", change_text(event, alert.metric, first)),
             ("Value", "" if event.value is None else amount(alert.metric, event.value)),
             ("Fires when", fires_when(alert.metric, alert.condition, alert.threshold)),
         ]
@@ -212,6 +232,7 @@ class AlertDetailScreen(AlertActions, AppScreen):
         self.collected = collected
         self.series: metrics.Series | None = None
         self.events: list[AlertEvent] = []
+        self.events_complete = False  # the history read holds its first change
         # The metric's value now as read from the trace list here, and over how many traces.
         self.computed: float | None = None
         self.counted: int | None = None
@@ -286,7 +307,10 @@ class AlertDetailScreen(AlertActions, AppScreen):
                 if metrics.breaches(alert.condition, computed, alert.threshold)
                 else "ok"
             )
-        shown = state_label(computed_state or alert.state) + ("*" if computed_state else "")
+        shown = state_label(computed_state or alert.state, alert.metric)
+        if metrics.awaits_evaluation(alert):
+            shown = metrics.EVALUATING
+        shown += "*" if computed_state else ""
         header.append(shown + "  ", style="bold")
         header.append_text(safe_text(alert.name or "(no name)", 60, style="bold"))
         header.append(standing(alert, self.tui.now()), style="bold yellow")
@@ -296,7 +320,12 @@ class AlertDetailScreen(AlertActions, AppScreen):
         facts = Text()
         now = self.tui.now()
         if alert.state is not None:
-            facts.append(f"now {amount(alert.metric, alert.last_value)} · ")
+            now_value = (
+                amount(alert.metric, alert.last_value)
+                if alert.last_value is not None or alert.state != "no_data"
+                else no_value_text(alert.metric)
+            )
+            facts.append(f"now {now_value} · ")
             # The server's condition and metric, made visible (an unknown one comes as sent).
             facts.append_text(safe_text(fires_when(alert.metric, alert.condition, alert.threshold)))
             if alert.state == "firing" and alert.firing_since is not None:
@@ -445,7 +474,8 @@ class AlertDetailScreen(AlertActions, AppScreen):
         self.tell_screens_below("alert_changed", self.alert)
 
     def _events_again(self) -> None:
-        rows = [(event_row(e, self.alert.metric), None) for e in self.events]
+        first = first_change(self.events, self.events_complete)
+        rows = [(event_row(e, self.alert.metric, e is first), None) for e in self.events]
         self.query_one("#events", Table).set_rows(rows)
 
     def _title(self, selector: str, text: str) -> None:
@@ -453,9 +483,9 @@ class AlertDetailScreen(AlertActions, AppScreen):
 
     def _events(self, page: Page) -> None:
         events: list[AlertEvent] = list(page.items)
-        metric = self.alert.metric
         self.events = events
-        self.query_one("#events", Table).set_rows([(event_row(e, metric), None) for e in events])
+        self.events_complete = page.next_page is None
+        self._events_again()
         more = " (newest)" if page.next_page is not None else ""
         read = " · enter on one reads it whole" if events else ""
         self._title("#events-title", f"History: {fmt.counted(len(events), 'event')}{more}{read}")
@@ -508,7 +538,10 @@ class AlertDetailScreen(AlertActions, AppScreen):
             from tui.ui.screens.dialogs import ReadDialog
 
             event = self.events[row]
-            self.tui.push_screen(ReadDialog("History: one event", event_lines(event, self.alert)))
+            first = event is first_change(self.events, self.events_complete)
+            self.tui.push_screen(
+                ReadDialog("History: one event", event_lines(event, self.alert, first))
+            )
 
     def action_open(self) -> None:
         table = self.query_one("#traces", Table)

@@ -12,7 +12,7 @@ states' ages ("firing 12m") keep counting between refreshes.
 An alert created here has no state until the service's next evaluation round (the local
 service evaluates every minute unless told otherwise): the list asks again, a few times and
 further apart, until the alert has been evaluated, and shows it as "evaluating" meanwhile,
-not as "no data".
+not as "no traces".
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from tui.core.alert_rules import metric_label, state_label
 from tui.core.urls import host_of
 from tui.model import charts, metrics
 from tui.model.formatting import ago
-from tui.model.metrics import compared_text
+from tui.model.metrics import EVALUATING, awaits_evaluation, compared_text
 from tui.model.text import safe_text
 from tui.ui.screens.alert_actions import (
     AlertActions,
@@ -67,18 +67,14 @@ LONGEST_LOOKBACK = timedelta(hours=24)  # traces older than 48 h are not paged i
 # After a create, the list is asked for again after each of these (seconds) until the new
 # alert has been evaluated: some 3 minutes in all, a handful of requests.
 FOLLOW_UPS_S = (2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 60.0)
-EVALUATING = "… evaluating"
 EMPTY = Text("No alerts yet: press n to create one.")
 
 
-def awaits_evaluation(alert: Alert) -> bool:
-    """Whether the server keeps alert states and has not evaluated this one yet."""
-    return alert.state == "no_data" and alert.last_evaluated_at is None and not alert.paused
-
-
-def state_text(state: str | None, since: datetime | None, now: datetime) -> str:
-    """`▲ firing 12m` (for how long), `✓ ok`, `· no data`, `? unknown`."""
-    label = state_label(state)
+def state_text(
+    state: str | None, since: datetime | None, now: datetime, metric: str | None = None
+) -> str:
+    """`▲ firing 12m` (for how long), `✓ ok`, `· no traces` (in the window), `? unknown`."""
+    label = state_label(state, metric)
     if state == "firing" and since is not None:
         label += " " + ago(since, now).removesuffix(" ago")
     return label
@@ -283,9 +279,9 @@ class AlertsScreen(AlertActions, AppScreen):
     ) -> str:
         if alert.paused:
             return "‖ paused"
-        if alert.id in self.awaiting:
-            return EVALUATING  # the server's "no data" would say the metric has none
-        return state_text(state, since, now) + ("*" if computed else "")
+        if alert.id in self.awaiting or awaits_evaluation(alert):
+            return EVALUATING  # the server's "no data" would say the window has no traces
+        return state_text(state, since, now, alert.metric) + ("*" if computed else "")
 
     async def _collect(self, client: ApiClient) -> tuple[Collected, dict[int, metrics.Series]]:
         now = self.tui.now()
