@@ -97,6 +97,8 @@ class ProjectEditForm(ProjectForm):
             "retention_days": "" if project.retention_days is None else str(project.retention_days),
         }
         self.loss_confirmed_for: dict[str, Any] | None = None
+        # A project with a retention keeps one: emptying the field is refused, not ignored.
+        self.RETENTION_REQUIRED = project.retention_days is not None
 
     def changes(self, values: dict[str, str]) -> dict[str, Any]:
         fields = self.fields(values)

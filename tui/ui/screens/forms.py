@@ -259,8 +259,12 @@ class ProjectForm(CreateForm):
     FIELDS = (
         FieldSpec("name", "Name (required)", "e.g. support-bot"),
         FieldSpec("description", "Description", "optional"),
-        FieldSpec("retention_days", "Retention in days (1 to 365)", "30", "30"),
+        # No grey number as the placeholder: it would read as a value that an empty field has.
+        FieldSpec("retention_days", "Retention in days (1 to 365)", "days, 1 to 365", "30"),
     )
+    # Whether the retention may be left empty: not here (an empty field would be sent as "the
+    # server's default", unseen); an edit form of a project without one keeps it empty.
+    RETENTION_REQUIRED = True
 
     def check(self, values: dict[str, str]) -> dict[str, str]:
         errors = {}
@@ -269,7 +273,9 @@ class ProjectForm(CreateForm):
         elif len(values["name"]) > 200:
             errors["name"] = "At most 200 characters."
         days = values["retention_days"].strip()
-        if days and (not days.isdigit() or not 1 <= int(days) <= 365):
+        if not days and self.RETENTION_REQUIRED:
+            errors["retention_days"] = "A whole number of days from 1 to 365 is required."
+        elif days and (not days.isdigit() or not 1 <= int(days) <= 365):
             errors["retention_days"] = "A whole number of days from 1 to 365."
         return errors
 
