@@ -1,9 +1,10 @@
 """One session: its traces in order, read as one conversation (each trace's conversation after
-a divider that names the trace; `o` opens the trace the cursor is in)."""
+a divider that names the trace; `o` opens the trace the cursor is in). A chat app sends the
+whole conversation so far with every call: what an earlier trace showed is not shown again
+(a dim line counts it), so each turn reads once."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,7 @@ from tui.api import ApiError, NextPage, Trace
 from tui.api.models import Session, TraceFilter
 from tui.model import formatting as fmt
 from tui.model.chat import Conversation
+from tui.model.chat.text import only_what_is_new, remember
 from tui.model.spans import build_tree, conversation_at
 from tui.model.text import safe_text
 from tui.ui.screens.base import AppScreen, error_line
@@ -79,6 +81,8 @@ class SessionScreen(AppScreen):
         self.traces: list[Trace] = []
         self.blocks: list[Block] = []
         self.dividers: dict[int, str] = {}  # id(divider block) -> trace id
+        # The messages shown so far: each trace's call repeats the conversation before it.
+        self.read: set[tuple[str, str]] = set()
         self.state = "loading…"
 
     def compose(self) -> ComposeResult:
@@ -143,11 +147,16 @@ class SessionScreen(AppScreen):
         if trace.id:
             self.dividers[id(divider)] = trace.id
         conv = trace_conversation(trace)
-        parts: Sequence[Block] = (
-            conversation_blocks(conv)
-            if conv is not None
-            else [Block([("(no conversation in this trace)", "dim")])]
-        )
+        parts: list[Block] = []
+        if conv is None:
+            parts.append(Block([("(no conversation in this trace)", "dim")]))
+        else:
+            new, skipped = only_what_is_new(conv, self.read)
+            remember(conv, self.read)
+            if skipped:
+                said = "message" if skipped == 1 else "messages"
+                parts.append(Block([(f"({skipped} earlier {said}, as above)", "dim")]))
+            parts += conversation_blocks(new)
         self.blocks += [divider, *parts]
         document = self.query_one(DocumentView)
         cursor = document.cursor  # where the reader is stays, while the rest arrives
