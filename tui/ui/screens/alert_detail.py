@@ -270,6 +270,7 @@ class AlertDetailScreen(AlertActions, AppScreen):
     def alert_changed(self, alert: Alert) -> None:
         self.alert = alert
         self.show_facts()
+        self.refresh_bindings()  # p reads Pause or Resume
         self.tell_screens_below("alert_changed", alert)
 
     def alert_removed(self, alert: Alert) -> None:
@@ -468,6 +469,7 @@ class AlertDetailScreen(AlertActions, AppScreen):
             return
         self.alert = merged(self.alert, alert)
         self.show_facts()
+        self.refresh_bindings()  # paused elsewhere: p reads Resume
         if self.events:  # the units follow an edited metric
             self._events_again()
         self.check_history()

@@ -173,6 +173,10 @@ class AlertsScreen(AlertActions, AppScreen):
                 self.alerts[index] = alert
         self.show_rows()
 
+    @on(DataTable.RowHighlighted)
+    def _cursor_moved(self) -> None:
+        self.refresh_bindings()  # p reads Pause or Resume, for the alert under the cursor
+
     def alert_removed(self, alert: Alert) -> None:
         kept = [i for i, shown in enumerate(self.alerts) if shown.id != alert.id]
         self.series = {new: self.series[old] for new, old in enumerate(kept) if old in self.series}
