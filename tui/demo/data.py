@@ -33,6 +33,7 @@ from tui.demo.traces import (
     deep_trace,
     trace_row,
 )
+from tui.model.formatting import counted
 from tui.server.rows import now_ms
 from tui.server.store import Store
 
@@ -127,7 +128,9 @@ def populate(
     with store.transaction() as db:
         for i, project in enumerate(DEMO_PROJECTS):
             count = max(1, int(project.trace_count * scale))
-            say(f"Demo data {i + 1}/{len(DEMO_PROJECTS)}: {count:,} traces of {project.name}")
+            say(
+                f"Demo data {i + 1}/{len(DEMO_PROJECTS)}: {counted(count, 'trace')} of {project.name}"
+            )
             store.insert_project(
                 db,
                 project.name,

@@ -344,7 +344,7 @@ class AlertDetailScreen(AlertActions, AppScreen):
                         if (alert.metric or "").startswith("prompt_drift")
                         else f", so {metrics.COMPUTED_NOTE}: "
                         + compared_text(alert.metric, alert.condition, computed, alert.threshold)
-                        + ("" if counted is None else f" over {counted:,} traces")
+                        + ("" if counted is None else f" over {fmt.counted(counted, 'trace')}")
                         + (" (the first ones only)" if self.capped else "")
                     ),
                     300,
@@ -445,7 +445,7 @@ class AlertDetailScreen(AlertActions, AppScreen):
         if period is not None and self.series.step > period:  # windows between the moments
             note += f" (checked every {fmt.duration(self.series.step.total_seconds() * 1000)})"
         if collected.capped:
-            note += f" · of {len(collected.traces):,} traces only"
+            note += f" · of {fmt.counted(len(collected.traces), 'trace')} only"
         self.query_one(MetricChart).show(
             self.series.values,
             self.series.start,

@@ -32,7 +32,7 @@ from tui.api import Alert
 from tui.core.alert_rules import metric_label, state_label
 from tui.core.urls import host_of
 from tui.model import charts, metrics
-from tui.model.formatting import ago
+from tui.model.formatting import ago, counted
 from tui.model.metrics import EVALUATING, awaits_evaluation, compared_text
 from tui.model.text import safe_text
 from tui.ui.screens.alert_actions import (
@@ -209,7 +209,7 @@ class AlertsScreen(AlertActions, AppScreen):
         if computed:
             note += " · * computed from traces"
         if self.collected.capped:
-            note += f" · charts of {len(self.collected.traces):,} traces only"
+            note += f" · charts of {counted(len(self.collected.traces), 'trace')} only"
         return note
 
     def shown_state(self, index: int) -> tuple[str | None, float | None, datetime | None, bool]:

@@ -12,6 +12,7 @@ from rich.text import Text
 from textual.binding import Binding, BindingType
 
 from tui.api import Alert, ApiClient, KeyInfo, Project
+from tui.model.formatting import counted
 from tui.model.text import notice
 from tui.ui.screens.forms import AlertForm, CreateForm, FieldSpec, ProjectForm
 
@@ -155,8 +156,8 @@ class ProjectEditForm(ProjectForm):
                 self.show_errors({}, "Not saved: the retention is as it was.")
 
         question = Text(
-            f"A retention of {changes.get('retention_days')} days deletes "
-            f"{result.traces:,} stored traces now. Save?",
+            f"A retention of {counted(changes.get('retention_days') or 0, 'day')} deletes "
+            f"{counted(result.traces, 'stored trace')} now. Save?",
             style="bold",
         )
         self.app.push_screen(ConfirmDialog(question, "They cannot be brought back."), answered)

@@ -137,7 +137,9 @@ class SessionScreen(AppScreen):
             self.update_header()
             trace = await client.get_trace(row.id, self.project_id)
             self._add(number, len(listed), trace, now)
-        self.state = f"{len(self.traces)} traces" if self.traces else "no traces in this session"
+        self.state = (
+            fmt.counted(len(self.traces), "trace") if self.traces else "no traces in this session"
+        )
 
     def _add(self, number: int, count: int, trace: Trace, now: datetime) -> None:
         if not self.still_open:

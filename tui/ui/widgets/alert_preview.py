@@ -104,5 +104,7 @@ class AlertPreview(Static):
             if text.cell_len + len(legend) <= 2 * width:  # on the second line, if it fits
                 text.append(legend, style="dim")
         if collected.capped:
-            text.append(f"\nof the {len(collected.traces):,} traces paged in only", style="dim")
+            text.append(
+                f"\nof the {fmt.counted(len(collected.traces), 'trace')} paged in only", style="dim"
+            )
         self.update(text)
