@@ -78,7 +78,7 @@ async def check_firing_alert(service: RunningService) -> None:
         screen = await open_alerts(app, pilot, project_id)
         text = table_text(screen)
         # p95 of [500, 800, 1200, 3000] ms: 2730 ms, breaching > 1000 ms.
-        assert "▲ firing" in text and "2730 ms > 1000 ms" in text
+        assert "▲ firing" in text and "2.73 s > 1 s" in text
         assert "✓ ok" in text and "$0.00 ≤ $2.50" in text  # the sign true of them
         assert "▲ 1 firing" in str(screen.query_one("#header").content)
         await wait_for(pilot, lambda: screen.collected is not None)
@@ -162,7 +162,11 @@ async def test_a_server_without_alert_state_or_traces_reads_no_data(
 
 def test_amounts_carry_their_units() -> None:
     assert amount("latency_s_5m", 8.4) == "8.4 s"
-    assert amount("latency_ms_5m", 2730.0) == "2730 ms"
+    assert amount("latency_ms_5m", 2730.0) == "2.73 s"
+    assert amount("latency_ms_5m", 850.0) == "850 ms"
+    assert amount("latency_ms_5m", 113_235.0) == "1 min 53 s"
+    assert amount("latency_ms_5m", 8001.0, exact=True) == "8,001 ms"
+    assert amount("error_rate_pct_15m", 8000) == "8,000%"
     assert amount("cost_usd_1h", 3.1) == "$3.10" and amount("cost_usd_1h", 0.0004) == "$0.0004"
     assert amount("error_rate_pct_15m", 12.5) == "12.5%"
     assert amount("error_rate_ratio_1h", 0.0625) == "0.0625"
@@ -220,12 +224,12 @@ async def test_enter_opens_an_alerts_state_history_and_window_traces(tmp_path: P
                 return "\n".join(" | ".join(map(str, cells)) for cells, _ in events._rows)
 
             await wait_for(pilot, lambda: "· new → ▲ firing" in history())
-            assert "value 2730" in history()
+            assert "value 2.73 s" in history()
             assert [t.duration_ms for t in detail.ranked] == [3000, 1200, 800, 500]
             facts = str(detail.query_one("#facts").content)
-            assert "now 2730 ms · fires when > 1000 ms" in facts
+            assert "now 2.73 s · fires when > 1 s" in facts
             assert "from the traces listed now" not in facts  # the app reads the same value
-            assert "value 2730 ms" in history()  # with its unit
+            assert "value 2.73 s" in history()  # with its unit
             from tui.model import metrics
 
             for metric, value in served.items():  # the service's own numbers
@@ -247,7 +251,7 @@ async def wait_chart(pilot, detail, fired: str = "1 time") -> None:  # type: ign
     chart = detail.query_one(MetricChart)
     await wait_for(pilot, lambda: THRESHOLD_MARK in str(chart.content))
     lines = str(chart.content).splitlines()
-    assert any(line.lstrip().startswith("1000 ms ") and THRESHOLD_MARK in line for line in lines)
+    assert any(line.lstrip().startswith("1 s ") and THRESHOLD_MARK in line for line in lines)
     assert any(bar in str(chart.content) for bar in "▁▂▃▄▅▆▇█")
     assert f"would have fired {fired}" in lines[-1]
 
@@ -292,7 +296,7 @@ async def test_a_spec_only_server_gets_the_detail_computed_here(service: Running
         facts = " ".join(str(detail.query_one("#facts").content).split())
         assert (
             "does not evaluate alerts" in facts
-            and "2730 ms gt␛[2J[@click=app.quit] 1000 ms over 4" in facts
+            and "2.73 s gt␛[2J[@click=app.quit] 1 s over 4" in facts
         )
         assert [t.id for t in detail.ranked] == ["t3", "t2", "t1", "t0"]
         assert str(detail.query_one("#header").content).startswith("▲ firing*")
@@ -349,7 +353,7 @@ async def test_a_resolved_alert_reads_ok_with_its_episode_in_the_history(tmp_pat
         ):
             screen = await open_alerts(app, pilot, project_id)
             row = table_text(screen).split(" | ")
-            assert row[0] == "✓ ok" and row[3] == "100 ms ≤ 1000 ms"
+            assert row[0] == "✓ ok" and row[3] == "100 ms ≤ 1 s"
             await pilot.press("enter")
             await wait_for(pilot, lambda: showing(app, AlertDetailScreen))
             detail = app.screen

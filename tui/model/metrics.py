@@ -23,7 +23,7 @@ from itertools import accumulate, pairwise
 from operator import itemgetter
 
 from tui.api import Alert, Trace
-from tui.core.alert_rules import amount, breach_text, parse_metric
+from tui.core.alert_rules import both_amounts, breach_text, parse_metric
 
 DRIFT_NOTE = "Prompt drift needs the prompts themselves: only the server can compute it."
 # What a state marked * means, in words, where the alerts list and an alert's detail show one:
@@ -278,4 +278,5 @@ def compared_text(
         return breach_text(metric, condition, value, threshold)
     if breaches(condition, value, threshold):
         return breach_text(metric, condition, value, threshold)
-    return f"{amount(metric, value)} {UNBREACHED[condition]} {amount(metric, threshold)}"
+    value_text, threshold_text = both_amounts(metric, value, threshold)
+    return f"{value_text} {UNBREACHED[condition]} {threshold_text}"
