@@ -64,7 +64,7 @@ def points_for(span: timedelta, period: timedelta | None) -> int:
 
 EVENT_COLUMNS = (
     Column("When", least=11, most=16),
-    Column("What", least=20, most=30, share=1),  # "· no data → ▲ firing" whole
+    Column("What", least=20, most=30, share=1),  # "· no traces → ▲ firing" whole
     Column("Detail", least=10, most=60, share=2),
 )
 TRACE_COLUMNS = (
@@ -74,6 +74,7 @@ TRACE_COLUMNS = (
     Column("Errors", least=6, most=8),
     Column("Cost", least=8, most=10),
 )
+TITLED = {"#events-title": "#events", "#traces-title": "#traces"}  # a title -> its table
 
 
 def chart_legend(alert: Alert) -> Text:
@@ -216,6 +217,7 @@ class AlertDetailScreen(AlertActions, AppScreen):
     AlertDetailScreen MetricChart { height: 8; }
     AlertDetailScreen.-tall MetricChart { height: 13; }
     AlertDetailScreen .title { height: 1; padding: 0 1; color: $text-muted; text-style: bold; }
+    AlertDetailScreen .title.-focused { color: $text; text-style: bold reverse; }
     AlertDetailScreen #events { height: 1fr; max-height: 8; }
     AlertDetailScreen #traces { height: 2fr; }
     """
@@ -233,6 +235,7 @@ class AlertDetailScreen(AlertActions, AppScreen):
         self.series: metrics.Series | None = None
         self.events: list[AlertEvent] = []
         self.events_complete = False  # the history read holds its first change
+        self.titles: dict[str, str] = {}  # each table's title, as last said
         # The metric's value now as read from the trace list here, and over how many traces.
         self.computed: float | None = None
         self.counted: int | None = None
@@ -242,15 +245,17 @@ class AlertDetailScreen(AlertActions, AppScreen):
         yield Static(id="header")
         yield Static(id="facts")
         yield MetricChart(id="chart")
-        yield Static("History (state changes and webhooks)", id="events-title", classes="title")
+        yield Static(id="events-title", classes="title")
         yield Table(EVENT_COLUMNS, id="events")
-        yield Static("Traces of the window", id="traces-title", classes="title")
+        yield Static(id="traces-title", classes="title")
         yield Table(TRACE_COLUMNS, id="traces")
         yield StatusBar()
         yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#traces", Table).focus()
+        self._title("#events-title", "History (state changes and webhooks)")
+        self._title("#traces-title", "Traces of the window")
         self.show_facts()
         self.action_refresh()
         self.learn_offers()
@@ -481,7 +486,21 @@ class AlertDetailScreen(AlertActions, AppScreen):
         self.query_one("#events", Table).set_rows(rows)
 
     def _title(self, selector: str, text: str) -> None:
-        self.query_one(selector, Static).update(safe_text(text, 120))
+        """A table's title: ▸ before the one whose table has the focus (the keys go there),
+        which is also drawn reversed; `tab` names the other."""
+        self.titles[selector] = text
+        title = self.query_one(selector, Static)
+        focused = self.query_one(TITLED[selector], Table).has_focus
+        title.set_class(focused, "-focused")
+        shown = safe_text(f"▸ {text}" if focused else f"  {text}", 120)
+        if focused:
+            other = "traces" if selector == "#events-title" else "history"
+            shown.append(f"  (tab: {other})", style="not bold")
+        title.update(shown)
+
+    def on_descendant_focus(self) -> None:
+        for selector, text in self.titles.items():
+            self._title(selector, text)
 
     def _events(self, page: Page) -> None:
         events: list[AlertEvent] = list(page.items)
