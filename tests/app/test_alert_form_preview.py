@@ -28,7 +28,10 @@ async def type_alert(app, pilot, metric: str, threshold: str) -> AlertPreview:  
     form = app.screen
     preview = form.query_one(AlertPreview)
     await wait_for(pilot, lambda: preview.collected is not None)
-    await pilot.press(*"Slow", "tab", *metric, "tab", "tab", *threshold)
+    await pilot.press(*"Slow")
+    form.query_one("#field-metric").value = metric  # chosen: test_alert_metric_choices
+    form.query_one("#field-threshold").focus()
+    await pilot.press(*threshold)
     await wait_for(
         pilot, lambda: preview.fired is not None or "Prompt drift" in str(preview.content)
     )

@@ -124,7 +124,10 @@ async def test_the_form_preview_on_an_empty_project_says_no_traces(
         await wait_for(pilot, lambda: showing(app, AlertForm))
         preview = app.screen.query_one(AlertPreview)
         await wait_for(pilot, lambda: preview.collected is not None)
-        await pilot.press(*"Errors", "tab", *"error_rate_pct_15m", "tab", "tab", *"5")
+        await pilot.press(*"Errors")
+        app.screen.query_one("#field-metric").value = "error_rate_pct_15m"  # type: ignore[attr-defined]
+        app.screen.query_one("#field-threshold").focus()
+        await pilot.press(*"5")
         await wait_for(pilot, lambda: preview.fired is not None)
         shown = str(preview.content)
         assert "now no traces in the last 15m · would have fired 0 times" in shown, shown
