@@ -277,6 +277,15 @@ class TraceTuiApp(Navigation):
         self.check_size()
         return popped
 
+    def get_key_display(self, binding: Binding) -> str:
+        """A key as the footer, `?` and the docs all write it: `ctrl+r`, never `^r`."""
+        shown = super().get_key_display(binding)
+        if binding.key_display:
+            return shown
+        return "+".join(
+            f"ctrl+{part[1:]}" if part.startswith("^") else part for part in shown.split("+")
+        )
+
     def on_projects_loaded(self, message: ProjectsLoaded) -> None:
         self.projects = message.projects
 
