@@ -52,6 +52,12 @@ def fires_when(metric: str | None, condition: str | None, threshold: float | Non
     return f"fires when {condition_symbol(condition)} {amount(metric, threshold)}"
 
 
+def footer_when_room(prefix: str) -> tuple[str, ...]:
+    """The action keys kept out of the footer that it offers as width allows, most used by
+    on-call first: edit, test the webhook, delete, a new secret (all are in `?`)."""
+    return tuple(f"{prefix}.{name}" for name in ("edit", "test", "delete", "rotate_secret"))
+
+
 def alert_bindings(prefix: str) -> list[Binding]:
     """The action keys, with ids under `prefix` ("alerts", "alert"). Pause (or resume) and mute
     are in the footer (what on-call reaches for); the others in help (?) and on the same keys."""
@@ -74,7 +80,7 @@ def alert_bindings(prefix: str) -> list[Binding]:
         Binding(
             "w",
             "test_webhook",
-            "Test webhook",
+            "Test",
             id=f"{prefix}.test",
             show=False,
             tooltip="Send the webhook a test event",

@@ -36,6 +36,7 @@ from tui.ui.screens.alert_actions import (
     AlertActions,
     alert_bindings,
     fires_when,
+    footer_when_room,
     merged,
     standing,
 )
@@ -205,12 +206,20 @@ def trace_row(trace: Trace) -> tuple[str, str, str, str, str]:
 class AlertDetailScreen(AlertActions, AppScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="alert.back"),
-        Binding("enter", "open", "Open trace", id="alert.open", priority=False),
-        Binding("tab", "switch", "History/traces", id="alert.switch"),
+        Binding(
+            "enter",
+            "open",
+            "Open",
+            id="alert.open",
+            priority=False,
+            tooltip="The trace under the cursor; a history line read whole",
+        ),
+        Binding("tab", "switch", "Switch", id="alert.switch", tooltip="History or traces"),
         Binding("t", "time_range", "Range", id="alert.range", tooltip="The chart's time range"),
         Binding("r", "refresh", "Refresh", id="alert.refresh"),
         *alert_bindings("alert"),
     ]
+    FOOTER_WHEN_ROOM = footer_when_room("alert")
     DEFAULT_CSS = """
     AlertDetailScreen #header { height: auto; background: $boost; padding: 0 1; }
     AlertDetailScreen #facts { height: auto; padding: 0 1; }

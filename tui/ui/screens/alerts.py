@@ -38,6 +38,7 @@ from tui.model.text import safe_text
 from tui.ui.screens.alert_actions import (
     AlertActions,
     alert_bindings,
+    footer_when_room,
     show_created_secret,
     standing,
 )
@@ -122,6 +123,7 @@ class AlertsScreen(AlertActions, AppScreen):
         Binding("r", "refresh", "Refresh", id="alerts.refresh"),
         *alert_bindings("alerts"),
     ]
+    FOOTER_WHEN_ROOM = footer_when_room("alerts")
     DEFAULT_CSS = """
     AlertsScreen #header { height: 1; background: $boost; padding: 0 1; }
     AlertsScreen Table { height: 1fr; }
