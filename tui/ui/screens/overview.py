@@ -172,8 +172,14 @@ class OverviewScreen(AppScreen):
 
     # -- drawing ---------------------------------------------------------------------------------
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "stop":
+            return self.paging  # "s Stop" only while there is something to stop
+        return super().check_action(action, parameters)
+
     def draw(self) -> None:
         self._drawn_at = time.monotonic()
+        self.refresh_bindings()  # paging may have begun or ended
         overview = self.overview
         if overview is None:
             return
