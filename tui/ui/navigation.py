@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,11 +22,22 @@ if TYPE_CHECKING:
 
 
 def default_export_path(trace_id: str, now: float | None = None) -> Path:
-    """Where an export goes unless the user says otherwise: ~/tracetui/exports/trace-ID-TIME.json
-    (the id cut and made safe for a file name)."""
+    """Where an export goes unless the user says otherwise:
+    ~/tracetui/exports/trace-ID-2026-11-21_093015.json (the id cut and made safe for a file
+    name; the local time, readable, with no colon for the file systems that refuse one)."""
     safe_id = "".join(c if c.isalnum() or c in "-_" else "_" for c in trace_id)[:80]
-    moment = int(time.time() if now is None else now)
-    return Path.home() / "tracetui" / "exports" / f"trace-{safe_id}-{moment}.json"
+    moment = datetime.fromtimestamp(time.time() if now is None else now).astimezone()
+    stamp = moment.strftime("%Y-%m-%d_%H%M%S")
+    return Path.home() / "tracetui" / "exports" / f"trace-{safe_id}-{stamp}.json"
+
+
+def shown_path(path: Path) -> str:
+    """A path as a field shows it: under the home folder as ~/… (shorter, and read back by
+    expanduser)."""
+    try:
+        return "~/" + path.relative_to(Path.home()).as_posix()
+    except ValueError:
+        return str(path)
 
 
 class Navigation(App[str | None]):
@@ -140,8 +152,8 @@ class Navigation(App[str | None]):
             if isinstance(answer, str):
                 self._write_export(Path(answer).expanduser(), text)
 
-        default = default_export_path(trace_id)
-        self.push_screen(ExportPrompt(f"trace {trace_id[:32]}", str(default)), chosen)
+        default = shown_path(default_export_path(trace_id))
+        self.push_screen(ExportPrompt(f"trace {trace_id[:32]}", default), chosen)
 
     def _write_export(self, path: Path, text: Callable[[], str]) -> None:
         try:
