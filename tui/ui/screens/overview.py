@@ -24,7 +24,7 @@ from textual.widgets import Static
 from tui.model import charts
 from tui.model import formatting as fmt
 from tui.model.overview_stats import Overview, Totals, shares
-from tui.model.text import safe_text
+from tui.model.text import safe_text, visible
 from tui.model.timerange import TimeRange
 from tui.ui.screens.base import AppScreen
 from tui.ui.widgets.key_footer import KeyFooter
@@ -38,6 +38,7 @@ PAGE = 500  # the spec's largest page
 REDRAW_SECONDS = 0.25  # while paging: charts redrawn at most this often
 PERCENTILES = ((0.5, "p50"), (0.95, "p95"), (0.99, "p99"))
 MODEL_ROWS = 8  # models listed, the costliest first
+MIN_BAR = 8  # cells a model's cost bar keeps when names are long
 
 
 class OverviewScreen(AppScreen):
@@ -247,12 +248,17 @@ class OverviewScreen(AppScreen):
             text.append("\nno model calls in this range" if not self.paging else "\n…", "dim")
             return text
         width = max(10, (self.query_one("#models").content_size.width or 38))
-        name_width = min(18, max(len(name) for name, _ in ranked))
+        # The names as wide as the longest, as long as the bars keep MIN_BAR cells.
+        longest = max(len(visible(name)) for name, _ in ranked)
+        name_width = max(8, min(longest, width - 10 - MIN_BAR))
+        labels = [fmt.model_label(name, name_width) for name, _ in ranked]
+        if len(set(labels)) < len(labels):  # two dates of one model: cut, the dates kept
+            labels = [fmt.middle_cut(visible(name), name_width) for name, _ in ranked]
         bar_width = max(4, width - name_width - 10)
-        for (name, share), part in zip(ranked, shares([s.cost for _, s in ranked]), strict=True):
+        costs = shares([s.cost for _, s in ranked])
+        for label, (_, share), part in zip(labels, ranked, costs, strict=True):
             text.append("\n")
-            text.append_text(safe_text(name, name_width))
-            text.append(" " * (name_width - min(len(name), name_width) + 1))
+            text.append(label.ljust(name_width + 1))
             text.append_text(charts.hbar(part, bar_width))
             text.append(f" {fmt.cost(share.cost)}".rjust(9))
         return text
