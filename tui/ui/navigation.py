@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 from textual.screen import ModalScreen
@@ -40,13 +40,47 @@ def shown_path(path: Path) -> str:
         return str(path)
 
 
+def narrow_trace_list(screen: Any, time_range: TimeRange | None, query: str | None) -> None:
+    """Give a trace list just opened a range and a query, as `t` and `/` give them."""
+    from tui.model.query import QueryError, parse_query
+
+    if time_range is not None:
+        screen.range = time_range
+    wanted = None
+    if query:
+        try:
+            wanted = parse_query(query)
+        except QueryError:
+            wanted = None
+    if wanted is not None:
+        screen.filter_text, screen.trace_query = query, wanted
+        screen.refresh_bindings()
+    if wanted is not None:
+        screen.requery()  # the server's filtered rows of the range, where it filters
+    if not screen.fetching:  # else the range's rows, the query applied to them here
+        screen.reload(keep=False)
+
+
 class Navigation(App[str | None]):
     """Opening and closing the app's screens; TraceTuiApp is built on it."""
 
-    def open_traces(self, project_id: str, name: str | None) -> None:
+    def open_traces(
+        self,
+        project_id: str,
+        name: str | None,
+        time_range: TimeRange | None = None,
+        query: str | None = None,
+    ) -> None:
+        """A project's traces; `time_range` and `query` (the query line's words, e.g. "error")
+        narrow them, as `t` and `/` would (the overview opens a spike's failing traces so)."""
         from tui.ui.screens.traces import TracesScreen
 
-        self.push_screen(TracesScreen(project_id, name))
+        screen = TracesScreen(project_id, name)
+        self.push_screen(screen)
+        if time_range is not None or query:
+            # The trace list is made without a range or a query: they are given once it is
+            # mounted, through what `t` and `/` call.
+            screen.call_after_refresh(narrow_trace_list, screen, time_range, query)
 
     def open_trace(self, trace_id: str, project_id: str | None = None) -> None:
         from tui.ui.screens.trace_detail import TraceDetailScreen
