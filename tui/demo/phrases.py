@@ -14,12 +14,15 @@ SUPPORT_QUESTIONS = (
     "My discount code SAVE20 doesn't work",
     "I was charged twice for the same order",
 )
-# The support chatbot's conversations: each opens with a greeting and its answer, then asks
-# its questions in this order (every support question belongs to one story), so that a
-# session, read whole, is one customer's one conversation.
+# The support chatbot's conversations: each opens with a greeting and its answer, which lead
+# to any of its questions, asked in this order (every support question belongs to one story),
+# so that a session, read whole, is one customer's one conversation.
 SUPPORT_STORIES: tuple[tuple[tuple[str, str], tuple[str, ...]], ...] = (
     (
-        ("Hi, I ordered running shoes last week.", "Thanks! Could you give me the order number?"),
+        (
+            "Hi, I ordered running shoes last week.",
+            "Thanks for writing! How can I help with your order?",
+        ),
         ("Where is my order #48213?", "Can I return shoes after 30 days?"),
     ),
     (

@@ -2,10 +2,11 @@
 chatbot, what each trace of a session asks, so that a session read whole is one story.
 
 A session is one user's traces within two hours. A support session follows one of the
-SUPPORT_STORIES (picked by the session's id): its first trace asks the story's first question
-after the greeting, the next one the second question with what was said before as history, as
-a chat app sends the whole conversation on every call. A user still there when the story has
-run out starts a new session (the same id with `-2`, `-3`...) and a new story.
+SUPPORT_STORIES (picked by the session's id, as is where in the story it starts, so that every
+question is asked): its first trace asks a question of the story after the greeting, the next
+one the story's next question with what was said before as history, as a chat app sends the
+whole conversation on every call. A user still there when the story has run out starts a new
+session (the same id with `-2`, `-3`...) and a new story.
 """
 
 from __future__ import annotations
@@ -34,9 +35,12 @@ def session_id(user: str, start_ms: int) -> str:
 
 
 def _story(session: str) -> tuple[tuple[str, str], tuple[str, ...]]:
-    """The story of a session, the same on every run (not Python's salted hash)."""
-    digest = hashlib.blake2b(session.encode(), digest_size=4).digest()
-    return SUPPORT_STORIES[int.from_bytes(digest, "big") % len(SUPPORT_STORIES)]
+    """The story of a session from the question it starts at, the same on every run (not
+    Python's salted hash)."""
+    pick = int.from_bytes(hashlib.blake2b(session.encode(), digest_size=4).digest(), "big")
+    opener, questions = SUPPORT_STORIES[pick % len(SUPPORT_STORIES)]
+    start = pick // len(SUPPORT_STORIES) % len(questions)
+    return opener, questions[start:]
 
 
 def support_turns(traces: Iterable[tuple[str, int, str]]) -> dict[str, tuple[str, Turn]]:
