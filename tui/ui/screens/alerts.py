@@ -60,7 +60,7 @@ COLUMNS = (
     Column("Now vs threshold", least=12, most=28),
     Column("Last 24h", least=8, most=32, share=2),  # a sparkline: its midline is the threshold
     # Where the page goes: left out below ~100 columns (the detail shows it).
-    Column("Webhook host", least=14, most=32, share=2, optional=True),
+    Column("Webhook host", least=14, most=32, share=1, optional=True),
 )
 SPAN = timedelta(hours=24)
 POINTS = 96  # a value every 15 minutes; a sparkline shows the worst of those in each cell

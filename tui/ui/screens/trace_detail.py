@@ -352,7 +352,9 @@ class TraceDetailScreen(AppScreen):
     # What a trace that did not load leaves: "not found", "retryable", or None (loading, loaded).
     load_failed: str | None = None
     # The keys that need a loaded trace: out of the footer, and not run, until there is one.
-    NEED_A_TRACE = frozenset(["switch_pane", "switch_view", "zoom", "search", "copy", "export"])
+    NEED_A_TRACE = frozenset(
+        ["switch_pane", "switch_view", "zoom", "search", "copy", "copy_trace", "export"]
+    )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if self.trace_tree is None and action in self.NEED_A_TRACE:
