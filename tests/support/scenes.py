@@ -90,7 +90,9 @@ SCENES = (
     Scene(
         "alert-preview",
         StartAt(project_id="proj_support"),
-        ("a", "n", *"Slow", "tab", *"latency_ms_5m", "tab", "tab", *"6000"),
+        # Latency in ms over 5m, "above" are the choices a new alert starts with: the threshold
+        # is five tabs on (measure, unit, period, condition).
+        ("a", "n", *"Slow", *["tab"] * 5, *"6000"),
         "A new alert previews how often it would have fired in the last 24 h",
     ),
     Scene(

@@ -23,13 +23,14 @@ _PACKAGES = (tui.ui.screens, tui.ui.widgets)
 # there is room left after the screen's keys (tui/ui/widgets/key_footer.py): the ones a newcomer
 # looks for first, in the order offered. At 80 columns the trace detail has room for one more
 # key after its own: y on the tree, e on the detail pane (whose y is its own); D (compare with
-# the last good one), N and r follow on wider terminals, and all are in `?`.
+# the last good one), N, r and Y follow on wider terminals, and all are in `?`.
 FOOTER_WHEN_ROOM = (
     "detail.copy",
     "detail.export",
     "detail.diff",
     "tree.previous_error",
     "detail.reload",
+    "detail.copy_trace",
 )
 
 

@@ -60,6 +60,7 @@ class ProjectsScreen(AppScreen):
     def __init__(self) -> None:
         super().__init__()
         self.projects: list[Project] = []
+        self.go_to: str | None = None  # a project just created: the cursor goes to it
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Projects", style="bold"), id="header")
@@ -110,7 +111,12 @@ class ProjectsScreen(AppScreen):
         self.projects = [p for p in projects if p.id]
         self.post_message(ProjectsLoaded(self.projects))
         self.fill()
-        self.query_one(Table).empty_text = EMPTY
+        table = self.query_one(Table)
+        ids = [project.id for project in self.projects]
+        if self.go_to in ids:
+            table.move_cursor(row=ids.index(self.go_to))
+        self.go_to = None
+        table.empty_text = EMPTY
         self._header(Text(f"Projects · {len(self.projects)}", style="bold"))
 
     def fill(self) -> None:
@@ -171,6 +177,7 @@ class ProjectsScreen(AppScreen):
         def created(project: Project | None) -> None:
             if project is not None:
                 self.notify(f"Project {project.name} created.")
+                self.go_to = project.id
                 self.action_refresh()
 
         self.tui.new_project(created)

@@ -220,6 +220,14 @@ class TraceDetailScreen(AppScreen):
             tooltip="Copy the selected span as JSON (OSC 52)",
         ),
         Binding(
+            "Y",
+            "copy_trace",
+            "Copy trace",
+            show=False,
+            id="detail.copy_trace",
+            tooltip="Copy the whole trace as JSON (OSC 52)",
+        ),
+        Binding(
             "e",
             "export",
             "Export",
@@ -353,7 +361,7 @@ class TraceDetailScreen(AppScreen):
     load_failed: str | None = None
     # The keys that need a loaded trace: out of the footer, and not run, until there is one.
     NEED_A_TRACE = frozenset(
-        ["switch_pane", "switch_view", "zoom", "search", "copy", "export", "diff"]
+        ["switch_pane", "switch_view", "zoom", "search", "copy", "copy_trace", "export", "diff"]
     )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -527,6 +535,11 @@ class TraceDetailScreen(AppScreen):
         """What differs from the last good trace of its name (the diff screen finds it)."""
         project_id = self.trace.project_id if self.trace is not None else None
         self.tui.open_diff(self.trace_id, project_id or self.project_id)
+
+    def action_copy_trace(self) -> None:
+        trace = self.trace
+        if trace is not None:
+            self.tui.copy_text(json_text(trace), "trace as JSON")
 
     def action_export(self) -> None:
         trace = self.trace

@@ -338,7 +338,7 @@ class TracesScreen(PagedList):
     def action_sessions(self) -> None:
         """The project's sessions; from a filtered list, only its user's or its traces'."""
         of = sessions_of(self.state, self.shown.rows, self.tui.now())
-        self.tui.open_sessions(self.project_id, self.project_name, of)
+        self.tui.open_sessions(self.project_id, self.project_name, of=of)
 
     def action_who_columns(self) -> None:
         self.state = self.state.who_toggled()

