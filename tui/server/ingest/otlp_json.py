@@ -7,19 +7,20 @@ length is read too, as some emitters send it), 64-bit integers as strings or num
 integers or their names, AnyValue with arrayValue, kvlistValue and bytesValue (base64).
 
 A body whose structure is wrong (not an object, resourceSpans not a list...) is unreadable (400);
-a span with wrong fields is refused alone and counted.
+a span with wrong fields is refused alone and counted. Lone surrogates and NUL in its strings
+are repaired as the body is parsed (text_repair.load_json).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import json
 import math
 from typing import Any
 
 from tui.server.ingest.costs import PriceBook
-from tui.server.ingest.spans import Rejected, clean, dumps_ascii, non_finite, span_row
+from tui.server.ingest.spans import Rejected, dumps, non_finite, span_row
+from tui.server.ingest.text_repair import load_json
 from tui.server.ingest.types import Decoded, Draft, Unreadable, project_hint
 
 STATUS_CODES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
@@ -184,7 +185,7 @@ def status_of(span: dict[str, Any]) -> tuple[int, str]:
     message = status.get("message") or ""
     if not isinstance(message, str):
         raise Rejected("status.message must be a string")
-    return code, clean(message)
+    return code, message
 
 
 def one_span(span: Any, prices: PriceBook, now_ms: int) -> Any:
@@ -199,7 +200,7 @@ def one_span(span: Any, prices: PriceBook, now_ms: int) -> Any:
         span_id_of(get(span, "traceId", "trace_id"), 16, "traceId"),
         span_id_of(get(span, "spanId", "span_id"), 8, "spanId"),
         parent or None,
-        clean(name),
+        name,
         integer(get(span, "startTimeUnixNano", "start_time_unix_nano") or 0, "startTimeUnixNano"),
         integer(get(span, "endTimeUnixNano", "end_time_unix_nano") or 0, "endTimeUnixNano"),
         code,
@@ -209,13 +210,12 @@ def one_span(span: Any, prices: PriceBook, now_ms: int) -> Any:
         _links(span),
         prices,
         now_ms,
-        ascii_only=True,
     )
 
 
 def decode(body: bytes, prices: PriceBook, now_ms: int) -> Decoded:
     try:
-        document = json.loads(body)
+        document = load_json(body)
     except (ValueError, RecursionError) as error:
         raise Unreadable("The body is not valid JSON.") from error
     if not isinstance(document, dict):
@@ -247,5 +247,5 @@ def decode(body: bytes, prices: PriceBook, now_ms: int) -> Decoded:
                     decoded.refuse("attribute values are nested too deeply")
         if rows:
             hint = project_hint(resource)
-            decoded.drafts.append(Draft(clean(hint) if hint else None, dumps_ascii(resource), rows))
+            decoded.drafts.append(Draft(hint, dumps(resource), rows))
     return decoded

@@ -116,6 +116,18 @@ async def export_traces(request: Request) -> Response:
             headers={"Retry-After": str(RETRY_AFTER_S)},
             media_type=answer,
         )
+    except Exception as error:  # any other: a 500 the exporter can still read
+        return internal_error(answer, request, error)
+
+
+def internal_error(answer: str, request: Request, error: Exception) -> Response:
+    """A 500 in the request's encoding (an exporter reads a protobuf Status from a protobuf
+    request), logged by the route's template and the error's type only: its message could
+    quote the body, as the path could a key."""
+    route = getattr(request.scope.get("route"), "path", "an OTLP route")
+    log.error("internal error on POST %s (%s)", route, type(error).__name__)
+    message = "The service failed unexpectedly."
+    return Response(failure(answer, 500, "internal_error", message), 500, media_type=answer)
 
 
 async def ingest(request: Request, answer: str) -> Response:

@@ -25,6 +25,7 @@ from tui.server.ingest.body import JSON, PROTOBUF, BodyError, encoding, media_ty
 from tui.server.ingest.logs import check_metrics, decode_logs, logs_answer, metrics_answer
 from tui.server.ingest.responses import answer_type, failure
 from tui.server.ingest.types import Unreadable
+from tui.server.routes.otlp import internal_error
 from tui.server.store.errors import StoreBusy
 from tui.server.store.protocol import TraceStore
 from tui.server.store.rows import KeyScope
@@ -136,3 +137,5 @@ async def answered(request: Request, handle: Handler) -> Response:
             headers={"Retry-After": str(retry_after)},
             media_type=answer,
         )
+    except Exception as error:  # any other: a 500 the exporter can still read
+        return internal_error(answer, request, error)
