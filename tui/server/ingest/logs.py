@@ -35,9 +35,11 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
     ExportMetricsServiceRequest,
     ExportMetricsServiceResponse,
 )
+from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 
 from tui.server.ingest import otlp_json, otlp_proto
 from tui.server.ingest.body import JSON
+from tui.server.ingest.bounds import check_json, check_json_items, check_protobuf
 from tui.server.ingest.spans import ZERO_SPAN, ZERO_TRACE, Rejected, dumps
 from tui.server.ingest.text_repair import load_json, parse_protobuf, without_nul
 from tui.server.ingest.types import Unreadable, project_hint
@@ -96,6 +98,7 @@ def decode_logs(media: str, body: bytes) -> DecodedLogs:
 
 
 def _logs_from_protobuf(body: bytes) -> DecodedLogs:
+    check_protobuf(body, ExportLogsServiceRequest, LogRecord.DESCRIPTOR, "log records")
     try:
         request = parse_protobuf(ExportLogsServiceRequest, body)
     except (DecodeError, RecursionError, ValueError) as error:
@@ -127,6 +130,10 @@ def _logs_from_protobuf(body: bytes) -> DecodedLogs:
 
 def _logs_from_json(body: bytes) -> DecodedLogs:
     document = _document(body, "ExportLogsServiceRequest")
+    groups = otlp_json.get(document, "resourceLogs", "resource_logs")
+    check_json_items(
+        groups, ("scopeLogs", "scope_logs"), ("logRecords", "log_records"), "log records"
+    )
     decoded = DecodedLogs()
     for n, resource_logs in enumerate(
         otlp_json.items(document, "resourceLogs", "resource_logs", "request")
@@ -192,6 +199,7 @@ def check_metrics(media: str, body: bytes) -> None:
         document = _document(body, "ExportMetricsServiceRequest")
         otlp_json.items(document, "resourceMetrics", "resource_metrics", "request")
         return
+    check_protobuf(body, ExportMetricsServiceRequest, None, "metrics")
     try:
         parse_protobuf(ExportMetricsServiceRequest, body)
     except (DecodeError, RecursionError, ValueError) as error:
@@ -199,6 +207,7 @@ def check_metrics(media: str, body: bytes) -> None:
 
 
 def _document(body: bytes, message: str) -> dict[str, Any]:
+    check_json(body)
     try:
         document = load_json(body)
     except (ValueError, RecursionError) as error:

@@ -18,6 +18,7 @@ import binascii
 import math
 from typing import Any
 
+from tui.server.ingest.bounds import check_json, check_json_items
 from tui.server.ingest.costs import PriceBook
 from tui.server.ingest.spans import Rejected, dumps, non_finite, span_row
 from tui.server.ingest.text_repair import load_json
@@ -214,12 +215,17 @@ def one_span(span: Any, prices: PriceBook, now_ms: int) -> Any:
 
 
 def decode(body: bytes, prices: PriceBook, now_ms: int) -> Decoded:
+    """Unreadable if `body` is not an OTLP JSON trace export, TooLarge if it holds too many
+    spans or values (ingest.bounds); refused spans are counted."""
+    check_json(body)
     try:
         document = load_json(body)
     except (ValueError, RecursionError) as error:
         raise Unreadable("The body is not valid JSON.") from error
     if not isinstance(document, dict):
         raise Unreadable("The body must be a JSON object (an ExportTraceServiceRequest).")
+    groups = get(document, "resourceSpans", "resource_spans")
+    check_json_items(groups, ("scopeSpans", "scope_spans"), ("spans", "spans"), "spans")
     decoded = Decoded()
     for n, resource_spans in enumerate(
         items(document, "resourceSpans", "resource_spans", "request")

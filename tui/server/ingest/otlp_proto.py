@@ -14,7 +14,9 @@ from typing import Any
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
+from tui.server.ingest.bounds import check_protobuf
 from tui.server.ingest.costs import PriceBook
 from tui.server.ingest.spans import Rejected, dumps, non_finite, span_row
 from tui.server.ingest.text_repair import parse_protobuf, without_nul
@@ -83,7 +85,9 @@ def _links(span: Any) -> list[dict[str, Any]]:
 
 
 def decode(body: bytes, prices: PriceBook, now_ms: int) -> Decoded:
-    """Unreadable if `body` is not an ExportTraceServiceRequest; refused spans are counted."""
+    """Unreadable if `body` is not an ExportTraceServiceRequest, TooLarge if it holds too
+    many spans or values (ingest.bounds); refused spans are counted."""
+    check_protobuf(body, ExportTraceServiceRequest, Span.DESCRIPTOR, "spans")
     try:
         request = parse_protobuf(ExportTraceServiceRequest, body)
     except (DecodeError, RecursionError, ValueError) as error:

@@ -3,8 +3,9 @@
 `OTEL_EXPORTER_OTLP_ENDPOINT=http://HOST:PORT` makes any OTel SDK post here. Answers are in the
 request's encoding (see ingest.responses), errors included, which is why this route checks the
 key itself instead of through the Auth dependency (whose errors are the JSON API's). Order of
-checks: content type and encoding (415), key (401), room (503), body (413, 400), then the spans;
-the writer's commit comes before the answer, so a trace is listable when its request returns.
+checks: content type and encoding (415), key (401), room (503), body (413), how much it holds
+(413, before it is decoded: ingest.bounds), whether it is OTLP (400), then the spans; the
+writer's commit comes before the answer, so a trace is listable when its request returns.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from tui.server.ingest.processes import (
     refusals_of,
 )
 from tui.server.ingest.responses import answer_type, failure, success
-from tui.server.ingest.types import Unreadable
+from tui.server.ingest.types import TooLarge, Unreadable
 from tui.server.ingest.writer import IngestWriter, Overloaded
 from tui.server.store.errors import StoreBusy
 from tui.server.store.protocol import TraceStore
@@ -71,7 +72,7 @@ RESPONSES: dict[int | str, dict[str, Any]] = {
         (200, "ExportTraceServiceResponse (partial_success names refused spans)"),
         (400, "Unreadable body (google.rpc.Status)"),
         (401, "Missing or unknown key"),
-        (413, "Body over the limit after decompression"),
+        (413, "Body over the limit after decompression, or too many spans or values"),
         (415, "Not application/x-protobuf or application/json; not gzip or deflate"),
         (429, "Ingest rate limit; retry after Retry-After"),
         (500, "Internal error"),
@@ -96,6 +97,9 @@ async def export_traces(request: Request) -> Response:
         return Response(body, status_code=error.status, media_type=answer)
     except Unreadable as error:
         return Response(failure(answer, 400, "invalid_body", str(error)), 400, media_type=answer)
+    except TooLarge as error:
+        body = failure(answer, 413, "payload_too_large", str(error))
+        return Response(body, 413, media_type=answer)
     except StoreBusy as error:
         code, message, retry_after = refused_write(error)
         return Response(
