@@ -17,6 +17,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
 from tui.server.http.answers import ERRORS
 from tui.server.http.deps import scope_of
@@ -140,5 +141,7 @@ async def answered(request: Request, handle: Handler) -> Response:
             headers={"Retry-After": str(retry_after)},
             media_type=answer,
         )
+    except ClientDisconnect:  # the client left before its body was read: nobody to answer
+        return Response(status_code=400)
     except Exception as error:  # any other: a 500 the exporter can still read
         return internal_error(answer, request, error)
