@@ -69,6 +69,23 @@ def test_the_roots_user_and_session_win_over_an_earlier_childs() -> None:
             {"langfuse.tags": ["t"] * 3, "langfuse.trace.tags": ["u"]},
             (None, None, ("t", "t", "t", "u")),
         ),
+        # OpenInference's `metadata` (a LangChain run's): tags, and Langfuse's keys in it.
+        ({"metadata": '{"tags": ["support", "beta"]}'}, (None, None, ("support", "beta"))),
+        ({"metadata": {"langfuse_tags": "one"}}, (None, None, ("one",))),
+        (
+            {
+                "user.id": "u",
+                "session.id": "s",
+                "tag.tags": ["a"],
+                "metadata": '{"user_id": "m", "tags": ["b"], "langfuse_tags": ["c"]}',
+            },
+            ("u", "s", ("a", "b", "c")),
+        ),
+        (
+            {"metadata": '{"langfuse_user_id": "lu", "langfuse_session_id": "ls"}'},
+            ("lu", "ls", ()),
+        ),
+        ({"metadata": '{"user_id": "m", "langfuse_user_id": "lu"}'}, ("m", None, ())),
     ],
 )
 def test_values_are_read_tolerantly(attributes: dict[str, Any], found: tuple[Any, ...]) -> None:
