@@ -23,6 +23,7 @@ from typing import Any
 
 from tui.server.ingest.summaries import summarize, trace_rows
 from tui.server.store.admin import AdminTables
+from tui.server.store.counting import CallCounting, may_change_counts
 from tui.server.store.dialect import SQLITE
 from tui.server.store.errors import StoreBusy, StoreUnavailable
 from tui.server.store.keys import KeyTables
@@ -33,7 +34,7 @@ from tui.server.store.sql import INSERT, SELECT_SPANS, upsert_traces_args
 from tui.server.store.sqlite import search
 from tui.server.store.sqlite.alerts import SqliteAlerts
 from tui.server.store.sqlite.migrations import migrate
-from tui.server.store.sqlite.sql import COUNT_ONCE, JOIN_LOGS, UPSERT_SPAN, UPSERT_TRACES
+from tui.server.store.sqlite.sql import JOIN_LOGS, UPSERT_SPAN, UPSERT_TRACES
 from tui.server.store.traces import TraceTables, bulk_rows
 
 # Pages the write-ahead log may hold before a commit copies them into the database (SQLite's
@@ -98,6 +99,7 @@ def refusal_of(error: sqlite3.Error) -> StoreBusy | None:
 class Store(
     search.SqliteSearch,
     SqliteAlerts,
+    CallCounting,
     LogTables,
     KeyTables,
     AdminTables,
@@ -288,8 +290,9 @@ class Store(
         # decoded, which saves reading back what was just written.
         sums = summarize(group.spans) if group.traces is None else group.traces
         if stored:
+            # A call's spans split across exports: see store/counting.py.
+            self._count_calls_once(db, project_id, sorted(stored & may_change_counts(group.spans)))
             ids = json.dumps(list(stored))
-            db.execute(COUNT_ONCE, (project_id, ids))  # a call's spans split across exports
             db.execute(UPSERT_TRACES, upsert_traces_args(project_id, group.resource, ids))
             again = [t for t in sums if t.id in stored]
             self._update_previews(db, project_id, again)
