@@ -97,6 +97,11 @@ class PostgresIngest(CallCounting, LogTables, TraceTables):
                 [(group.project_id or named[group.project_name or ""], group) for group in batch]
                 for batch in batches
             ]
+            # A project deleted since its key was checked takes its spans with it: they are
+            # dropped, as if they had come just before the deletion. Held from here on (a
+            # deletion waits), before any write, so the two never wait on each other.
+            kept = self._projects_kept(db, (p for batch in routed for p, _ in batch))
+            routed = [[(p, group) for p, group in batch if p in kept] for batch in routed]
             self._lock_traces(
                 db,
                 (

@@ -128,6 +128,20 @@ class PostgresStore(
         # Only other writers of the table wait on this lock (readers never do).
         db.execute("LOCK TABLE projects IN SHARE ROW EXCLUSIVE MODE")
 
+    def _hold_project(self, db: Any, project_id: str) -> None:
+        # The row's strongest lock: ingest's FOR KEY SHARE (below) waits for it, and it for
+        # ingest's; a rename (FOR NO KEY UPDATE) does not conflict with ingest's.
+        db.execute("SELECT 1 FROM projects WHERE id = %s FOR UPDATE", (project_id,))
+
+    def _projects_kept(self, db: Any, project_ids: Iterable[str]) -> set[str]:
+        ids = sorted(set(project_ids))
+        if not ids:
+            return set()
+        rows = db.execute(
+            "SELECT id FROM projects WHERE id = ANY(%s) ORDER BY id FOR KEY SHARE", (ids,)
+        ).fetchall()
+        return {str(row[0]) for row in rows}
+
     def opener(self) -> Callable[[], PostgresStore]:
         """See TraceStore.opener: the same URL, a pool of OPENER_POOL_SIZE."""
         return Opener(self._url)

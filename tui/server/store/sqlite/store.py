@@ -267,9 +267,16 @@ class Store(
     def ingest(self, batches: Sequence[Sequence[SpanGroup]]) -> None:
         """See TraceStore.ingest: every batch in one transaction."""
         with self.transaction() as db:
+            # A project deleted since its key was checked takes its spans with it: they are
+            # dropped, as if they had come just before the deletion (which, holding the write
+            # lock, came first or waits for this commit and deletes what it wrote).
+            kept = self._projects_kept(
+                db, (g.project_id for b in batches for g in b if g.project_id)
+            )
             for batch in batches:
                 for group in batch:
-                    self._ingest_group(db, group)
+                    if group.project_id is None or group.project_id in kept:
+                        self._ingest_group(db, group)
 
     def _ingest_group(self, db: sqlite3.Connection, group: SpanGroup) -> None:
         """Store one group's spans and their traces' rows."""
