@@ -35,6 +35,7 @@ from tui.server.store.sqlite import search
 from tui.server.store.sqlite.alerts import SqliteAlerts
 from tui.server.store.sqlite.migrations import migrate
 from tui.server.store.sqlite.sql import JOIN_LOGS, UPSERT_SPAN, UPSERT_TRACES
+from tui.server.store.texts import INDEX_BATCH
 from tui.server.store.traces import TraceTables, bulk_rows
 
 # Pages the write-ahead log may hold before a commit copies them into the database (SQLite's
@@ -307,6 +308,11 @@ class Store(
         new = [t for t in sums if t.id not in stored]
         db.executemany(INSERT[TraceRow], trace_rows(new, project_id, group.resource))
         search.write_texts(db, project_id, new)
+
+    def index_texts(self, limit: int = INDEX_BATCH) -> int:
+        """See TraceStore.index_texts (sqlite.search.index_pending)."""
+        with self.transaction() as db:
+            return search.index_pending(db, limit)
 
     def _join_logs(self, db: Any, project_id: str, trace_ids: list[str]) -> None:
         db.execute(JOIN_LOGS, (project_id, json.dumps(trace_ids)))
