@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, ClassVar
+from typing import Any
 
 from tui.server.store.dialect import Dialect
 
@@ -21,7 +21,9 @@ PROJECTS_KEPT = "SELECT id FROM projects WHERE id = ANY(?)"
 class Tables:
     """A store's connections and locks, as the shared tables' code uses them."""
 
-    dialect: ClassVar[Dialect]
+    # A class's own, but for a PostgreSQL store whose text index is pg_trgm's (its instance's:
+    # postgres.store.PostgresStore).
+    dialect: Dialect
 
     def _read(self) -> AbstractContextManager[Any]:
         """A connection to read from: each statement sees the latest commits."""

@@ -17,12 +17,12 @@ from typing import Any
 
 from tui.server.api_keys import hash_key
 from tui.server.store.admin import AdminTables
-from tui.server.store.dialect import POSTGRES
+from tui.server.store.dialect import POSTGRES, POSTGRES_TRGM
 from tui.server.store.keys import KeyTables
 from tui.server.store.postgres import locks
 from tui.server.store.postgres.alerts import PostgresAlerts
 from tui.server.store.postgres.ingest import PostgresIngest
-from tui.server.store.postgres.migrations import migrate
+from tui.server.store.postgres.migrations import has_trigram_index, migrate
 from tui.server.store.postgres.pool import DEFAULT_POOL_SIZE, Connection, Connections, connect_once
 from tui.server.store.postgres.search import PostgresSearch
 from tui.server.store.postgres.sql import JOIN_LOGS, KEY_SCOPE_COUNTED, TAKE_LEASE
@@ -76,6 +76,8 @@ class PostgresStore(
         first = connect_once(url, self._location)
         try:
             migrate(first, self._location)
+            if has_trigram_index(first):
+                self.dialect = POSTGRES_TRGM
         finally:
             first.close()
         self._db = Connections(url, pool_size)
