@@ -51,7 +51,8 @@ class AdminTables(Tables):
     def delete_project(self, project_id: str) -> bool:
         """Delete the project with its traces, spans, alerts (their secrets, states, events
         and webhooks), keys and the answers remembered for its keys, in one transaction; True
-        if there was one."""
+        if there was one. The project is held first: an ingest writing to it commits before
+        (and what it wrote is deleted here) or waits and then writes nothing (_projects_kept)."""
         alerts = "SELECT id FROM alerts WHERE project_id = ?"
         keys = "SELECT key_hash FROM api_keys WHERE project_id = ?"
         statements = [
@@ -63,6 +64,7 @@ class AdminTables(Tables):
             "DELETE FROM api_keys WHERE project_id = ?",
         ]
         with self._write() as db:
+            self._hold_project(db, project_id)
             for statement in statements:
                 db.execute(self._sql(statement), (project_id,))
             gone = db.execute(self._sql("DELETE FROM projects WHERE id = ?"), (project_id,))

@@ -39,6 +39,7 @@ from tui.server.store.rows import (
     TraceRow,
     TraceSummary,
 )
+from tui.server.store.texts import INDEX_BATCH
 
 
 class AlertStore(Protocol):
@@ -258,6 +259,12 @@ class SearchStore(Protocol):
         """One page of a project's sessions (`column` "session_id") or users ("user_id") whose
         last trace was listed in [start, end), newest first: (id, first_seen, last_seen, traces,
         tokens, cost, errors[, sessions][, user]); and whether more follow."""
+        ...
+
+    def index_texts(self, limit: int = INDEX_BATCH) -> int:
+        """Move up to `limit` texts that ingest left waiting for the text index into it, in
+        one transaction; returns how many (0: none was waiting). Replicas sharing a database
+        may run it at once: each text is indexed by one of them (store/texts.py)."""
         ...
 
 

@@ -12,6 +12,7 @@ from tui.server.search.filters import TraceFilters
 from tui.server.search.stored import Extras, merged
 from tui.server.store.rows import TraceSummary, TraceSums
 from tui.server.store.search import SearchTables
+from tui.server.store.texts import INDEX_BATCH
 
 # Traces a text search walks in order before it asks the trigram index (~2 us each).
 SCAN = 5_000
@@ -40,6 +41,11 @@ class PostgresSearch(SearchTables):
     """How PostgreSQL runs a filtered listing: a text search first walks the next SCAN traces
     in order (few are needed when the words are common, where the trigram index would fetch
     every match to order them), then, if they did not fill the page, asks the trigram index."""
+
+    def index_texts(self, limit: int = INDEX_BATCH) -> int:
+        """See TraceStore.index_texts: PostgreSQL indexes a trace's text as ingest writes it
+        (store/texts.py says why), so none ever waits."""
+        return 0
 
     def _search_rows(
         self,

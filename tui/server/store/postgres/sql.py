@@ -12,7 +12,7 @@ from tui.server.store.dialect import POSTGRES
 from tui.server.store.logs import MAX_LOGS_PER_SPAN
 from tui.server.store.replicas import TAKE_LEASE as TAKE_LEASE_BY
 from tui.server.store.rows import SpanRow, TraceRow
-from tui.server.store.sql import SPAN_UPDATE, TABLES, column_names, count_once, upsert_traces
+from tui.server.store.sql import SPAN_UPDATE, TABLES, column_names, upsert_traces
 
 
 def copy_sql(row_class: type[NamedTuple], table: str | None = None) -> str:
@@ -91,7 +91,6 @@ MOVE_SPANS = (
     f"INSERT INTO spans ({SPAN_COLUMNS}) SELECT {SPAN_COLUMNS} FROM moved "
     f"ON CONFLICT (project_id, trace_id, id) DO UPDATE SET {SPAN_UPDATE}"
 )
-COUNT_ONCE = count_once(POSTGRES)
 UPSERT_TRACES = upsert_traces(POSTGRES)
 
 # Every span of project %(project)s's traces in %(traces)s that has logs: its whole list of

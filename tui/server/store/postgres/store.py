@@ -17,12 +17,12 @@ from typing import Any
 
 from tui.server.api_keys import hash_key
 from tui.server.store.admin import AdminTables
-from tui.server.store.dialect import POSTGRES
+from tui.server.store.dialect import POSTGRES, POSTGRES_TRGM
 from tui.server.store.keys import KeyTables
 from tui.server.store.postgres import locks
 from tui.server.store.postgres.alerts import PostgresAlerts
 from tui.server.store.postgres.ingest import PostgresIngest
-from tui.server.store.postgres.migrations import migrate
+from tui.server.store.postgres.migrations import has_trigram_index, migrate
 from tui.server.store.postgres.pool import DEFAULT_POOL_SIZE, Connection, Connections, connect_once
 from tui.server.store.postgres.search import PostgresSearch
 from tui.server.store.postgres.sql import JOIN_LOGS, KEY_SCOPE_COUNTED, TAKE_LEASE
@@ -76,6 +76,8 @@ class PostgresStore(
         first = connect_once(url, self._location)
         try:
             migrate(first, self._location)
+            if has_trigram_index(first):
+                self.dialect = POSTGRES_TRGM
         finally:
             first.close()
         self._db = Connections(url, pool_size)
@@ -127,6 +129,20 @@ class PostgresStore(
     def _hold_project_writes(self, db: Any) -> None:
         # Only other writers of the table wait on this lock (readers never do).
         db.execute("LOCK TABLE projects IN SHARE ROW EXCLUSIVE MODE")
+
+    def _hold_project(self, db: Any, project_id: str) -> None:
+        # The row's strongest lock: ingest's FOR KEY SHARE (below) waits for it, and it for
+        # ingest's; a rename (FOR NO KEY UPDATE) does not conflict with ingest's.
+        db.execute("SELECT 1 FROM projects WHERE id = %s FOR UPDATE", (project_id,))
+
+    def _projects_kept(self, db: Any, project_ids: Iterable[str]) -> set[str]:
+        ids = sorted(set(project_ids))
+        if not ids:
+            return set()
+        rows = db.execute(
+            "SELECT id FROM projects WHERE id = ANY(%s) ORDER BY id FOR KEY SHARE", (ids,)
+        ).fetchall()
+        return {str(row[0]) for row in rows}
 
     def opener(self) -> Callable[[], PostgresStore]:
         """See TraceStore.opener: the same URL, a pool of OPENER_POOL_SIZE."""

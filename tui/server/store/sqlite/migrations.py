@@ -392,6 +392,24 @@ SCHEMA_V10 = """
 ALTER TABLE traces ADD COLUMN unpriced_spans INTEGER NOT NULL DEFAULT 0;
 """
 
+# The text `q` searches, indexed off ingest's path (store/texts.py): ingest writes a new
+# trace's text, or a stored trace's grown text, to trace_text_pending, a plain table (a row
+# costs ~1 us; the FTS5 row cost the write more than half its time), and the service's
+# indexer moves the rows into trace_texts in batches (replacing the row of a trace whose text
+# grew after it was indexed). A deleted trace's pending text goes with it.
+SCHEMA_V11 = """
+CREATE TABLE trace_text_pending (
+    id INTEGER PRIMARY KEY,
+    project_id TEXT NOT NULL,
+    trace_id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    UNIQUE (project_id, trace_id)
+);
+CREATE TRIGGER trace_text_pending_gone AFTER DELETE ON traces BEGIN
+    DELETE FROM trace_text_pending WHERE project_id = old.project_id AND trace_id = old.id;
+END;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "projects, keys, traces, spans, alerts, idempotency", SCHEMA_V1),
     Migration(2, "OTLP ingest: spans in a rowid table with extension fields; listed_at", SCHEMA_V2),
@@ -403,6 +421,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "search: users, sessions, tags, output previews, models, text", SCHEMA_V8),
     Migration(9, "GenAI log events of spans, joined into their spans", SCHEMA_V9),
     Migration(10, "traces: unpriced_spans, spans whose model has no price", SCHEMA_V10),
+    Migration(11, "search: texts waiting for the index, off ingest's path", SCHEMA_V11),
 )
 LATEST = MIGRATIONS[-1].version
 
