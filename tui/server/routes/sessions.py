@@ -19,7 +19,13 @@ from fastapi.responses import JSONResponse, Response
 from tui.server.http.answers import ERRORS, SessionList, UserList
 from tui.server.http.deps import Auth, ClockDep, StoreDep, readable_project, retention_start
 from tui.server.http.errors import ServiceError
-from tui.server.http.paging import decode_cursor, encode_cursor
+from tui.server.http.paging import (
+    Time,
+    decode_cursor,
+    decode_window,
+    encode_cursor,
+    invalid_cursor,
+)
 from tui.server.http.schemas import iso_ms
 from tui.server.routes.traces import DEFAULT_WINDOW_MS, MAX_LIMIT, time_param
 from tui.server.search.filters import MAX_VALUE
@@ -28,7 +34,7 @@ from tui.server.store.rows import GroupPosition, GroupRow
 
 router = APIRouter(responses=ERRORS)
 
-GROUP_CURSOR = {"t": int, "i": str, "f": int, "u": int}
+GROUP_CURSOR = {"t": int, "i": str, "f": Time, "u": Time}
 GROUP_CURSOR_USER = {"w": str}
 
 
@@ -50,7 +56,10 @@ def page(
     if cursor:
         values = decode_cursor(cursor, GROUP_CURSOR, GROUP_CURSOR_USER)
         after = GroupPosition(values["t"], values["i"])
-        start, end, user_id = values["f"], values["u"], values["w"]
+        start, end = decode_window(values)
+        user_id = values["w"]
+        if user_id is not None and not 0 < len(user_id) <= MAX_VALUE:
+            raise invalid_cursor()  # as the user_id parameter takes it
     else:
         end = time_param("to", to, now)
         start = time_param("from", from_, end - DEFAULT_WINDOW_MS)

@@ -25,7 +25,13 @@ from tui.server.http.deps import (
     retention_start,
 )
 from tui.server.http.errors import ServiceError
-from tui.server.http.paging import decode_cursor, encode_cursor, invalid_cursor
+from tui.server.http.paging import (
+    Time,
+    decode_cursor,
+    decode_window,
+    encode_cursor,
+    invalid_cursor,
+)
 from tui.server.http.schemas import json_text, parse_timestamp, spans_json_text, trace_json
 from tui.server.search.filters import MAX_VALUE, InvalidFilter, TraceFilters
 from tui.server.store.rows import SearchPosition, TracePosition
@@ -217,7 +223,7 @@ def time_param(name: str, value: str | None, default: int) -> int:
 
 # The last row's sort value and id, the first page's window, and (when not the spec's listing)
 # the filters and order.
-TRACE_CURSOR = {"t": float, "i": str, "f": int, "u": int}
+TRACE_CURSOR = {"t": float, "i": str, "f": Time, "u": Time}
 TRACE_CURSOR_FILTERS = {"x": dict}
 
 
@@ -237,4 +243,5 @@ def read_trace_cursor(cursor: str) -> tuple[SearchPosition, int, int, TraceFilte
         raise invalid_cursor() from error
     if filters.sort != "total_cost_usd" and type(values["t"]) is not int:
         raise invalid_cursor()  # every other order's values are integers
-    return SearchPosition(values["t"], values["i"]), values["f"], values["u"], filters
+    start, end = decode_window(values)
+    return SearchPosition(values["t"], values["i"]), start, end, filters

@@ -31,6 +31,20 @@ MAX_TAGS = 10
 _TERMS = re.compile(r'"([^"]*)"?|(\S+)')
 
 
+NUMBERS = ("min_latency_ms", "max_latency_ms", "min_cost_usd")
+
+
+def is_number_at_least_0(value: object) -> bool:
+    """A finite int or float >= 0, within a float's range (bool is no number here)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        number = float(value)
+    except OverflowError:  # an int past 1.8e308
+        return False
+    return math.isfinite(number) and number >= 0
+
+
 def terms_of(q: str) -> tuple[str, ...]:
     """The words and "quoted phrases" of `q` (a quote left open runs to the end)."""
     found = []
@@ -114,14 +128,9 @@ class TraceFilters:
             value = getattr(self, field)
             if value is not None and not (isinstance(value, str) and 0 < len(value) <= MAX_VALUE):
                 raise invalid(field, f"must be 1 to {MAX_VALUE} characters")
-        for field in ("min_latency_ms", "max_latency_ms", "min_cost_usd"):
+        for field in NUMBERS:
             number = getattr(self, field)
-            if number is not None and (
-                isinstance(number, bool)
-                or not isinstance(number, (int, float))
-                or not math.isfinite(number)
-                or number < 0
-            ):
+            if number is not None and not is_number_at_least_0(number):
                 raise invalid(field, "must be a number >= 0")
         if len(self.tags) > MAX_TAGS:
             raise invalid("tag", f"may be given {MAX_TAGS} times at most")
@@ -149,6 +158,13 @@ class TraceFilters:
         for field in ("q", "status", "model", "name", "user_id", "session_id", "sort", "order"):
             if field in values and not isinstance(values[field], str):
                 raise ValueError(field)
+        for field in NUMBERS:
+            # As the query's parameters are: floats (a JSON integer may be past a float's range,
+            # or past what the stores bind as an integer).
+            if values.get(field) is not None:
+                if not is_number_at_least_0(values[field]):
+                    raise ValueError(field)
+                values[field] = float(values[field])
         try:
             return cls(**values, tags=tuple(tags))
         except (InvalidFilter, TypeError) as error:
