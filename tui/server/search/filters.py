@@ -13,6 +13,8 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from tui.server.search.text import folded
+
 SORTS = {  # the parameter's value -> the column or expression the traces are ordered by
     # A trace's first-stored start (rows.TraceRow.listed_at), which a late root never moves:
     # the spec's order, and the one a cursor stays exact under while spans arrive.
@@ -91,6 +93,11 @@ class TraceFilters:
     @property
     def terms(self) -> tuple[str, ...]:
         return terms_of(self.q) if self.q else ()
+
+    @property
+    def searched_terms(self) -> tuple[str, ...]:
+        """The terms as the stores search them: folded, as the stored texts are."""
+        return tuple(folded(term) for term in self.terms)
 
     @property
     def sort_key(self) -> str:

@@ -10,9 +10,11 @@ process opening the same file waits, then sees the migration done and skips it.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
+from tui.server.search.text import MAX_TRACE, folded, needs_folding
 from tui.server.store import migrations
 from tui.server.store.migrations import Migration
 
@@ -392,6 +394,18 @@ SCHEMA_V10 = """
 ALTER TABLE traces ADD COLUMN unpriced_spans INTEGER NOT NULL DEFAULT 0;
 """
 
+
+def fold_texts(db: sqlite3.Connection) -> None:
+    """Version 11: the texts stored before texts were folded (search.text), folded where that
+    changes more than ASCII's case (which FTS5 folds by itself); one pass over the texts."""
+    changed = [
+        (folded(body)[:MAX_TRACE], rowid)
+        for rowid, body in db.execute("SELECT rowid, body FROM trace_texts")
+        if body and needs_folding(body)
+    ]
+    db.executemany("UPDATE trace_texts SET body = ? WHERE rowid = ?", changed)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "projects, keys, traces, spans, alerts, idempotency", SCHEMA_V1),
     Migration(2, "OTLP ingest: spans in a rowid table with extension fields; listed_at", SCHEMA_V2),
@@ -403,6 +417,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "search: users, sessions, tags, output previews, models, text", SCHEMA_V8),
     Migration(9, "GenAI log events of spans, joined into their spans", SCHEMA_V9),
     Migration(10, "traces: unpriced_spans, spans whose model has no price", SCHEMA_V10),
+    Migration(11, "search: stored texts case-folded", "", fold_texts),
 )
 LATEST = MIGRATIONS[-1].version
 
@@ -448,6 +463,9 @@ class SqliteSchema:
 
     def execute(self, statement: str) -> None:
         self.db.execute(statement)
+
+    def rewrite(self, step: Callable[[Any], None]) -> None:
+        step(self.db)
 
     def record(self, migration: Migration) -> None:
         # A PRAGMA takes no parameters; the version is an int from this module.
