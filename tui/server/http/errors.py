@@ -19,19 +19,26 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tui.server.store.errors import StoreBusy, StoreUnavailable
+from tui.server.store.reads import QueryStopped
 
 
 class ServiceError(Exception):
     """An error answer: status, machine-readable code, human message and field details."""
 
     def __init__(
-        self, status: int, code: str, message: str, details: list[dict[str, str]] | None = None
+        self,
+        status: int,
+        code: str,
+        message: str,
+        details: list[dict[str, str]] | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
         self.details = details or []
+        self.headers = headers  # Retry-After, for an answer worth retrying later
 
 
 def error_body(
@@ -89,7 +96,7 @@ def validation_error(exc: RequestValidationError) -> ServiceError:
 
 
 async def service_error_handler(_: Request, exc: ServiceError) -> Response:
-    return error_response(exc)
+    return error_response(exc, exc.headers)
 
 
 async def validation_error_handler(_: Request, exc: RequestValidationError) -> Response:
@@ -126,9 +133,28 @@ async def store_busy_handler(_: Request, exc: StoreBusy) -> Response:
     return error_response(error, headers={"Retry-After": str(retry_after)})
 
 
+def stopped_read(error: QueryStopped) -> ServiceError:
+    """The answer to a search its guard stopped (http/searches.py): past its time budget, 422
+    `query_timeout`, as trying it again as it is would take as long; its client gone, the same
+    status with `query_cancelled` (nobody reads it)."""
+    if not error.timed_out:
+        return ServiceError(422, "query_cancelled", "The search was stopped: its client left.")
+    return ServiceError(
+        422,
+        "query_timeout",
+        f"The search took longer than {error.budget_s:g} s and was stopped: narrow it (a"
+        " shorter time range, longer or fewer words, another filter).",
+    )
+
+
+async def query_stopped_handler(_: Request, exc: QueryStopped) -> Response:
+    return error_response(stopped_read(exc))
+
+
 def install_error_handlers(app: FastAPI) -> None:
     # The decorator form: add_exception_handler's type wants handlers of any Exception.
     app.exception_handler(ServiceError)(service_error_handler)
     app.exception_handler(StoreBusy)(store_busy_handler)
+    app.exception_handler(QueryStopped)(query_stopped_handler)
     app.exception_handler(RequestValidationError)(validation_error_handler)
     app.exception_handler(StarletteHTTPException)(http_error_handler)

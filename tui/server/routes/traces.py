@@ -5,15 +5,21 @@ cost, `user_id`, `session_id`, `tag`) and `sort` / `order`, read once into a
 search.filters.TraceFilters, which the cursor carries with the window: a walk keeps the
 filters and the order of its first page.
 
+A filtered or sorted listing is a search: bounded in time and in number under way, and cancelled
+when its client leaves (http/searches.py). The listing runs in a thread (trace_page), the route
+itself on the event loop, where it watches its client.
+
 A trace's spans are answered as JSON text built by splicing (schemas.spans_json_text), not
 through FastAPI's encoder: big traces are tens of megabytes. A trace id is its project's: the
 two trace routes take `project_id` (deps.readable_trace says which trace a key reads).
 """
 
+import functools
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
 
 from tui.server.http.answers import ERRORS, SpanList, TraceList, TraceWithSpans
 from tui.server.http.deps import (
@@ -25,10 +31,19 @@ from tui.server.http.deps import (
     retention_start,
 )
 from tui.server.http.errors import ServiceError
-from tui.server.http.paging import decode_cursor, encode_cursor, invalid_cursor
+from tui.server.http.paging import (
+    Time,
+    decode_cursor,
+    decode_window,
+    encode_cursor,
+    invalid_cursor,
+)
 from tui.server.http.schemas import json_text, parse_timestamp, spans_json_text, trace_json
+from tui.server.http.searches import searched
 from tui.server.search.filters import MAX_VALUE, InvalidFilter, TraceFilters
-from tui.server.store.rows import SearchPosition, TracePosition
+from tui.server.store.protocol import TraceStore
+from tui.server.store.reads import ReadGuard
+from tui.server.store.rows import ProjectRow, SearchPosition, TracePosition
 from tui.server.store.search import sort_value
 
 DEFAULT_WINDOW_MS = 24 * 3_600_000
@@ -38,7 +53,8 @@ router = APIRouter(responses=ERRORS)
 
 
 @router.get("/traces", summary="List traces, newest first", response_model=TraceList)
-def list_traces(
+async def list_traces(
+    request: Request,
     scope: Auth,
     store: StoreDep,
     clock: ClockDep,
@@ -109,7 +125,7 @@ def list_traces(
     order: Annotated[Literal["desc", "asc"], Query(description="Extension.")] = "desc",
 ) -> Response:
     # Called here, not as a dependency: project_id stays the first query parameter documented.
-    project = readable_project(store, scope, project_id)
+    project = await run_in_threadpool(readable_project, store, scope, project_id)
     now = clock()
     if cursor:
         # The window and the filters travel in the cursor, so "the last 24 hours" does not
@@ -140,17 +156,40 @@ def list_traces(
             sort=sort,
             order=order,
         )
+    page = functools.partial(
+        trace_page, store, project, filters, position, start, end, limit, include, now
+    )
+    if filters.is_default:
+        return await run_in_threadpool(page, None)
+    return await searched(request, scope.key_hash, page)
+
+
+def trace_page(
+    store: TraceStore,
+    project: ProjectRow,
+    filters: TraceFilters,
+    position: SearchPosition | None,
+    start: int,
+    end: int,
+    limit: int,
+    include: str | None,
+    now: int,
+    guard: ReadGuard | None,
+) -> Response:
+    """One page of the project's traces, and the cursor of the next; a search's reads within
+    `guard` (http/searches.py), the spec's listing (no filter: a seek) as it is."""
     # Nothing past the project's retention (by each trace's newest span, as the sweep goes),
     # although the sweep may not have deleted it yet. Applied on every page, not stored in the
     # cursor: a page read later shows less, never more.
     kept_since = retention_start(project, now)
-    if filters.is_default:
+    if guard is None:
         after = None if position is None else TracePosition(int(position.value), position.trace_id)
-        rows, more = store.list_traces(project_id, start, end, limit, after, kept_since)
+        rows, more = store.list_traces(project.id, start, end, limit, after, kept_since)
     else:
-        rows, more = store.search_traces(
-            project_id, filters, start, end, limit, position, kept_since
-        )
+        with guard.applied():
+            rows, more = store.search_traces(
+                project.id, filters, start, end, limit, position, kept_since
+            )
     next_cursor = None
     if more and rows:
         last = rows[-1]
@@ -159,7 +198,7 @@ def list_traces(
         )
     data = [trace_json(r) for r in rows]
     if include and "models" in include.split(","):
-        by_trace = store.models_of(project_id, [r.id for r in rows])
+        by_trace = store.models_of(project.id, [r.id for r in rows])
         for item, row in zip(data, rows, strict=True):
             item["models"] = {
                 model: {"cost_usd": cost, "tokens": tokens}
@@ -217,7 +256,7 @@ def time_param(name: str, value: str | None, default: int) -> int:
 
 # The last row's sort value and id, the first page's window, and (when not the spec's listing)
 # the filters and order.
-TRACE_CURSOR = {"t": float, "i": str, "f": int, "u": int}
+TRACE_CURSOR = {"t": float, "i": str, "f": Time, "u": Time}
 TRACE_CURSOR_FILTERS = {"x": dict}
 
 
@@ -237,4 +276,5 @@ def read_trace_cursor(cursor: str) -> tuple[SearchPosition, int, int, TraceFilte
         raise invalid_cursor() from error
     if filters.sort != "total_cost_usd" and type(values["t"]) is not int:
         raise invalid_cursor()  # every other order's values are integers
-    return SearchPosition(values["t"], values["i"]), values["f"], values["u"], filters
+    start, end = decode_window(values)
+    return SearchPosition(values["t"], values["i"]), start, end, filters

@@ -4,6 +4,12 @@ One text per trace, bounded: each value is cut to MAX_VALUE characters and the t
 MAX_TRACE characters (a word past that is not found). Inputs and outputs are the string values
 (nested lists and objects walked, keys left out) of the attributes whose names say input,
 output, prompt, completion, message or response; the service's own `tracetui.*` are left out.
+
+The text is stored folded (`folded`: Unicode's full case folding, str.casefold), and a query's
+words are folded the same way, so both stores find a word exactly where its folded form is a
+substring of the folded text: case-insensitive in every script, and the same answers whatever
+the database's locale (PostgreSQL's ILIKE under the C locale folded ASCII only). Texts stored
+before they were folded are folded by a migration (`needs_folding` says which).
 """
 
 from __future__ import annotations
@@ -16,6 +22,19 @@ MAX_VALUE = 2_000
 MAX_TRACE = 8_000
 MAX_DEPTH = 6
 TEXT_NAMES = ("input", "output", "prompt", "completion", "message", "response", "query")
+
+
+def folded(text: str) -> str:
+    """`text` as it is stored and searched: casefolded ("ÉCOLE" and "école" are "école",
+    "Straße" "strasse", "ΟΔΥΣΣΕΑΣ" "οδυσσεασ")."""
+    return text.casefold()
+
+
+def needs_folding(stored: str) -> bool:
+    """Whether a text stored before texts were folded is to be folded: one with a character
+    past ASCII, that folding changes (in an ASCII text, both stores' matching folds the case
+    itself)."""
+    return not stored.isascii() and folded(stored) != stored
 
 
 # Remembered: the same few keys come in every span, and this ran for each key of each span
@@ -73,7 +92,8 @@ def span_text(
 
 
 def searched_text(parts: Iterable[tuple[str, str | None, dict[str, Any] | None]]) -> str:
-    """A trace's text from its spans' (name, error message, attributes), MAX_TRACE at most.
+    """A trace's text from its spans' (name, error message, attributes), folded, MAX_TRACE at
+    most.
     A string already taken is left out before it counts against the bound: each model call of
     an agent carries the conversation so far, and the same span names repeat, so the bound
     goes to what is new (and the index has less to read)."""
@@ -86,7 +106,7 @@ def searched_text(parts: Iterable[tuple[str, str | None, dict[str, Any] | None]]
         more = span_text(name, error, attributes, budget, seen)
         budget -= sum(len(t) + 1 for t in more)
         found += more
-    return "\n".join(found)[:MAX_TRACE]
+    return folded("\n".join(found))[:MAX_TRACE]
 
 
 def joined(stored: str | None, more: str) -> str:

@@ -82,7 +82,7 @@ def filter_clauses(
 ) -> list[tuple[str, list[Any]]]:
     found: list[tuple[str, list[Any]]] = []
     if filters.terms:
-        found.append(dialect.text(filters.terms, common_text))
+        found.append(dialect.text(filters.searched_terms, common_text))
     if filters.status is not None:
         found.append(("status = ?", [filters.status]))
     if filters.model is not None:

@@ -12,12 +12,13 @@ SQLite store's 6 (leases, request counts, webhook claims).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import psycopg
 
+from tui.server.search.text import MAX_TRACE, folded, needs_folding
 from tui.server.store import migrations
 from tui.server.store.migrations import Migration
 
@@ -290,6 +291,27 @@ TRIGRAM_INDEX = (
     " AND indexname = 'traces_by_text_trgm')"
 )
 
+# Version 9: texts stored before texts were folded (search.text) folded where that changes more
+# than ASCII's case (lower() folds that in every search). The rows with a character past ASCII
+# are found by a scan of the table; the others are left as they are.
+NON_ASCII_TEXTS = (
+    r"SELECT project_id, id, search_text FROM traces WHERE search_text ~ '[^\x01-\x7f]'"
+)
+
+
+def fold_texts(connection: psycopg.Connection[Any]) -> None:
+    """Version 9 (see NON_ASCII_TEXTS)."""
+    changed = [
+        (folded(text)[:MAX_TRACE], project_id, trace_id)
+        for project_id, trace_id, text in connection.execute(NON_ASCII_TEXTS)
+        if needs_folding(text)
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            "UPDATE traces SET search_text = %s WHERE project_id = %s AND id = %s", changed
+        )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "projects, keys, traces and spans by project, alerts, idempotency", SCHEMA_V1),
     Migration(2, "replicas: leases, shared request counts, webhook claims", SCHEMA_V2),
@@ -299,6 +321,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "search: trigrams made in linear time", SCHEMA_V6),
     Migration(7, "traces: unpriced_spans, spans whose model has no price", SCHEMA_V7),
     Migration(8, "search: the text index by pg_trgm where the server has it", SCHEMA_V8),
+    Migration(9, "search: stored texts case-folded", "", fold_texts),
 )
 LATEST = MIGRATIONS[-1].version
 
@@ -341,6 +364,9 @@ class PostgresSchema:
 
     def execute(self, statement: str) -> None:
         self.connection.execute(statement.encode())
+
+    def rewrite(self, step: Callable[[Any], None]) -> None:
+        step(self.connection)
 
     def record(self, migration: Migration) -> None:
         self.connection.execute(

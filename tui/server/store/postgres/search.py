@@ -10,6 +10,7 @@ from typing import Any
 
 from tui.server.search.filters import TraceFilters
 from tui.server.search.stored import Extras, merged
+from tui.server.store import reads
 from tui.server.store.rows import TraceSummary, TraceSums
 from tui.server.store.search import SearchTables
 from tui.server.store.texts import INDEX_BATCH
@@ -59,5 +60,8 @@ class PostgresSearch(SearchTables):
             rows = list(map(TraceSummary._make, db.execute(sql.encode(), args)))
             if len(rows) > limit:
                 return rows
+            guard = reads.current()
+            if guard is not None:  # the second statement gets what the first left
+                db.execute(f"SET LOCAL statement_timeout = {guard.remaining_ms()}".encode())
         sql, args = page()
         return list(map(TraceSummary._make, db.execute(sql.encode(), args)))

@@ -16,6 +16,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from tui.server.api_keys import hash_key
+from tui.server.store import reads
 from tui.server.store.admin import AdminTables
 from tui.server.store.dialect import POSTGRES, POSTGRES_TRGM
 from tui.server.store.keys import KeyTables
@@ -102,7 +103,10 @@ class PostgresStore(
         return self._db.transaction()
 
     def _read(self) -> AbstractContextManager[Connection]:
-        return self._db.connection()
+        guard = reads.current()
+        if guard is None:
+            return self._db.connection()
+        return self._db.bounded(guard)
 
     def _write(self) -> AbstractContextManager[Connection]:
         return self._db.transaction()

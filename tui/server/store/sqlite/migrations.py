@@ -10,9 +10,11 @@ process opening the same file waits, then sees the migration done and skips it.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
+from tui.server.search.text import MAX_TRACE, folded, needs_folding
 from tui.server.store import migrations
 from tui.server.store.migrations import Migration
 
@@ -410,6 +412,20 @@ CREATE TRIGGER trace_text_pending_gone AFTER DELETE ON traces BEGIN
 END;
 """
 
+
+def fold_texts(db: sqlite3.Connection) -> None:
+    """Version 12: the texts stored before texts were folded (search.text), folded where that
+    changes more than ASCII's case (which FTS5 folds by itself); one pass over the texts, those
+    indexed and those still waiting for the index."""
+    for table in ("trace_texts", "trace_text_pending"):
+        changed = [
+            (folded(body)[:MAX_TRACE], rowid)
+            for rowid, body in db.execute(f"SELECT rowid, body FROM {table}")
+            if body and needs_folding(body)
+        ]
+        db.executemany(f"UPDATE {table} SET body = ? WHERE rowid = ?", changed)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "projects, keys, traces, spans, alerts, idempotency", SCHEMA_V1),
     Migration(2, "OTLP ingest: spans in a rowid table with extension fields; listed_at", SCHEMA_V2),
@@ -422,6 +438,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(9, "GenAI log events of spans, joined into their spans", SCHEMA_V9),
     Migration(10, "traces: unpriced_spans, spans whose model has no price", SCHEMA_V10),
     Migration(11, "search: texts waiting for the index, off ingest's path", SCHEMA_V11),
+    Migration(12, "search: stored texts case-folded", "", fold_texts),
 )
 LATEST = MIGRATIONS[-1].version
 
@@ -467,6 +484,9 @@ class SqliteSchema:
 
     def execute(self, statement: str) -> None:
         self.db.execute(statement)
+
+    def rewrite(self, step: Callable[[Any], None]) -> None:
+        step(self.db)
 
     def record(self, migration: Migration) -> None:
         # A PRAGMA takes no parameters; the version is an int from this module.

@@ -137,6 +137,6 @@ class SqliteSearch(SearchTables):
         limit: int,
         page: Callable[..., tuple[str, list[Any]]],
     ) -> list[TraceSummary]:
-        common = bool(filters.terms) and is_common(db, filters.terms)
+        common = bool(filters.terms) and is_common(db, filters.searched_terms)
         sql, args = page(common_text=common)
         return list(map(TraceSummary._make, db.execute(sql, args)))

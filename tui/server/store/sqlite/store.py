@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tui.server.ingest.summaries import summarize, trace_rows
+from tui.server.store import reads
 from tui.server.store.admin import AdminTables
 from tui.server.store.counting import CallCounting, may_change_counts
 from tui.server.store.dialect import SQLITE
@@ -163,7 +164,27 @@ class Store(
             raise refusal from None
 
     def _read(self) -> AbstractContextManager[sqlite3.Connection]:
-        return nullcontext(self._connection())
+        guard = reads.current()
+        if guard is None:
+            return nullcontext(self._connection())
+        return self._guarded_read(guard)
+
+    @contextmanager
+    def _guarded_read(self, guard: reads.ReadGuard) -> Iterator[sqlite3.Connection]:
+        """This thread's connection, its statements stopped (QueryStopped) once `guard` is
+        (reads.py): a progress handler looks at it every PROGRESS_STEPS steps."""
+        if guard.stopped:
+            raise guard.error()
+        db = self._connection()
+        db.set_progress_handler(guard.progress, reads.PROGRESS_STEPS)
+        try:
+            yield db
+        except sqlite3.OperationalError:
+            if guard.stopped:  # "interrupted": the handler stopped the statement
+                raise guard.error() from None
+            raise
+        finally:
+            db.set_progress_handler(None, 0)
 
     def _write(self) -> AbstractContextManager[sqlite3.Connection]:
         return self.transaction()
