@@ -49,12 +49,13 @@ class AdminTables(Tables):
         return int(row[0])
 
     def delete_project(self, project_id: str) -> bool:
-        """Delete the project with its traces, spans, alerts (their secrets, states, events
+        """Delete the project with its traces, spans, annotations, alerts (their secrets, states, events
         and webhooks), keys and the answers remembered for its keys, in one transaction; True
         if there was one."""
         alerts = "SELECT id FROM alerts WHERE project_id = ?"
         keys = "SELECT key_hash FROM api_keys WHERE project_id = ?"
         statements = [
+            "DELETE FROM annotations WHERE project_id = ?",
             "DELETE FROM spans WHERE project_id = ?",
             "DELETE FROM traces WHERE project_id = ?",
             *(f"DELETE FROM {table} WHERE alert_id IN ({alerts})" for table in ALERT_CHILDREN),

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tui.server.search.filters import TraceFilters
+from tui.server.store.annotations import annotation_clauses
 from tui.server.store.dialect import Dialect
 from tui.server.store.rows import GroupPosition, GroupRow, SearchPosition, TraceSummary
 from tui.server.store.sql import NEWEST_SPAN_END
@@ -101,7 +102,7 @@ def filter_clauses(
         found.append(("session_id = ?", [filters.session_id]))
     for tag in filters.tags:
         found.append(dialect.contains("tags", tag))
-    return found
+    return found + annotation_clauses(filters)
 
 
 def sort_value(row: TraceSummary, filters: TraceFilters) -> float | int:

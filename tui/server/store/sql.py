@@ -19,6 +19,7 @@ from tui.server.store.alert_rows import (
     AlertState,
     DeliveryRow,
 )
+from tui.server.store.annotation_rows import AnnotationRow
 from tui.server.store.dialect import Dialect
 from tui.server.store.rows import (
     ApiKeyRow,
@@ -41,6 +42,7 @@ TABLES = {
     AlertState: "alert_states",
     AlertEventRow: "alert_events",
     DeliveryRow: "webhook_deliveries",
+    AnnotationRow: "annotations",
 }
 
 

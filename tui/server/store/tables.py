@@ -60,6 +60,10 @@ class Tables:
     def _lock_idempotency_key(self, db: Any, key_hash: str, idempotency_key: str) -> None:
         """Hold off others using this key's Idempotency-Key until the transaction ends."""
 
+    def _lock_sessions(self, db: Any, sessions: Iterable[tuple[str, str]]) -> None:
+        """Hold off other annotation writes on these (project_id, session_id) sessions until
+        the transaction ends."""
+
     def _lock_rounds(self, db: Any) -> None:
         """Hold off other alert rounds being stored until the transaction ends."""
 

@@ -274,6 +274,33 @@ SCHEMA_V7 = """
 ALTER TABLE traces ADD COLUMN unpriced_spans BIGINT NOT NULL DEFAULT 0
 """
 
+# The SQLite store's version 11 (see its comment): annotations and their indexes.
+SCHEMA_V8 = """
+CREATE TABLE annotations (
+    id TEXT COLLATE "C" PRIMARY KEY,
+    project_id TEXT COLLATE "C" NOT NULL,
+    trace_id TEXT COLLATE "C",
+    span_id TEXT COLLATE "C",
+    session_id TEXT COLLATE "C",
+    name TEXT COLLATE "C" NOT NULL,
+    label TEXT COLLATE "C",
+    score DOUBLE PRECISION,
+    explanation TEXT,
+    annotator_kind TEXT NOT NULL,
+    identifier TEXT COLLATE "C",
+    author TEXT NOT NULL,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+CREATE INDEX annotations_by_trace ON annotations (project_id, trace_id, name, label, score);
+CREATE INDEX annotations_by_label ON annotations (project_id, name, label, trace_id);
+CREATE INDEX annotations_by_score ON annotations (project_id, name, score, trace_id);
+CREATE INDEX annotations_by_session ON annotations (project_id, session_id, created_at, id)
+    WHERE session_id IS NOT NULL;
+CREATE INDEX annotations_by_time ON annotations (project_id, created_at, id)
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "projects, keys, traces and spans by project, alerts, idempotency", SCHEMA_V1),
     Migration(2, "replicas: leases, shared request counts, webhook claims", SCHEMA_V2),
@@ -282,6 +309,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "GenAI log events of spans, joined into their spans", SCHEMA_V5),
     Migration(6, "search: trigrams made in linear time", SCHEMA_V6),
     Migration(7, "traces: unpriced_spans, spans whose model has no price", SCHEMA_V7),
+    Migration(8, "annotations: scores, labels and notes on traces, spans, sessions", SCHEMA_V8),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from tui.server.api_keys import hash_key
 from tui.server.store.admin import AdminTables
+from tui.server.store.annotations import AnnotationTables
 from tui.server.store.dialect import POSTGRES
 from tui.server.store.keys import KeyTables
 from tui.server.store.postgres import locks
@@ -55,6 +56,7 @@ class PostgresStore(
     PostgresSearch,
     PostgresAlerts,
     PostgresIngest,
+    AnnotationTables,
     KeyTables,
     AdminTables,
     ReplicaTables,
@@ -120,6 +122,9 @@ class PostgresStore(
 
     def _lock_idempotency_key(self, db: Any, key_hash: str, idempotency_key: str) -> None:
         locks.lock_name(db, locks.IDEMPOTENCY, key_hash, idempotency_key)
+
+    def _lock_sessions(self, db: Any, sessions: Iterable[tuple[str, str]]) -> None:
+        locks.lock_names(db, locks.ANNOTATED_SESSIONS, sessions)
 
     def _lock_rounds(self, db: Any) -> None:
         locks.lock_name(db, locks.ROUNDS)

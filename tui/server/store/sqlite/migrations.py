@@ -392,6 +392,42 @@ SCHEMA_V10 = """
 ALTER TABLE traces ADD COLUMN unpriced_spans INTEGER NOT NULL DEFAULT 0;
 """
 
+# Annotations (scores, labels and notes: store/annotations.py) on a trace, a span of it, or a
+# session. Their indexes, each by project first:
+# - by_trace (trace, name, label, score): a trace's and its spans' annotations (the answers'
+#   summaries, a batch's targets, deletion with the trace), and the filters' EXISTS looked up
+#   from a trace, answered from the index alone;
+# - by_label and by_score (name, value, trace): the traces a rare label or score bound holds,
+#   found from the annotations' side;
+# - by_session and by_time: a session's annotations and a project's, newest first.
+# Deleted with their trace (traces.expire, admin.delete_project), not by a trigger: a session's
+# go when no trace of the session is left, which a statement says more plainly.
+SCHEMA_V11 = """
+CREATE TABLE annotations (
+    id TEXT PRIMARY KEY,
+    project_id TEXT NOT NULL,
+    trace_id TEXT,
+    span_id TEXT,
+    session_id TEXT,
+    name TEXT NOT NULL,
+    label TEXT,
+    score REAL,
+    explanation TEXT,
+    annotator_kind TEXT NOT NULL,
+    identifier TEXT,
+    author TEXT NOT NULL,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+CREATE INDEX annotations_by_trace ON annotations(project_id, trace_id, name, label, score);
+CREATE INDEX annotations_by_label ON annotations(project_id, name, label, trace_id);
+CREATE INDEX annotations_by_score ON annotations(project_id, name, score, trace_id);
+CREATE INDEX annotations_by_session ON annotations(project_id, session_id, created_at, id)
+    WHERE session_id IS NOT NULL;
+CREATE INDEX annotations_by_time ON annotations(project_id, created_at, id);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "projects, keys, traces, spans, alerts, idempotency", SCHEMA_V1),
     Migration(2, "OTLP ingest: spans in a rowid table with extension fields; listed_at", SCHEMA_V2),
@@ -403,6 +439,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "search: users, sessions, tags, output previews, models, text", SCHEMA_V8),
     Migration(9, "GenAI log events of spans, joined into their spans", SCHEMA_V9),
     Migration(10, "traces: unpriced_spans, spans whose model has no price", SCHEMA_V10),
+    Migration(11, "annotations: scores, labels and notes on traces, spans, sessions", SCHEMA_V11),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from tui.server.ingest.summaries import summarize, trace_rows
 from tui.server.store.admin import AdminTables
+from tui.server.store.annotations import AnnotationTables
 from tui.server.store.dialect import SQLITE
 from tui.server.store.errors import StoreBusy, StoreUnavailable
 from tui.server.store.keys import KeyTables
@@ -98,6 +99,7 @@ def refusal_of(error: sqlite3.Error) -> StoreBusy | None:
 class Store(
     search.SqliteSearch,
     SqliteAlerts,
+    AnnotationTables,
     LogTables,
     KeyTables,
     AdminTables,
