@@ -25,6 +25,7 @@ from tests.service.test_search_store import (
 from tests.support.service import RunningService
 from tui.server.api_keys import hash_key, new_api_key
 from tui.server.search.filters import SORTS, TraceFilters
+from tui.server.store import annotation_search
 from tui.server.store.annotation_rows import NewAnnotation
 from tui.server.store.rows import DAY_MS, SpanRow
 
@@ -107,7 +108,16 @@ COMBINED_WITH = [
 ]
 
 
-def test_annotation_filters_under_every_sort_page_to_what_python_finds(store: Any) -> None:
+@pytest.mark.parametrize("plan", ["read from the annotations", "walked", "small chunks"])
+def test_annotation_filters_under_every_sort_page_to_what_python_finds(
+    store: Any, plan: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whichever plan annotation_search picks: candidates from the annotations' indexes (in
+    chunks, or whole), or the traces walked in order, each asked."""
+    if plan == "walked":  # as many candidates as there are annotations: past COMMON
+        monkeypatch.setattr(annotation_search, "COMMON", 1)
+    if plan == "small chunks":
+        monkeypatch.setattr(annotation_search, "MAX_CHUNK", 6)
     project = "p-annotated"
     found = store_with_annotations(store, project)
     plans = {s.id: planned(i) for i, s in enumerate(found)}

@@ -17,7 +17,8 @@ NOTE = "note"  # the name of a note: its text is the explanation (Phoenix's note
 
 
 class AnnotationRow(NamedTuple):
-    """An annotation as stored (its metadata as JSON object text)."""
+    """An annotation as stored (its metadata as JSON object text), with its trace's listed_at
+    (None for a session's): the store finds annotated traces in the list's order by it."""
 
     id: str
     project_id: str
@@ -34,6 +35,7 @@ class AnnotationRow(NamedTuple):
     metadata: str
     created_at: int
     updated_at: int
+    listed_at: int | None = None
 
 
 class NewAnnotation(NamedTuple):
@@ -131,9 +133,14 @@ def new_annotation_id() -> str:
 
 
 def stored_row(
-    project_id: str, item: NewAnnotation, author: str, now: int, annotation_id: str | None = None
+    project_id: str,
+    item: NewAnnotation,
+    author: str,
+    now: int,
+    listed_at: int | None,
+    annotation_id: str | None = None,
 ) -> AnnotationRow:
-    """The row a new annotation is stored as."""
+    """The row a new annotation is stored as (`listed_at`: its trace's)."""
     return AnnotationRow(
         annotation_id or new_annotation_id(),
         project_id,
@@ -148,6 +155,7 @@ def stored_row(
         item.metadata,
         now,
         now,
+        listed_at,
     )
 
 

@@ -41,9 +41,7 @@ UPDATE = (
     "UPDATE annotations SET name = ?, label = ?, score = ?, explanation = ?, annotator_kind = ?,"
     " author = ?, metadata = ?, updated_at = ? WHERE id = ? AND project_id = ?"
 )
-KEPT_TRACES = (
-    f"SELECT id FROM traces WHERE project_id = ? AND id = ANY(?) AND {NEWEST_SPAN_END} >= ?"
-)
+KEPT_TRACES = f"SELECT id, listed_at FROM traces WHERE project_id = ? AND id = ANY(?) AND {NEWEST_SPAN_END} >= ?"
 SPANS_OF = (
     "SELECT trace_id, id FROM spans WHERE project_id = ? AND trace_id = ANY(?) AND id = ANY(?)"
 )
@@ -137,10 +135,10 @@ class AnnotationTables(Tables):
                     return Remembered(seen[0], seen[1], json.loads(seen[2]))
             self._lock_traces(db, ((project_id, trace_id) for trace_id in traces))
             self._lock_sessions(db, [(project_id, session) for session in sessions])
-            self._check_targets(db, project_id, targets, traces, sessions, kept_since)
+            listed = self._check_targets(db, project_id, targets, traces, sessions, kept_since)
             existing = self._existing(db, project_id, traces, sessions)
             author = self._author(db, key_hash)
-            rows = self._apply(db, project_id, items, existing, author, now)
+            rows = self._apply(db, project_id, items, existing, author, now, listed)
             if once is not None and answer is not None:
                 body = json.dumps(answer(rows))
                 db.execute(
@@ -157,16 +155,17 @@ class AnnotationTables(Tables):
         traces: list[str],
         sessions: list[str],
         kept_since: int,
-    ) -> None:
-        """AnnotationRefused for the first target not in the project (within its retention):
-        the same words whether it is another project's or nowhere."""
+    ) -> dict[str, int]:
+        """The listed_at of each trace of the targets; AnnotationRefused for the first target
+        not in the project (within its retention): the same words whether it is another
+        project's or nowhere."""
         values = self.dialect.values
-        kept = set()
+        kept: dict[str, int] = {}
         if traces:
             found = db.execute(
                 self._sql(KEPT_TRACES), (project_id, values(traces), kept_since)
             ).fetchall()
-            kept = {row[0] for row in found}
+            kept = {row[0]: int(row[1]) for row in found}
         spans: set[tuple[str, str]] = set()
         span_ids = sorted({t.span_id for t in targets if t.span_id is not None})
         if span_ids:
@@ -194,6 +193,7 @@ class AnnotationTables(Tables):
                 field, message = NOT_IN_PROJECT["span"]
             if missing:
                 raise AnnotationRefused(f"data[{index}].{field}", message)
+        return kept
 
     def _existing(
         self, db: Any, project_id: str, traces: list[str], sessions: list[str]
@@ -221,6 +221,7 @@ class AnnotationTables(Tables):
         existing: list[tuple[Any, ...]],
         author: str,
         now: int,
+        listed: dict[str, int],
     ) -> list[AnnotationRow]:
         """Insert or update (by identifier) each item in order; AnnotationRefused past
         MAX_PER_TARGET on a target. Returns each item's row as it wrote it."""
@@ -238,7 +239,9 @@ class AnnotationTables(Tables):
             key = (item.target, item.name, item.identifier)
             if item.identifier is not None and key in by_identifier:
                 aid, created_at = by_identifier[key]
-                row = stored_row(project_id, item, author, now, aid)._replace(created_at=created_at)
+                row = stored_row(
+                    project_id, item, author, now, listed.get(item.trace_id or ""), aid
+                )._replace(created_at=created_at)
                 if aid in inserts:
                     inserts[aid] = row  # added earlier in this batch: inserted as it ends up
                 else:
@@ -252,7 +255,7 @@ class AnnotationTables(Tables):
                         f" {item.target.kind}: at most {MAX_PER_TARGET} on one trace, span or"
                         " session",
                     )
-                row = stored_row(project_id, item, author, now)
+                row = stored_row(project_id, item, author, now, listed.get(item.trace_id or ""))
                 inserts[row.id] = row
                 if item.identifier is not None:
                     by_identifier[key] = (row.id, now)

@@ -291,11 +291,12 @@ CREATE TABLE annotations (
     author TEXT NOT NULL,
     metadata TEXT NOT NULL DEFAULT '{}',
     created_at BIGINT NOT NULL,
-    updated_at BIGINT NOT NULL
+    updated_at BIGINT NOT NULL,
+    listed_at BIGINT
 );
 CREATE INDEX annotations_by_trace ON annotations (project_id, trace_id, name, label, score);
-CREATE INDEX annotations_by_label ON annotations (project_id, name, label, trace_id);
-CREATE INDEX annotations_by_score ON annotations (project_id, name, score, trace_id);
+CREATE INDEX annotations_by_label ON annotations (project_id, name, label, listed_at, trace_id);
+CREATE INDEX annotations_by_name ON annotations (project_id, name, listed_at, trace_id, score);
 CREATE INDEX annotations_by_session ON annotations (project_id, session_id, created_at, id)
     WHERE session_id IS NOT NULL;
 CREATE INDEX annotations_by_time ON annotations (project_id, created_at, id)

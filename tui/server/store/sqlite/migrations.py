@@ -393,12 +393,14 @@ ALTER TABLE traces ADD COLUMN unpriced_spans INTEGER NOT NULL DEFAULT 0;
 """
 
 # Annotations (scores, labels and notes: store/annotations.py) on a trace, a span of it, or a
-# session. Their indexes, each by project first:
+# session. An annotation of a trace or span keeps its trace's listed_at (which never changes),
+# so that the traces an annotation filter keeps are found in the list's order from the
+# annotations' own indexes, each by project first:
 # - by_trace (trace, name, label, score): a trace's and its spans' annotations (the answers'
 #   summaries, a batch's targets, deletion with the trace), and the filters' EXISTS looked up
 #   from a trace, answered from the index alone;
-# - by_label and by_score (name, value, trace): the traces a rare label or score bound holds,
-#   found from the annotations' side;
+# - by_label (name, label, listed_at, trace) and by_name (name, listed_at, trace, score): the
+#   traces of a label, or of a name (and a score bound, checked in the index), newest first;
 # - by_session and by_time: a session's annotations and a project's, newest first.
 # Deleted with their trace (traces.expire, admin.delete_project), not by a trigger: a session's
 # go when no trace of the session is left, which a statement says more plainly.
@@ -418,11 +420,12 @@ CREATE TABLE annotations (
     author TEXT NOT NULL,
     metadata TEXT NOT NULL DEFAULT '{}',
     created_at INTEGER NOT NULL,
-    updated_at INTEGER NOT NULL
+    updated_at INTEGER NOT NULL,
+    listed_at INTEGER
 );
 CREATE INDEX annotations_by_trace ON annotations(project_id, trace_id, name, label, score);
-CREATE INDEX annotations_by_label ON annotations(project_id, name, label, trace_id);
-CREATE INDEX annotations_by_score ON annotations(project_id, name, score, trace_id);
+CREATE INDEX annotations_by_label ON annotations(project_id, name, label, listed_at, trace_id);
+CREATE INDEX annotations_by_name ON annotations(project_id, name, listed_at, trace_id, score);
 CREATE INDEX annotations_by_session ON annotations(project_id, session_id, created_at, id)
     WHERE session_id IS NOT NULL;
 CREATE INDEX annotations_by_time ON annotations(project_id, created_at, id);
