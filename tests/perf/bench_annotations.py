@@ -12,10 +12,13 @@ of six, `retriever` a tenth of them: about 1,500 traces), 20% notes on a span or
 10% `helpfulness` scores by an LLM. The filters' rows name how many traces each matches.
 
 Timed as bench_search times (the store's search_traces, p95 of RUNS after one warm-up, the
-window the whole week); over HTTP, the p95 of REQUESTS GETs of the first page of 100, each row
-with its annotations' summary. A batch (BATCH annotations on as many traces, a third on spans)
-is timed as the p95 of BATCH_RUNS, through the store (add_annotations: the SQL) and over HTTP
-(POST, validated and answered); its annotations are deleted after each run.
+window the whole week), against the same page unfiltered (list_traces: the floor); over HTTP,
+the p95 of REQUESTS GETs of the first page of 100, each row with its annotations' summary,
+against the same filter at the store. A batch (BATCH annotations on as many traces among the
+RECENT newest, as an evaluation job of the last hours sends, a third of them on spans) is timed
+as the p95 of BATCH_RUNS: through the store (add_annotations: the checks and the writes) against
+inserting its rows alone, and over HTTP (POST, validated and answered) against the store; its
+annotations are deleted after each run.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from tests.perf.report import Row
 from tests.support.serve import serving
 from tui.server.api_keys import hash_key
 from tui.server.search.filters import TraceFilters
-from tui.server.store.annotation_rows import AnnotationQuery, NewAnnotation
+from tui.server.store.annotation_rows import AnnotationQuery, NewAnnotation, stored_row
 from tui.server.store.opening import open_store
 from tui.server.store.protocol import TraceStore
 
@@ -44,6 +47,7 @@ RUNS = 20
 REQUESTS = 30
 BATCH = 1_000
 BATCH_RUNS = 10
+RECENT = 100_000  # the newest traces (the last 17 hours), which a batch annotates
 LIMIT = 100
 WRITE = 1_000  # annotations per batch while the data is made
 DATA_VERSION = 1  # bump when the annotations made change
@@ -55,33 +59,39 @@ SERVE_FLAGS = (
     *("--alert-interval", "0"),
 )
 
-FILTERS: dict[str, TraceFilters] = {
-    "label=root_cause:retriever (~1,500 traces)": TraceFilters(
-        labels=(("root_cause", "retriever"),)
+RETRIEVER = (("root_cause", "retriever"),)
+HIGH = (("correctness", 0.9),)
+# The first page of each (the issue's target: a label's or a score's, <= 50 ms at p95), and
+# the same filters under another order or with another filter, reported.
+FILTERS: dict[str, tuple[TraceFilters, bool]] = {
+    "label=root_cause:retriever (~1,500 traces)": (TraceFilters(labels=RETRIEVER), True),
+    "label=correctness:wrong (~27,000)": (
+        TraceFilters(labels=(("correctness", "wrong"),)),
+        True,
     ),
-    "label=correctness:wrong (~27,000)": TraceFilters(labels=(("correctness", "wrong"),)),
-    "min_score=correctness:0.9 (~10,000)": TraceFilters(min_scores=(("correctness", 0.9),)),
-    "max_score=helpfulness:0.1 (~2,000)": TraceFilters(max_scores=(("helpfulness", 0.1),)),
-    "annotation=note (~20,000)": TraceFilters(annotations=("note",)),
-    "label=root_cause:retriever, sort=duration_ms": TraceFilters(
-        labels=(("root_cause", "retriever"),), sort="duration_ms"
+    "min_score=correctness:0.9 (~10,000)": (TraceFilters(min_scores=HIGH), True),
+    "max_score=helpfulness:0.1 (~2,000)": (
+        TraceFilters(max_scores=(("helpfulness", 0.1),)),
+        True,
     ),
-    "min_score=correctness:0.9, status=error (~300)": TraceFilters(
-        min_scores=(("correctness", 0.9),), status="error"
+    "annotation=note (~20,000)": (TraceFilters(annotations=("note",)), False),
+    "label=root_cause:retriever, order=asc": (TraceFilters(labels=RETRIEVER, order="asc"), True),
+    "  sort=duration_ms": (TraceFilters(labels=RETRIEVER, sort="duration_ms"), False),
+    "min_score=correctness:0.9, sort=duration_ms": (
+        TraceFilters(min_scores=HIGH, sort="duration_ms"),
+        False,
     ),
-    "label=root_cause:retriever, order=asc": TraceFilters(
-        labels=(("root_cause", "retriever"),), order="asc"
+    "min_score=correctness:0.9, status=error (~300)": (
+        TraceFilters(min_scores=HIGH, status="error"),
+        False,
     ),
 }
 HTTP_FILTERS = {  # the query's parameters, and the same filter at the store (the floor)
     "label=root_cause:retriever": (
         {"label": "root_cause:retriever"},
-        TraceFilters(labels=(("root_cause", "retriever"),)),
+        TraceFilters(labels=RETRIEVER),
     ),
-    "min_score=correctness:0.9": (
-        {"min_score": "correctness:0.9"},
-        TraceFilters(min_scores=(("correctness", 0.9),)),
-    ),
+    "min_score=correctness:0.9": ({"min_score": "correctness:0.9"}, TraceFilters(min_scores=HIGH)),
 }
 
 
@@ -186,9 +196,11 @@ def batch_p95_ms(
 
 
 def batch_items(rng: random.Random) -> list[NewAnnotation]:
+    """A batch as an evaluation job of the last hours sends it: BATCH annotations on as many
+    traces among the RECENT newest, a third of them on a span."""
     found = []
     for _ in range(BATCH):
-        n = rng.randrange(million.TRACES)
+        n = rng.randrange(min(RECENT, million.TRACES))
         span = f"{n:014x}01" if rng.random() < 1 / 3 else None
         found.append(item(million.trace_id(n), span, "bench_batch", "mark", 0.5, "a bench note"))
     return found
@@ -203,13 +215,20 @@ def as_json(one: NewAnnotation) -> dict[str, Any]:
 def measure(store: TraceStore, backend: str, now: int, base_url: str) -> list[Row]:
     start, end = now - 8 * 86_400_000, now + 1
     found = []
-    for label, f in FILTERS.items():
+    kept = 0  # the project's retention is longer than the data's age: nothing is past it
+
+    def listed() -> None:
+        store.list_traces(million.PROJECT, start, end, LIMIT, None, kept)
+
+    plain = p95_ms(listed, RUNS)  # the floor: the same page unfiltered
+    for label, (f, targeted) in FILTERS.items():
 
         def first(f: TraceFilters = f) -> None:
-            store.search_traces(million.PROJECT, f, start, end, LIMIT)
+            store.search_traces(million.PROJECT, f, start, end, LIMIT, None, kept)
 
         ms = p95_ms(first, RUNS)
-        found.append(Row(f"annotations {backend}: {label}", ms, 0, "ms", "p95 <= 50 ms", ms <= 50))
+        target, met = ("p95 <= 50 ms", ms <= 50) if targeted else ("report", True)
+        found.append(Row(f"annotations {backend}: {label}", ms, plain, "ms", target, met))
     window: dict[str, Any] = {
         "project_id": million.PROJECT,
         "limit": LIMIT,
@@ -221,7 +240,7 @@ def measure(store: TraceStore, backend: str, now: int, base_url: str) -> list[Ro
         for label, (params, same) in HTTP_FILTERS.items():
 
             def at_store(f: TraceFilters = same) -> None:
-                store.search_traces(million.PROJECT, f, start, end, LIMIT)
+                store.search_traces(million.PROJECT, f, start, end, LIMIT, None, kept)
 
             floor = p95_ms(at_store, REQUESTS)
 
@@ -244,6 +263,11 @@ def measure(store: TraceStore, backend: str, now: int, base_url: str) -> list[Ro
         rng = random.Random(7)
         key = hash_key(million.KEY)
 
+        def inserted(items: list[NewAnnotation]) -> None:
+            rows = [stored_row(million.PROJECT, one, "bench", now, None) for one in items]
+            with store.transaction() as db:  # type: ignore[attr-defined]
+                store._insert_annotations(db, rows)  # type: ignore[attr-defined]
+
         def stored(items: list[NewAnnotation]) -> None:
             store.add_annotations(million.PROJECT, items, key, 0)
 
@@ -252,9 +276,13 @@ def measure(store: TraceStore, backend: str, now: int, base_url: str) -> list[Ro
             answer = api.post(f"/projects/{million.PROJECT}/annotations", json=body)
             assert answer.status_code == 201, answer.text
 
-        floor = batch_p95_ms(store, stored, rng)
-        ms = batch_p95_ms(store, posted, rng)
-    for what, figure, against in (("store", floor, 0.0), ("POST", ms, floor)):
+        insert_only = batch_p95_ms(store, inserted, rng)
+        through_store = batch_p95_ms(store, stored, rng)
+        over_http = batch_p95_ms(store, posted, rng)
+    for what, figure, against in (
+        ("store", through_store, insert_only),
+        ("POST", over_http, through_store),
+    ):
         found.append(
             Row(
                 f"annotations {backend}: {what} a batch of {BATCH:,}",

@@ -8,7 +8,8 @@ last, set by the service. The record is Phoenix's, so a client of either reads t
 
 from __future__ import annotations
 
-import uuid
+import os
+import time
 from typing import Any, NamedTuple
 
 ANNOTATOR_KINDS = ("HUMAN", "LLM", "CODE")
@@ -129,7 +130,10 @@ class AnnotationRefused(Exception):
 
 
 def new_annotation_id() -> str:
-    return f"ann_{uuid.uuid4().hex}"
+    """`ann_`, the time in ms (12 hex digits) and 80 random bits: new ids sort after older
+    ones, so the primary key's index grows at its end instead of at random places (a batch of
+    1,000 writes fewer pages)."""
+    return f"ann_{time.time_ns() // 1_000_000:012x}{os.urandom(10).hex()}"
 
 
 def stored_row(

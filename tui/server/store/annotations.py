@@ -110,6 +110,11 @@ def annotation_clauses(filters: TraceFilters) -> list[tuple[str, list[Any]]]:
 class AnnotationTables(Tables):
     """Annotations over the store's connections."""
 
+    def _insert_annotations(self, db: Any, rows: list[AnnotationRow]) -> None:
+        """Insert `rows` in the caller's transaction (PostgreSQL: one statement, not one per
+        row)."""
+        self._execute_many(db, self._sql(INSERT[AnnotationRow]), rows)
+
     # -- writes --------------------------------------------------------------------------------
 
     def add_annotations(
@@ -169,8 +174,9 @@ class AnnotationTables(Tables):
         spans: set[tuple[str, str]] = set()
         span_ids = sorted({t.span_id for t in targets if t.span_id is not None})
         if span_ids:
+            of_spans = sorted({str(t.trace_id) for t in targets if t.span_id is not None})
             found = db.execute(
-                self._sql(SPANS_OF), (project_id, values(sorted(kept)), values(span_ids))
+                self._sql(SPANS_OF), (project_id, values(of_spans), values(span_ids))
             ).fetchall()
             spans = {(row[0], row[1]) for row in found}
         known_sessions = set()
@@ -261,7 +267,7 @@ class AnnotationTables(Tables):
                     by_identifier[key] = (row.id, now)
             rows.append(row)
         if inserts:
-            self._execute_many(db, self._sql(INSERT[AnnotationRow]), list(inserts.values()))
+            self._insert_annotations(db, list(inserts.values()))
         if updates:
             self._execute_many(db, self._sql(UPDATE), [_update_args(r) for r in updates.values()])
         return rows

@@ -17,6 +17,7 @@ from typing import Any
 
 from tui.server.api_keys import hash_key
 from tui.server.store.admin import AdminTables
+from tui.server.store.annotation_rows import AnnotationRow
 from tui.server.store.annotations import AnnotationTables
 from tui.server.store.dialect import POSTGRES
 from tui.server.store.keys import KeyTables
@@ -26,7 +27,12 @@ from tui.server.store.postgres.ingest import PostgresIngest
 from tui.server.store.postgres.migrations import migrate
 from tui.server.store.postgres.pool import DEFAULT_POOL_SIZE, Connection, Connections, connect_once
 from tui.server.store.postgres.search import PostgresSearch
-from tui.server.store.postgres.sql import JOIN_LOGS, KEY_SCOPE_COUNTED, TAKE_LEASE
+from tui.server.store.postgres.sql import (
+    INSERT_ANNOTATIONS,
+    JOIN_LOGS,
+    KEY_SCOPE_COUNTED,
+    TAKE_LEASE,
+)
 from tui.server.store.replicas import ReplicaTables
 from tui.server.store.rows import KeyScope, SpanInTrace
 from tui.server.store.sql import SELECT_SPANS
@@ -170,6 +176,9 @@ class PostgresStore(
         with self._db.connection() as db:
             taken = db.execute(TAKE_LEASE, (name, holder, ttl_ms)).fetchone()
         return taken is not None
+
+    def _insert_annotations(self, db: Any, rows: list[AnnotationRow]) -> None:
+        db.execute(INSERT_ANNOTATIONS, [list(column) for column in zip(*rows, strict=True)])
 
     def _join_logs(self, db: Any, project_id: str, trace_ids: list[str]) -> None:
         db.execute(JOIN_LOGS, {"project": project_id, "traces": trace_ids})
