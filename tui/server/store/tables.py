@@ -2,9 +2,9 @@
 places where the two stores take locks.
 
 Each store (sqlite.store.Store, postgres.store.PostgresStore) is the tables' mixins (traces,
-keys, admin, alerts, logs, search) over this base, which it fills in. A connection is a DB-API
-one (sqlite3's, psycopg's): `execute(sql, args)` returns a cursor that is iterated or read
-with fetchone / fetchall, and tells its rowcount.
+keys, admin, alerts, logs, search, annotations) over this base, which it fills in. A connection
+is a DB-API one (sqlite3's, psycopg's): `execute(sql, args)` returns a cursor that is iterated
+or read with fetchone / fetchall, and tells its rowcount.
 """
 
 from __future__ import annotations
