@@ -114,8 +114,10 @@ def test_annotation_filters_under_every_sort_page_to_what_python_finds(
 ) -> None:
     """Whichever plan annotation_search picks: candidates from the annotations' indexes (in
     chunks, or whole), or the traces walked in order, each asked."""
-    if plan == "walked":  # as many candidates as there are annotations: past COMMON
-        monkeypatch.setattr(annotation_search, "COMMON", 1)
+    if plan == "read from the annotations":  # under every order, however many they are
+        monkeypatch.setattr(store, "annotated_common", 10**9)
+    if plan == "walked":  # under an order other than listed_at: the traces walked, each asked
+        monkeypatch.setattr(store, "annotated_common", 0)
     if plan == "small chunks":
         monkeypatch.setattr(annotation_search, "MAX_CHUNK", 6)
     project = "p-annotated"

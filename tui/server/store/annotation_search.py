@@ -12,9 +12,11 @@ filter (that one's EXISTS included) is applied as ever.
   the first as long as the page, then four times longer each time, until the page is full or
   the candidates run out. A chunk's traces that pass every filter are the next rows of the page,
   in order, so the page is exact, and its cost grows with the page, not with the matches.
-- Ordered by another column (duration, cost, tokens), the candidates are read whole, up to
-  COMMON of them; that many or more, and the traces are walked in that order instead, each asked
-  (the plain statement): past COMMON matches a page needs few steps of the walk.
+- Ordered by another column (duration, cost, tokens), the candidates are read whole, up to the
+  store's `common` of them, and sorted; that many or more, and the plain statement runs: the
+  traces walked in that order, each asked (past that many matches a page needs few steps of
+  the walk). PostgreSQL's planner, which knows how common a label is, does better with the
+  plain statement from the first candidate (`common` 0: none are read); SQLite's cannot tell.
 """
 
 from __future__ import annotations
@@ -27,9 +29,6 @@ from tui.server.search.filters import TraceFilters
 from tui.server.store.dialect import Dialect
 from tui.server.store.rows import SearchPosition, TraceSummary
 
-# Candidates read whole, at most, when the order is not listed_at; where reading them costs
-# what walking the traces costs, on 1,000,000 traces (tests/perf/bench_annotations.py).
-COMMON = 10_000
 MAX_CHUNK = 20_000
 Rows = Callable[[Callable[..., tuple[str, list[Any]]]], list[TraceSummary]]
 
@@ -87,20 +86,24 @@ def annotated_rows(
     after: SearchPosition | None,
     page: Callable[..., tuple[str, list[Any]]],
     rows_of: Rows,
+    common: int,
 ) -> list[TraceSummary] | None:
     """The page's rows (one beyond `limit` if more follow) found from the driving annotation
     filter; None when there is none, or when the walk (`page` as it is) is the better plan.
     `page(among=ids, ...)` makes the page's statement over these traces only; `rows_of(page)`
-    runs a statement the store's way."""
+    runs a statement the store's way; `common`: the candidates read whole at most under
+    another order than listed_at."""
     condition = driver(filters)
     if condition is None:
         return None
     descending = filters.order == "desc"
     if filters.sort_key != "listed_at":
+        if common <= 0:
+            return None
         found = db.execute(
-            *candidates(dialect, project_id, condition, start, end, descending, None, COMMON)
+            *candidates(dialect, project_id, condition, start, end, descending, None, common)
         ).fetchall()
-        if len(found) >= COMMON:
+        if len(found) >= common:
             return None
         ids = [row[1] for row in found]
         return rows_of(functools.partial(page, among=ids)) if ids else []

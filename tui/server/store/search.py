@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from tui.server.search.filters import TraceFilters
 from tui.server.store.annotation_search import annotated_rows
@@ -205,6 +205,10 @@ def latest_users(
 class SearchTables(Tables):
     """The filtered listing and a project's sessions and users over the store's connections."""
 
+    # Under an order other than listed_at, the traces an annotation filter keeps are read whole
+    # and sorted when fewer than this, else the traces are walked (annotation_search).
+    annotated_common: ClassVar[int] = 0
+
     def _search_rows(
         self,
         db: Any,
@@ -242,6 +246,7 @@ class SearchTables(Tables):
                 after,
                 page,
                 lambda statement: self._search_rows(db, filters, limit, statement),
+                self.annotated_common,
             )
             if rows is None:
                 rows = self._search_rows(db, filters, limit, page)
