@@ -46,6 +46,8 @@ def _bounded(value: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def metadata_text(value: dict[str, Any]) -> str:
+    if not value:
+        return "{}"  # the usual case, skipped: a batch holds up to 1,000
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
@@ -165,7 +167,7 @@ def checked(index: int, item: AnnotationIn) -> NewAnnotation:
         if item.span_id is not None:
             message = "required with span_id"
         raise refused(f"{at}.{field}", message)
-    values = {name: getattr(item, name) for name in VALUES}
+    values = {"label": item.label, "score": item.score, "explanation": item.explanation}
     if item.result is not None:
         for name in VALUES:
             inner = getattr(item.result, name)
@@ -174,7 +176,7 @@ def checked(index: int, item: AnnotationIn) -> NewAnnotation:
             if values[name] is not None and values[name] != inner:
                 raise refused(f"{at}.result.{name}", f"differs from {name}: give it once")
             values[name] = inner
-    if all(value is None for value in values.values()):
+    if values["label"] is None and values["score"] is None and values["explanation"] is None:
         raise refused(f"{at}.label", "an annotation needs a label, a score or an explanation")
     return NewAnnotation(
         item.trace_id,
@@ -192,6 +194,7 @@ def checked(index: int, item: AnnotationIn) -> NewAnnotation:
 
 def annotation_json(row: AnnotationRow) -> dict[str, Any]:
     values = {"label": row.label, "score": row.score, "explanation": row.explanation}
+    created = iso_ms(row.created_at)
     return {
         "id": row.id,
         "project_id": row.project_id,
@@ -203,10 +206,10 @@ def annotation_json(row: AnnotationRow) -> dict[str, Any]:
         "annotator_kind": row.annotator_kind,
         "identifier": row.identifier,
         "author": row.author,
-        "metadata": json.loads(row.metadata),
-        "created_at": iso_ms(row.created_at),
-        "updated_at": iso_ms(row.updated_at),
-        "result": values,
+        "metadata": json.loads(row.metadata) if row.metadata != "{}" else {},
+        "created_at": created,
+        "updated_at": created if row.updated_at == row.created_at else iso_ms(row.updated_at),
+        "result": dict(values),
     }
 
 
