@@ -194,7 +194,7 @@ def test_a_database_from_before_migrations_opens_with_every_row_intact(tmp_path:
     changed |= {"span_logs", "span_logs_by_span", "span_logs_by_received", "span_logs_gone"}
     # Migration 11 (annotations) adds their table and its indexes.
     changed |= {"annotations", "sqlite_autoindex_annotations_1"}
-    changed |= {f"annotations_by_{i}" for i in ("trace", "label", "score", "session", "time")}
+    changed |= {f"annotations_by_{i}" for i in ("trace", "label", "name", "session", "time")}
     kept = [entry for entry in schema if entry[1] not in changed]
     assert [entry for entry in schema_of(path) if entry[1] not in changed] == kept
     raw = sqlite3.connect(path)
