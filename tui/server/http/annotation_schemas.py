@@ -167,7 +167,11 @@ def checked(index: int, item: AnnotationIn) -> NewAnnotation:
         if item.span_id is not None:
             message = "required with span_id"
         raise refused(f"{at}.{field}", message)
-    values = {"label": item.label, "score": item.score, "explanation": item.explanation}
+    values: dict[str, Any] = {
+        "label": item.label,
+        "score": item.score,
+        "explanation": item.explanation,
+    }
     if item.result is not None:
         for name in VALUES:
             inner = getattr(item.result, name)
