@@ -237,6 +237,23 @@ def measure(store: TraceStore, backend: str, now: int, base_url: str) -> list[Ro
     }
     headers = {"Authorization": f"Bearer {million.KEY}"}
     with httpx.Client(base_url=base_url, headers=headers, timeout=60) as api:
+
+        def unfiltered() -> None:
+            answer = api.get("/traces", params=window)
+            assert answer.status_code == 200, answer.text
+
+        # What each page's summaries cost the spec's listing: one statement for the page.
+        ms = p95_ms(unfiltered, REQUESTS)
+        found.append(
+            Row(
+                f"annotations {backend}: HTTP first page, unfiltered",
+                ms,
+                plain,
+                "ms",
+                "report",
+                True,
+            )
+        )
         for label, (params, same) in HTTP_FILTERS.items():
 
             def at_store(f: TraceFilters = same) -> None:
