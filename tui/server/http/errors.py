@@ -63,9 +63,17 @@ FIELD_LIKE = re.compile(r"[a-z][a-z_]{0,23}")
 
 
 def field_name(loc: tuple[Any, ...]) -> str:
-    """("body", "metric") -> "metric"; ("query", "limit") -> "limit"."""
-    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
-    return ".".join(parts) or "body"
+    """("body", "metric") -> "metric"; ("query", "limit") -> "limit"; ("body", "data", 3,
+    "score") -> "data[3].score" (an item of a list by its position)."""
+    name = ""
+    for part in loc:
+        if part in ("body", "query", "path", "header"):
+            continue
+        if isinstance(part, int):
+            name += f"[{part}]"
+        else:
+            name += f".{part}" if name else str(part)
+    return name or "body"
 
 
 def validation_error(exc: RequestValidationError) -> ServiceError:
@@ -87,9 +95,12 @@ def validation_error(exc: RequestValidationError) -> ServiceError:
         if e.get("type") == "missing":
             message = "is required"
         elif e.get("type") == "extra_forbidden":
+            # The last part of the path is the client's text; those before it are ours.
             message = "is not a known field"
-            if not FIELD_LIKE.fullmatch(field):
-                field, message = "body", "has a field this request does not take"
+            loc = tuple(e.get("loc", ()))
+            if not (loc and isinstance(loc[-1], str) and FIELD_LIKE.fullmatch(loc[-1])):
+                field = field_name(loc[:-1])
+                message = "has a field this request does not take"
         details.append({"field": field, "message": message})
     fields = ", ".join(dict.fromkeys(d["field"] for d in details))
     return ServiceError(422, "validation_error", f"Invalid fields: {fields}.", details)

@@ -25,8 +25,9 @@ from typing import Any
 from tui.server.http.errors import ServiceError
 
 # Above what this service issues: the widest filters a trace listing accepts (search/filters.py:
-# about 3,300 characters, each up to 4 bytes of UTF-8) in base64; bounds decoding.
-MAX_CURSOR_CHARS = 24_576
+# about 8,000 characters with the annotation filters', each up to 4 bytes of UTF-8) in base64,
+# 43,000 characters; bounds decoding. A request with it stays within the head's 64 KB.
+MAX_CURSOR_CHARS = 49_152
 MAX_TEXT_CHARS = 256  # a trace id is 32
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1  # what SQLite stores in an INTEGER
 # The epoch ms that `from` and `to` can be (years 1 to 9999, with any UTC offset), so that a

@@ -2,7 +2,16 @@
 
 from fastapi import APIRouter
 
-from tui.server.routes import alerts, keys, otlp, projects, sessions, telemetry, traces
+from tui.server.routes import (
+    alerts,
+    annotations,
+    keys,
+    otlp,
+    projects,
+    sessions,
+    telemetry,
+    traces,
+)
 
 # In this order: it is the order of the paths in the OpenAPI document.
 ROUTERS: tuple[APIRouter, ...] = (
@@ -13,4 +22,5 @@ ROUTERS: tuple[APIRouter, ...] = (
     alerts.router,
     keys.router,
     sessions.router,
+    annotations.router,
 )

@@ -1,9 +1,11 @@
 """GET /v1/traces (keyset-paged, newest first), /v1/traces/{trace_id} and its /spans.
 
 Extensions of GET /v1/traces (docs/api.md): filters (`q`, `status`, `model`, `name`, latency,
-cost, `user_id`, `session_id`, `tag`) and `sort` / `order`, read once into a
-search.filters.TraceFilters, which the cursor carries with the window: a walk keeps the
-filters and the order of its first page.
+cost, `user_id`, `session_id`, `tag`, and the annotations' `annotation`, `label`, `min_score`,
+`max_score`) and `sort` / `order`, read once into a search.filters.TraceFilters, which the
+cursor carries with the window: a walk keeps the filters and the order of its first page. Every
+trace answered carries its annotations' summary (`annotations`), and the single trace's spans
+their own (one read for the whole trace, however many spans).
 
 A filtered or sorted listing is a search: bounded in time and in number under way, and cancelled
 when its client leaves (http/searches.py). The listing runs in a thread (trace_page), the route
@@ -21,6 +23,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from tui.server.http.annotation_schemas import summary_json
 from tui.server.http.answers import ERRORS, SpanList, TraceList, TraceWithSpans
 from tui.server.http.deps import (
     Auth,
@@ -40,7 +43,14 @@ from tui.server.http.paging import (
 )
 from tui.server.http.schemas import json_text, parse_timestamp, spans_json_text, trace_json
 from tui.server.http.searches import searched
-from tui.server.search.filters import MAX_VALUE, InvalidFilter, TraceFilters
+from tui.server.search.filters import (
+    MAX_VALUE,
+    InvalidFilter,
+    TraceFilters,
+    label_filter,
+    score_filter,
+)
+from tui.server.store.annotation_rows import Summary
 from tui.server.store.protocol import TraceStore
 from tui.server.store.reads import ReadGuard
 from tui.server.store.rows import ProjectRow, SearchPosition, TracePosition
@@ -115,6 +125,35 @@ async def list_traces(
         list[str] | None,
         Query(description="Extension: one of the trace's tags; repeated: every one."),
     ] = None,
+    annotation: Annotated[
+        list[str] | None,
+        Query(
+            description="Extension: the trace or one of its spans has an annotation of this"
+            " name; repeated: every one."
+        ),
+    ] = None,
+    label: Annotated[
+        list[str] | None,
+        Query(
+            description="Extension: `NAME:VALUE` (split at the first colon): the trace or one"
+            " of its spans has an annotation of this name with this label (exact); repeated:"
+            " every one."
+        ),
+    ] = None,
+    min_score: Annotated[
+        list[str] | None,
+        Query(
+            description="Extension: `NAME:NUMBER`: the trace or one of its spans has an"
+            " annotation of this name whose score is at least the number; repeated: every one."
+        ),
+    ] = None,
+    max_score: Annotated[
+        list[str] | None,
+        Query(
+            description="Extension: `NAME:NUMBER`: ...whose score is at most the number;"
+            " repeated: every one."
+        ),
+    ] = None,
     sort: Annotated[
         Literal["started_at", "duration_ms", "total_cost_usd", "total_tokens"],
         Query(
@@ -153,6 +192,10 @@ async def list_traces(
             user_id=user_id,
             session_id=session_id,
             tags=tuple(tag or ()),
+            annotations=tuple(annotation or ()),
+            labels=tuple(label or ()),
+            min_scores=tuple(min_score or ()),
+            max_scores=tuple(max_score or ()),
             sort=sort,
             order=order,
         )
@@ -197,6 +240,9 @@ def trace_page(
             SearchPosition(sort_value(last, filters), last.id), start, end, filters
         )
     data = [trace_json(r) for r in rows]
+    summaries = store.annotation_summaries(project.id, [r.id for r in rows])
+    for item, row in zip(data, rows, strict=True):
+        item["annotations"] = summary_json(summaries.get(row.id))
     if include and "models" in include.split(","):
         by_trace = store.models_of(project.id, [r.id for r in rows])
         for item, row in zip(data, rows, strict=True):
@@ -211,8 +257,11 @@ def trace_page(
     "/traces/{trace_id}", summary="Get one trace with all its spans", response_model=TraceWithSpans
 )
 def get_trace(trace: ReadableTrace, store: StoreDep) -> Response:
-    head = json_text({**trace_json(trace), "spans": None})
-    spans = spans_json_text(store.iter_spans(trace.id, trace.project_id), trace.id)
+    summary, by_span = store.trace_annotations(trace.project_id, trace.id)
+    head = json_text({**trace_json(trace), "annotations": summary_json(summary), "spans": None})
+    spans = spans_json_text(
+        store.iter_spans(trace.id, trace.project_id), trace.id, span_annotations(by_span)
+    )
     return Response((head[: -len("null}")] + spans + "}").encode(), media_type="application/json")
 
 
@@ -222,13 +271,25 @@ def get_trace(trace: ReadableTrace, store: StoreDep) -> Response:
     response_model=SpanList,
 )
 def list_spans(trace: ReadableTrace, store: StoreDep) -> Response:
-    spans = spans_json_text(store.iter_spans(trace.id, trace.project_id), trace.id)
+    _, by_span = store.trace_annotations(trace.project_id, trace.id)
+    spans = spans_json_text(
+        store.iter_spans(trace.id, trace.project_id), trace.id, span_annotations(by_span)
+    )
     return Response(('{"data":' + spans + "}").encode(), media_type="application/json")
 
 
+def span_annotations(by_span: dict[str, Summary]) -> dict[str, str]:
+    """Each annotated span's summary as JSON text, to splice into its span."""
+    return {span_id: json_text(summary_json(summary)) for span_id, summary in by_span.items()}
+
+
 def checked_filters(**given: Any) -> TraceFilters:
-    """The request's filters, or 422 naming the first one the service does not take."""
+    """The request's filters, or 422 naming the first one the service does not take. Labels
+    and scores come as `NAME:VALUE` texts, read here."""
     try:
+        given["labels"] = tuple(label_filter(text) for text in given["labels"])
+        for field, key in (("min_score", "min_scores"), ("max_score", "max_scores")):
+            given[key] = tuple(score_filter(field, text) for text in given[key])
         return TraceFilters(**given)
     except InvalidFilter as refused:
         details = [{"field": refused.field, "message": refused.message}]

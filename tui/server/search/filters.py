@@ -1,6 +1,11 @@
 """What a GET /v1/traces request asks beyond the spec's window: its filters and its sort, checked
 once, whether they come from the query's parameters or back from a cursor.
 
+Annotation filters (`annotation`, `label`, `min_score`, `max_score`, each repeatable) keep the
+traces that have, on themselves or on one of their spans, an annotation of the name given (with
+that label, or a score within the bound): `label` is `NAME:VALUE`, split at the first colon,
+and a score `NAME:NUMBER`, split at the last.
+
 `q` is split into words and "quoted phrases"; each must occur, case-insensitive, as a substring
 of the trace's text (search.text), and each must be 3 characters or more (the trigram indexes
 of both stores need 3) and MAX_TERM at most. A model is matched as ingest stores it:
@@ -41,6 +46,9 @@ MAX_TERMS = 10
 MAX_Q = 500
 MAX_VALUE = 200  # a name, model, user, session or tag
 MAX_TAGS = 10
+MAX_ANNOTATION_NAME = 64
+MAX_LABEL = 200
+MAX_ANNOTATION_FILTERS = 10  # of each kind
 _TERMS = re.compile(r'"([^"]*)"?|(\S+)')
 
 
@@ -95,6 +103,12 @@ class TraceFilters:
     user_id: str | None = None
     session_id: str | None = None
     tags: tuple[str, ...] = ()
+    # Annotations (names; (name, label); (name, bound)): each must be held by the trace or
+    # one of its spans.
+    annotations: tuple[str, ...] = ()
+    labels: tuple[tuple[str, str], ...] = ()
+    min_scores: tuple[tuple[str, float], ...] = ()
+    max_scores: tuple[tuple[str, float], ...] = ()
     sort: str = "started_at"
     order: str = "desc"
 
@@ -158,12 +172,50 @@ class TraceFilters:
             raise invalid("tag", f"may be given {MAX_TAGS} times at most")
         if any(not isinstance(t, str) or not 0 < len(t) <= MAX_VALUE for t in self.tags):
             raise invalid("tag", f"must be 1 to {MAX_VALUE} characters")
+        self._check_annotations()
+
+    def _check_annotations(self) -> None:
+        given = {
+            "annotation": self.annotations,
+            "label": self.labels,
+            "min_score": self.min_scores,
+            "max_score": self.max_scores,
+        }
+        for field, values in given.items():
+            if len(values) > MAX_ANNOTATION_FILTERS:
+                raise invalid(field, f"may be given {MAX_ANNOTATION_FILTERS} times at most")
+        for name in self.annotations:
+            check_annotation_name("annotation", name)
+        for labelled in self.labels:
+            if not (isinstance(labelled, tuple) and len(labelled) == 2):
+                raise invalid("label", "must be NAME:VALUE")
+            check_annotation_name("label", labelled[0])
+            label: object = labelled[1]
+            if not (isinstance(label, str) and 0 < len(label) <= MAX_LABEL and "\x00" not in label):
+                raise invalid("label", f"must be NAME:VALUE, the value 1 to {MAX_LABEL} characters")
+        for field, pairs in (("min_score", self.min_scores), ("max_score", self.max_scores)):
+            for pair in pairs:
+                if not (isinstance(pair, tuple) and len(pair) == 2):
+                    raise invalid(field, "must be NAME:NUMBER")
+                check_annotation_name(field, pair[0])
+                number: object = pair[1]
+                if (
+                    isinstance(number, bool)
+                    or not isinstance(number, (int, float))
+                    or not math.isfinite(number)
+                ):
+                    raise invalid(field, "must be NAME:NUMBER, the number finite")
 
     def to_json(self) -> dict[str, Any]:
         """The filters as a cursor carries them (only those set)."""
         found = {k: v for k, v in asdict(self).items() if v not in (None, ())}
+        for field in PAIRED:
+            if field in found:
+                found[field] = [list(pair) for pair in found[field]]
         if self.tags:
             found["tags"] = list(self.tags)
+        if self.annotations:
+            found["annotations"] = list(self.annotations)
         return found
 
     @classmethod
@@ -177,6 +229,17 @@ class TraceFilters:
         tags = values.pop("tags", [])
         if not isinstance(tags, list):
             raise ValueError("tags")
+        names = values.pop("annotations", [])
+        if not isinstance(names, list):
+            raise ValueError("annotations")
+        values["annotations"] = tuple(names)
+        for field in PAIRED:
+            pairs = values.pop(field, [])
+            if not isinstance(pairs, list) or not all(
+                isinstance(p, list) and len(p) == 2 for p in pairs
+            ):
+                raise ValueError(field)
+            values[field] = tuple(tuple(p) for p in pairs)
         for field in ("q", "status", "model", "name", "user_id", "session_id", "sort", "order"):
             if field in values and not isinstance(values[field], str):
                 raise ValueError(field)
@@ -191,3 +254,35 @@ class TraceFilters:
             return cls(**values, tags=tuple(tags))
         except (InvalidFilter, TypeError) as error:
             raise ValueError("filters") from error
+
+
+PAIRED = ("labels", "min_scores", "max_scores")  # filters of (name, value) pairs
+
+
+def check_annotation_name(field: str, name: object) -> None:
+    if not (isinstance(name, str) and name.strip() and len(name) <= MAX_ANNOTATION_NAME):
+        raise invalid(field, f"must name an annotation of 1 to {MAX_ANNOTATION_NAME} characters")
+    if "\x00" in name:
+        raise invalid(field, "must not hold a NUL character")
+
+
+def label_filter(text: str) -> tuple[str, str]:
+    """`NAME:VALUE` (split at the first colon) as (name, label); InvalidFilter on `label`."""
+    name, colon, label = text.partition(":")
+    if not colon:
+        raise invalid("label", "must be NAME:VALUE, e.g. root_cause:retriever")
+    return name, label
+
+
+def score_filter(field: str, text: str) -> tuple[str, float]:
+    """`NAME:NUMBER` (split at the last colon) as (name, number); InvalidFilter on `field`."""
+    name, colon, number = text.rpartition(":")
+    if not colon:
+        raise invalid(field, "must be NAME:NUMBER, e.g. correctness:0.5")
+    try:
+        value = float(number)
+    except ValueError:
+        raise invalid(field, "must be NAME:NUMBER, e.g. correctness:0.5") from None
+    if not math.isfinite(value):
+        raise invalid(field, "must be NAME:NUMBER, the number finite")
+    return name, value

@@ -57,13 +57,14 @@ class AdminTables(Tables):
         return int(row[0])
 
     def delete_project(self, project_id: str, reply: Reply | None = None) -> bool:
-        """Delete the project with its traces, spans, alerts (their secrets, states, events
+        """Delete the project with its traces, spans, annotations, alerts (their secrets, states, events
         and webhooks), keys and the answers remembered for its keys, in one transaction; True
         if there was one. The project is held first: an ingest writing to it commits before
         (and what it wrote is deleted here) or waits and then writes nothing (_projects_kept)."""
         alerts = "SELECT id FROM alerts WHERE project_id = ?"
         keys = "SELECT key_hash FROM api_keys WHERE project_id = ?"
         statements = [
+            "DELETE FROM annotations WHERE project_id = ?",
             "DELETE FROM spans WHERE project_id = ?",
             "DELETE FROM traces WHERE project_id = ?",
             *(f"DELETE FROM {table} WHERE alert_id IN ({alerts})" for table in ALERT_CHILDREN),

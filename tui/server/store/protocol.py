@@ -22,6 +22,7 @@ from tui.server.store.alert_rows import (
     DeliveryRow,
     WindowStats,
 )
+from tui.server.store.annotation_protocol import AnnotationStore
 from tui.server.store.rows import (
     ApiKeyRow,
     GroupPosition,
@@ -303,7 +304,9 @@ class AdminStore(Protocol):
     ) -> None: ...
 
 
-class TraceStore(AlertStore, ReplicaStore, KeyStore, SearchStore, AdminStore, Protocol):
+class TraceStore(
+    AlertStore, ReplicaStore, KeyStore, SearchStore, AdminStore, AnnotationStore, Protocol
+):
     """The service's storage, whole. Every method may block: call from a thread."""
 
     @property

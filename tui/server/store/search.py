@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from tui.server.search.filters import TraceFilters
+from tui.server.store.annotation_search import annotated_rows
+from tui.server.store.annotations import annotation_clauses
 from tui.server.store.dialect import Dialect
 from tui.server.store.rows import GroupPosition, GroupRow, SearchPosition, TraceSummary
 from tui.server.store.sql import NEWEST_SPAN_END
@@ -38,12 +40,14 @@ def trace_page(
     kept_since: int | None,
     common_text: bool = False,
     scan: int | None = None,
+    among: list[str] | None = None,
 ) -> tuple[str, list[Any]]:
     """One page of a project's traces with start <= listed_at < end, past `after`, reading
     one row beyond `limit` (to know whether more follow). `common_text`: the text's terms
     match many traces (see dialect.sqlite_text). With `scan`, only the next `scan` traces in order
     are filtered: a page it fills is the page (the first matches in order lie among them);
-    one it does not fill says nothing, and the caller asks without `scan`."""
+    one it does not fill says nothing, and the caller asks without `scan`. With `among`, only
+    the traces of these ids (found by annotation_search), each read by its key, then ordered."""
     key = filters.sort_key
     descending = filters.order == "desc"
     lower, upper = start, end - 1
@@ -53,9 +57,14 @@ def trace_page(
             upper = min(upper, int(after.value))
         else:
             lower = max(lower, int(after.value))
-    window = "listed_at" if key == "listed_at" else dialect.unindexed + "listed_at"
+    window = (
+        "listed_at" if key == "listed_at" and among is None else dialect.unindexed + "listed_at"
+    )
     where = ["project_id = ?", f"{window} >= ?", f"{window} <= ?"]
     args: list[Any] = [project_id, lower, upper]
+    if among is not None:
+        where.append("id = ANY(?)")
+        args.append(dialect.values(among))
     if kept_since is not None:
         where.append(f"{NEWEST_SPAN_END} >= ?")
         args.append(kept_since)
@@ -63,7 +72,9 @@ def trace_page(
         where.append(f"({key}, id) {'<' if descending else '>'} (?, ?)")
         args += [after.value, after.trace_id]
     way = "DESC" if descending else "ASC"
-    order = f"ORDER BY {key} {way}, id {way}"
+    # Among a few traces read by their key, the order's index is not walked: they are sorted.
+    ordered = key if among is None else dialect.unindexed + key
+    order = f"ORDER BY {ordered} {way}, id {way}"
     source = "traces"
     if scan is not None:
         source = f"(SELECT * FROM traces WHERE {' AND '.join(where)} {order} LIMIT ?) AS traces"
@@ -101,7 +112,7 @@ def filter_clauses(
         found.append(("session_id = ?", [filters.session_id]))
     for tag in filters.tags:
         found.append(dialect.contains("tags", tag))
-    return found
+    return found + annotation_clauses(filters)
 
 
 def sort_value(row: TraceSummary, filters: TraceFilters) -> float | int:
@@ -194,6 +205,10 @@ def latest_users(
 class SearchTables(Tables):
     """The filtered listing and a project's sessions and users over the store's connections."""
 
+    # Under an order other than listed_at, the traces an annotation filter keeps are read whole
+    # and sorted when fewer than this, else the traces are walked (annotation_search).
+    annotated_common: ClassVar[int] = 0
+
     def _search_rows(
         self,
         db: Any,
@@ -220,7 +235,21 @@ class SearchTables(Tables):
             trace_page, self.dialect, project_id, filters, start, end, limit, after, kept_since
         )
         with self._read() as db:
-            rows = self._search_rows(db, filters, limit, page)
+            rows = annotated_rows(
+                db,
+                self.dialect,
+                project_id,
+                filters,
+                start,
+                end,
+                limit,
+                after,
+                page,
+                lambda statement: self._search_rows(db, filters, limit, statement),
+                self.annotated_common,
+            )
+            if rows is None:
+                rows = self._search_rows(db, filters, limit, page)
         return rows[:limit], len(rows) > limit
 
     def list_groups(

@@ -18,6 +18,7 @@ from tui.server.store.alert_rows import (
     AlertState,
     DeliveryRow,
 )
+from tui.server.store.annotation_rows import AnnotationRow
 from tui.server.store.dialect import Dialect
 from tui.server.store.rows import (
     ApiKeyRow,
@@ -40,6 +41,7 @@ TABLES = {
     AlertState: "alert_states",
     AlertEventRow: "alert_events",
     DeliveryRow: "webhook_deliveries",
+    AnnotationRow: "annotations",
 }
 
 

@@ -2,9 +2,9 @@
 places where the two stores take locks.
 
 Each store (sqlite.store.Store, postgres.store.PostgresStore) is the tables' mixins (traces,
-keys, admin, alerts, logs, search) over this base, which it fills in. A connection is a DB-API
-one (sqlite3's, psycopg's): `execute(sql, args)` returns a cursor that is iterated or read
-with fetchone / fetchall, and tells its rowcount.
+keys, admin, alerts, logs, search, annotations) over this base, which it fills in. A connection
+is a DB-API one (sqlite3's, psycopg's): `execute(sql, args)` returns a cursor that is iterated
+or read with fetchone / fetchall, and tells its rowcount.
 """
 
 from __future__ import annotations
@@ -63,6 +63,10 @@ class Tables:
 
     def _lock_idempotency_key(self, db: Any, key_hash: str, idempotency_key: str) -> None:
         """Hold off others using this key's Idempotency-Key until the transaction ends."""
+
+    def _lock_sessions(self, db: Any, sessions: Iterable[tuple[str, str]]) -> None:
+        """Hold off other annotation writes on these (project_id, session_id) sessions until
+        the transaction ends."""
 
     def _lock_rounds(self, db: Any) -> None:
         """Hold off other alert rounds being stored until the transaction ends."""

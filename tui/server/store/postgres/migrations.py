@@ -312,6 +312,34 @@ def fold_texts(connection: psycopg.Connection[Any]) -> None:
         )
 
 
+# The SQLite store's version 13 (see its comment): annotations and their indexes.
+SCHEMA_V10 = """
+CREATE TABLE annotations (
+    id TEXT COLLATE "C" PRIMARY KEY,
+    project_id TEXT COLLATE "C" NOT NULL,
+    trace_id TEXT COLLATE "C",
+    span_id TEXT COLLATE "C",
+    session_id TEXT COLLATE "C",
+    name TEXT COLLATE "C" NOT NULL,
+    label TEXT COLLATE "C",
+    score DOUBLE PRECISION,
+    explanation TEXT,
+    annotator_kind TEXT NOT NULL,
+    identifier TEXT COLLATE "C",
+    author TEXT NOT NULL,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    listed_at BIGINT
+);
+CREATE INDEX annotations_by_trace ON annotations (project_id, trace_id, name, label, score);
+CREATE INDEX annotations_by_label ON annotations (project_id, name, label, listed_at, trace_id);
+CREATE INDEX annotations_by_name ON annotations (project_id, name, listed_at, trace_id, score);
+CREATE INDEX annotations_by_session ON annotations (project_id, session_id, created_at, id)
+    WHERE session_id IS NOT NULL;
+CREATE INDEX annotations_by_time ON annotations (project_id, created_at, id)
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "projects, keys, traces and spans by project, alerts, idempotency", SCHEMA_V1),
     Migration(2, "replicas: leases, shared request counts, webhook claims", SCHEMA_V2),
@@ -322,6 +350,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "traces: unpriced_spans, spans whose model has no price", SCHEMA_V7),
     Migration(8, "search: the text index by pg_trgm where the server has it", SCHEMA_V8),
     Migration(9, "search: stored texts case-folded", "", fold_texts),
+    Migration(10, "annotations: scores, labels and notes on traces, spans, sessions", SCHEMA_V10),
 )
 LATEST = MIGRATIONS[-1].version
 

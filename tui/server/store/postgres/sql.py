@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from tui.server.store.annotation_rows import AnnotationRow
 from tui.server.store.dialect import POSTGRES
 from tui.server.store.logs import MAX_LOGS_PER_SPAN
 from tui.server.store.replicas import TAKE_LEASE as TAKE_LEASE_BY
@@ -124,3 +125,18 @@ SELECT known.project_id, counted.hits FROM known CROSS JOIN counted
 # A lease by the database's clock: the replicas' own clocks may disagree.
 NOW_MS = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 TAKE_LEASE = POSTGRES.sql(TAKE_LEASE_BY.format(now=NOW_MS))
+
+# A batch of annotations in one statement: each column as an array, unnested into rows
+# (psycopg's executemany sends a statement per row, 1,000 for a batch).
+ANNOTATION_TYPES = [
+    *["text"] * 7,  # id, project_id, trace_id, span_id, session_id, name, label
+    "float8",  # score
+    *["text"] * 5,  # explanation, annotator_kind, identifier, author, metadata
+    *["int8"] * 3,  # created_at, updated_at, listed_at
+]
+assert len(ANNOTATION_TYPES) == len(AnnotationRow._fields)
+INSERT_ANNOTATIONS = (
+    f"INSERT INTO annotations ({', '.join(AnnotationRow._fields)}) SELECT * FROM unnest("
+    + ", ".join(f"%s::{kind}[]" for kind in ANNOTATION_TYPES)
+    + ")"
+)

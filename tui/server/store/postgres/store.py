@@ -18,6 +18,8 @@ from typing import Any
 from tui.server.api_keys import hash_key
 from tui.server.store import reads
 from tui.server.store.admin import AdminTables
+from tui.server.store.annotation_rows import AnnotationRow
+from tui.server.store.annotations import AnnotationTables
 from tui.server.store.dialect import POSTGRES, POSTGRES_TRGM
 from tui.server.store.keys import KeyTables
 from tui.server.store.postgres import locks
@@ -26,7 +28,12 @@ from tui.server.store.postgres.ingest import PostgresIngest
 from tui.server.store.postgres.migrations import has_trigram_index, migrate
 from tui.server.store.postgres.pool import DEFAULT_POOL_SIZE, Connection, Connections, connect_once
 from tui.server.store.postgres.search import PostgresSearch
-from tui.server.store.postgres.sql import JOIN_LOGS, KEY_SCOPE_COUNTED, TAKE_LEASE
+from tui.server.store.postgres.sql import (
+    INSERT_ANNOTATIONS,
+    JOIN_LOGS,
+    KEY_SCOPE_COUNTED,
+    TAKE_LEASE,
+)
 from tui.server.store.replicas import ReplicaTables
 from tui.server.store.rows import KeyScope, SpanInTrace
 from tui.server.store.sql import SELECT_SPANS
@@ -56,6 +63,7 @@ class PostgresStore(
     PostgresSearch,
     PostgresAlerts,
     PostgresIngest,
+    AnnotationTables,
     KeyTables,
     AdminTables,
     ReplicaTables,
@@ -127,6 +135,9 @@ class PostgresStore(
     def _lock_idempotency_key(self, db: Any, key_hash: str, idempotency_key: str) -> None:
         locks.lock_name(db, locks.IDEMPOTENCY, key_hash, idempotency_key)
 
+    def _lock_sessions(self, db: Any, sessions: Iterable[tuple[str, str]]) -> None:
+        locks.lock_names(db, locks.ANNOTATED_SESSIONS, sessions)
+
     def _lock_rounds(self, db: Any) -> None:
         locks.lock_name(db, locks.ROUNDS)
 
@@ -185,6 +196,9 @@ class PostgresStore(
         with self._db.connection() as db:
             taken = db.execute(TAKE_LEASE, (name, holder, ttl_ms)).fetchone()
         return taken is not None
+
+    def _insert_annotations(self, db: Any, rows: list[AnnotationRow]) -> None:
+        db.execute(INSERT_ANNOTATIONS, [list(column) for column in zip(*rows, strict=True)])
 
     def _join_logs(self, db: Any, project_id: str, trace_ids: list[str]) -> None:
         db.execute(JOIN_LOGS, {"project": project_id, "traces": trace_ids})

@@ -426,6 +426,45 @@ def fold_texts(db: sqlite3.Connection) -> None:
         db.executemany(f"UPDATE {table} SET body = ? WHERE rowid = ?", changed)
 
 
+# Annotations (scores, labels and notes: store/annotations.py) on a trace, a span of it, or a
+# session. An annotation of a trace or span keeps its trace's listed_at (which never changes),
+# so that the traces an annotation filter keeps are found in the list's order from the
+# annotations' own indexes, each by project first:
+# - by_trace (trace, name, label, score): a trace's and its spans' annotations (the answers'
+#   summaries, a batch's targets, deletion with the trace), and the filters' EXISTS looked up
+#   from a trace, answered from the index alone;
+# - by_label (name, label, listed_at, trace) and by_name (name, listed_at, trace, score): the
+#   traces of a label, or of a name (and a score bound, checked in the index), newest first;
+# - by_session and by_time: a session's annotations and a project's, newest first.
+# Deleted with their trace (traces.expire, admin.delete_project), not by a trigger: a session's
+# go when no trace of the session is left, which a statement says more plainly.
+SCHEMA_V13 = """
+CREATE TABLE annotations (
+    id TEXT PRIMARY KEY,
+    project_id TEXT NOT NULL,
+    trace_id TEXT,
+    span_id TEXT,
+    session_id TEXT,
+    name TEXT NOT NULL,
+    label TEXT,
+    score REAL,
+    explanation TEXT,
+    annotator_kind TEXT NOT NULL,
+    identifier TEXT,
+    author TEXT NOT NULL,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    listed_at INTEGER
+);
+CREATE INDEX annotations_by_trace ON annotations(project_id, trace_id, name, label, score);
+CREATE INDEX annotations_by_label ON annotations(project_id, name, label, listed_at, trace_id);
+CREATE INDEX annotations_by_name ON annotations(project_id, name, listed_at, trace_id, score);
+CREATE INDEX annotations_by_session ON annotations(project_id, session_id, created_at, id)
+    WHERE session_id IS NOT NULL;
+CREATE INDEX annotations_by_time ON annotations(project_id, created_at, id);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "projects, keys, traces, spans, alerts, idempotency", SCHEMA_V1),
     Migration(2, "OTLP ingest: spans in a rowid table with extension fields; listed_at", SCHEMA_V2),
@@ -439,6 +478,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "traces: unpriced_spans, spans whose model has no price", SCHEMA_V10),
     Migration(11, "search: texts waiting for the index, off ingest's path", SCHEMA_V11),
     Migration(12, "search: stored texts case-folded", "", fold_texts),
+    Migration(13, "annotations: scores, labels and notes on traces, spans, sessions", SCHEMA_V13),
 )
 LATEST = MIGRATIONS[-1].version
 

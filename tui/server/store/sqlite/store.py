@@ -2,8 +2,8 @@
 
 Times are stored as integer milliseconds since the epoch (UTC). What both stores share is
 written once in the tables' mixins of tui/server/store (traces, keys, admin, alerts, logs,
-search, replicas); this module holds what is SQLite's own: its connections (one per thread,
-write-ahead log) and transactions, how its errors become StoreBusy / StoreUnavailable, its
+search, replicas, annotations); this module holds what is SQLite's own: its connections (one
+per thread, write-ahead log) and transactions, how its errors become StoreBusy / StoreUnavailable, its
 checkpoints, and its hot paths: ingest by executemany, and a big trace's spans streamed. The
 schema and its versions live in `migrations`, the SQLite half of alerts and search in `alerts`
 and `search`.
@@ -24,6 +24,7 @@ from typing import Any
 from tui.server.ingest.summaries import summarize, trace_rows
 from tui.server.store import reads
 from tui.server.store.admin import AdminTables
+from tui.server.store.annotations import AnnotationTables
 from tui.server.store.counting import CallCounting, may_change_counts
 from tui.server.store.dialect import SQLITE
 from tui.server.store.errors import StoreBusy, StoreUnavailable
@@ -102,6 +103,7 @@ class Store(
     search.SqliteSearch,
     SqliteAlerts,
     CallCounting,
+    AnnotationTables,
     LogTables,
     KeyTables,
     AdminTables,
