@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from rich.text import Text
@@ -22,6 +22,7 @@ NOTE_MARK = "✎"  # in the trace list and the span tree: annotated, with a note
 MARK = "◆"  # annotated, without a note
 NAME_SHOWN = 24  # a name or label in a one-line digest is cut to this
 NOTE_SHOWN = 10_000  # a note said whole (the contract's bound) in the lists of annotations
+EARLIEST = datetime.min.replace(tzinfo=timezone.utc)  # an annotation that says not when
 
 
 @dataclass(frozen=True)
@@ -164,3 +165,48 @@ def heading(
     if annotation.annotator_kind and annotation.annotator_kind != "HUMAN":
         line.append(f" · {annotation.annotator_kind}", style="dim")
     return line
+
+
+# -- summaries kept current as annotations are written, changed and deleted ---------------------
+
+
+def _moment(annotation: Annotation) -> str | None:
+    when = annotation.updated_at or annotation.created_at
+    return when.isoformat() if when is not None else None
+
+
+def with_annotation(raw: Any, annotation: Annotation) -> dict[str, Any]:
+    """A summary as the server sends it (`{name: {label, score, count, updated_at}}`), with one
+    more annotation written: its name's count grows, its values are the latest."""
+    summary = {k: dict(v) for k, v in raw.items()} if isinstance(raw, Mapping) else {}
+    name = annotation.name or "?"
+    before = summary.get(name) or {}
+    count = to_int(before.get("count")) or 0
+    summary[name] = {
+        "label": annotation.label,
+        "score": annotation.score,
+        "count": count + 1,
+        "updated_at": _moment(annotation),
+    }
+    return summary
+
+
+def summary_from(annotations: Iterable[Annotation]) -> dict[str, Any]:
+    """The summary the server would send for these annotations (each name's latest values and
+    count), newest last as written: what a trace shows once its list has been changed here."""
+    ordered = sorted(
+        annotations, key=lambda a: (a.updated_at or a.created_at or EARLIEST, a.id or "")
+    )
+    summary: dict[str, Any] = {}
+    for annotation in ordered:
+        summary = with_annotation(summary, annotation)
+    return summary
+
+
+def by_span(annotations: Iterable[Annotation]) -> dict[str, dict[str, Any]]:
+    """Each span's summary, from a trace's annotations (those on spans)."""
+    spans: dict[str, list[Annotation]] = {}
+    for annotation in annotations:
+        if annotation.target.kind == "span" and annotation.span_id:
+            spans.setdefault(annotation.span_id, []).append(annotation)
+    return {span_id: summary_from(each) for span_id, each in spans.items()}
