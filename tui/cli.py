@@ -216,6 +216,7 @@ def run_app(
             settings.keymap,
             settings.config_path,
             server_label=urlsplit(url).netloc,
+            verdicts=settings.verdicts,
         )
         try:
             return await app.run_async(mouse=mouse)

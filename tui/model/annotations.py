@@ -210,3 +210,21 @@ def by_span(annotations: Iterable[Annotation]) -> dict[str, dict[str, Any]]:
         if annotation.target.kind == "span" and annotation.span_id:
             spans.setdefault(annotation.span_id, []).append(annotation)
     return {span_id: summary_from(each) for span_id, each in spans.items()}
+
+
+ANNOTATED_IN_JSON = b'"annotations"'
+
+
+def annotated_positions(spans: Sequence[Any]) -> set[int]:
+    """The positions of the spans that carry annotations. A big trace's spans (a SpanTable) are
+    made into Span objects only when their JSON names annotations at all."""
+    from tui.api.span_table import SpanTable  # loaded by the read that made these spans
+
+    table = spans if isinstance(spans, SpanTable) else None
+    found: set[int] = set()
+    for i in range(len(spans)):
+        if table is not None and ANNOTATED_IN_JSON not in table.json_of(i):
+            continue
+        if summary_of(spans[i]):
+            found.add(i)
+    return found

@@ -14,8 +14,10 @@ from textual.screen import ModalScreen
 
 if TYPE_CHECKING:
     from tui.api import Alert, Project
+    from tui.api.annotation_records import Annotation
     from tui.model.timerange import TimeRange
     from tui.model.trace_list import SessionsOf
+    from tui.ui.screens.annotation_actions import AnnotationsOf
     from tui.ui.trace_pages import Collected
 
 
@@ -97,6 +99,15 @@ class Navigation(App[str | None]):
         from tui.ui.screens.sessions import SessionsScreen
 
         self.push_screen(SessionsScreen(project_id, name, of))
+
+    def open_annotations(
+        self, of: AnnotationsOf, closed: Callable[[list[Annotation] | None], None]
+    ) -> None:
+        """The annotations of a trace (and its spans) or a session, to read whole, edit and
+        delete; `closed` gets them as they are when any changed."""
+        from tui.ui.screens.annotations import AnnotationsScreen
+
+        self.push_screen(AnnotationsScreen(of), closed)
 
     def open_workspace_keys(self) -> None:
         """The keys that manage every project (when the server offers them)."""

@@ -17,6 +17,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
 from tui.api import ApiError, NextPage, Page, Trace
+from tui.api.annotation_records import Annotation
 from tui.api.models import Session, TraceFilter
 from tui.api.source import missing_feature
 from tui.model import formatting as fmt
@@ -24,7 +25,13 @@ from tui.model.chat import Conversation
 from tui.model.spans import build_tree, conversation_at
 from tui.model.text import safe_text
 from tui.model.trace_list import SessionsOf
+from tui.ui.screens.annotation_actions import annotation_bindings
 from tui.ui.screens.base import AppScreen, error_line
+from tui.ui.screens.session_annotating import (
+    OneSessionAnnotating,
+    SessionAnnotating,
+    note_blocks,
+)
 from tui.ui.widgets.blocks import Block, piece
 from tui.ui.widgets.conversation import conversation_blocks
 from tui.ui.widgets.document import DocumentView
@@ -66,11 +73,12 @@ def session_cells(session: Session, now: datetime) -> tuple[str, ...]:
     )
 
 
-class SessionsScreen(AppScreen):
+class SessionsScreen(SessionAnnotating, AppScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="sessions.back"),
         Binding("enter", "open", "Open", id="sessions.open", priority=False),
         Binding("r", "refresh", "Refresh", id="sessions.refresh"),
+        *annotation_bindings("sessions", "the selected session"),
     ]
     DEFAULT_CSS = """
     SessionsScreen #header { height: auto; background: $boost; padding: 0 1; }
@@ -209,6 +217,10 @@ class SessionsScreen(AppScreen):
     def on_data_table_row_selected(self, _event: DataTable.RowSelected) -> None:
         self.action_open()  # Enter on the table (the table takes the key first)
 
+    def chosen_session(self) -> Session | None:
+        row = self.query_one(Table).cursor_row
+        return self.sessions[row] if 0 <= row < len(self.sessions) else None
+
     def action_open(self) -> None:
         table = self.query_one(Table)
         if 0 <= table.cursor_row < len(self.sessions):
@@ -243,13 +255,14 @@ def trace_divider(number: int, count: int, trace: Trace, now: datetime) -> Block
     return Block(pieces, rule=True, copy=trace.id or "", what="trace")
 
 
-class SessionScreen(AppScreen):
-    """One session: its traces in order (GET /v1/traces with session_id, oldest first), each
-    read whole, as one conversation."""
+class SessionScreen(OneSessionAnnotating, AppScreen):
+    """One session: its notes (session_annotating.py), then its traces in order (GET
+    /v1/traces with session_id, oldest first), each read whole, as one conversation."""
 
     BINDINGS = [
         Binding("escape", "back", "Back", id="session.back"),
         Binding("o", "open_trace", "Open trace", id="session.open_trace"),
+        *annotation_bindings("session", "this session"),
     ]
     DEFAULT_CSS = """
     SessionScreen #header { height: auto; background: $boost; padding: 0 1; }
@@ -263,6 +276,7 @@ class SessionScreen(AppScreen):
         self.traces: list[Trace] = []
         self.blocks: list[Block] = []
         self.dividers: dict[int, str] = {}  # id(divider block) -> trace id
+        self.notes: list[Annotation] = []  # the session's annotations, newest first
         self.state = "loading…"
 
     def compose(self) -> ComposeResult:
@@ -274,6 +288,7 @@ class SessionScreen(AppScreen):
     def on_mount(self) -> None:
         self.query_one(DocumentView).focus()
         self.update_header()
+        self.load_notes()
         self.call_api(
             self._read,
             self._read_done,
@@ -333,9 +348,13 @@ class SessionScreen(AppScreen):
             else [Block([("(no conversation in this trace)", "dim")])]
         )
         self.blocks += [divider, *parts]
+        self.show_document()
+
+    def show_document(self) -> None:
+        """The notes, then the conversation so far; where the reader is stays."""
         document = self.query_one(DocumentView)
-        cursor = document.cursor  # where the reader is stays, while the rest arrives
-        document.show(self.blocks)
+        cursor = document.cursor
+        document.show([*note_blocks(self.notes, self.tui.now()), *self.blocks])
         if cursor:
             document.move_to(cursor)
 
@@ -368,9 +387,9 @@ class SessionScreen(AppScreen):
         for each in self.blocks:
             trace_id = self.dividers.get(id(each), trace_id)
             if each is block:
-                break
-        if trace_id:
-            self.tui.open_trace(trace_id, self.project_id)
+                if trace_id:
+                    self.tui.open_trace(trace_id, self.project_id)
+                return
 
 
 def search_commands(app: Any, screen: Any) -> list[tuple[str, Callable[[], Any], str]]:
