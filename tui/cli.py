@@ -1,4 +1,4 @@
-"""The command line: `tracetui [demo|serve|keys|trace] ...`. Heavy imports happen inside the
+"""The command line: `tracetui [demo|serve|keys|trace|annotate|export] ...`. Heavy imports happen inside the
 subcommands; the service's options (tui.server.config, the standard library alone) are read
 here, where serve's flags are made from them."""
 
@@ -66,6 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_arguments(serve)
     serve.add_argument("--demo", action="store_true", help="fill an empty database with demo data")
     add_keys_parser(sub)
+    from tui.annotate_cli import add_annotate_parser
+    from tui.export_cli import add_export_parser
+
+    add_annotate_parser(sub)
+    add_export_parser(sub)
     return parser
 
 
@@ -101,6 +106,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.db is None:  # the database serve would open
             args.db = os.environ.get(DB_OPTION.env) or DEFAULT_DB
         return run_keys(args)
+    if args.command == "annotate":
+        from tui.annotate_cli import run as run_annotate
+
+        return run_annotate(args)
+    if args.command == "export":
+        from tui.export_cli import run as run_export
+
+        return run_export(args)
     if args.command == "demo":
         from tui.demo.run import run_demo
 

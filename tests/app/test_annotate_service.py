@@ -51,6 +51,10 @@ def _annotations_served(service: RunningService) -> None:
         )
 
 
+def conversation(role: str, text: str) -> str:
+    return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
+
+
 def add_project(service: RunningService) -> tuple[str, list[str], str]:
     """A project of its own: three traces (a root and two children each; the last failed), the
     first two in one session. (project, trace ids newest first, session id)."""
@@ -63,7 +67,12 @@ def add_project(service: RunningService) -> tuple[str, list[str], str]:
         ids.append(trace_id)
         start = now - 60_000 * (3 - n)
         status = "error" if n == 2 else "ok"
-        attributes = {"user.id": "alice"} | ({"session.id": session} if n < 2 else {})
+        attributes = {
+            "user.id": "alice",
+            "gen_ai.operation.name": "chat",
+            "gen_ai.input.messages": conversation("user", f"question {n}: where is my refund?"),
+            "gen_ai.output.messages": conversation("assistant", f"answer {n}: it is on its way"),
+        } | ({"session.id": session} if n < 2 else {})
         rows.append(
             TraceRow(
                 trace_id,
