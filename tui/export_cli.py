@@ -57,19 +57,20 @@ def run(args: argparse.Namespace) -> int:
         return _usage(f"--query: {error}")
     import asyncio
 
+    try:
+        source = open_configured(args.profile, args.base_url, args.kind)
+    except NoServer as error:
+        return _usage(str(error))
     with ExitStack() as stack:
         if args.output:
             try:
                 out: IO[str] = stack.enter_context(open(args.output, "x", encoding="utf-8"))
             except OSError as error:
+                asyncio.run(source.aclose())
                 why = "it already exists" if isinstance(error, FileExistsError) else error.strerror
                 return _usage(f"cannot write {args.output}: {why}")
         else:
             out = sys.stdout
-        try:
-            source = open_configured(args.profile, args.base_url, args.kind)
-        except NoServer as error:
-            return _usage(str(error))
         return asyncio.run(_export(source, args.export_project, state, out, args.output))
 
 

@@ -88,7 +88,7 @@ class AnnotationActions:
         if client.offers_known and not client.offers.annotations:
             self.notify(
                 f"This {client.server_name} server keeps no annotations: there is nowhere to "
-                "write one (tracetui serve, or Phoenix, keeps them).",
+                "write one.",
                 title="No annotations here",
                 severity="warning",
                 timeout=8,
