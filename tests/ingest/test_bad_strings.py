@@ -437,7 +437,7 @@ def sound_everywhere(answer: httpx.Response) -> None:
     """Every string of the answer (keys included) holds no NUL and no lone surrogate."""
     assert answer.status_code == 200, answer.text
     unsound = [s for s in strings_in(answer.json()) if UNSOUND.search(s)]
-    assert not unsound
+    assert not unsound, answer.text[:3000]
 
 
 @pytest.mark.parametrize("encoding", ["json", "protobuf"])

@@ -26,6 +26,8 @@ ALERT_TEST = "/projects/{}/alerts/{}/test"
 TRACES = "/traces"
 SESSIONS = "/projects/{}/sessions"
 USERS = "/projects/{}/users"
+ANNOTATIONS = "/projects/{}/annotations"
+ANNOTATION = "/projects/{}/annotations/{}"
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,9 @@ class Offers:
     trace_filters: frozenset[str] = frozenset()
     sessions: bool = False
     users: bool = False
+    # A project's annotations (scores, labels, notes): listed, written in batches, changed and
+    # deleted one by one (tui/api/annotations.py).
+    annotations: bool = False
 
 
 NOTHING = Offers()
@@ -86,6 +91,7 @@ def offers_from_document(document: Any) -> Offers:
         trace_filters=frozenset(trace_parameters),
         sessions=has(SESSIONS, "get"),
         users=has(USERS, "get"),
+        annotations=has(ANNOTATIONS, "get", "post") and has(ANNOTATION, "patch", "delete"),
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
@@ -24,6 +24,7 @@ from textual.worker import Worker, WorkerState
 from tui.core.gcpause import hold_start_up, let_go_of_start_up
 from tui.model.formatting import byte_size
 from tui.model.text import NOTICE_MAX_CHARS, notice, safe_text
+from tui.model.verdicts import DEFAULT_VERDICTS, Verdict
 from tui.ui.hangup import watch_for_hangup
 from tui.ui.navigation import Navigation
 from tui.ui.start import StartAt as StartAt  # named beside the app by those who start it
@@ -87,6 +88,7 @@ class TraceTuiApp(Navigation):
         keymap: dict[str, str] | None = None,
         config_path: Path | None = None,
         server_label: str | None = None,
+        verdicts: Sequence[Verdict] | None = None,
     ) -> None:
         super().__init__()
         self._client: TraceSource | None = None
@@ -101,6 +103,10 @@ class TraceTuiApp(Navigation):
         self.profiles = tuple(profiles)
         self.keymap = keymap or {}
         self.config_path = config_path
+        # The annotate form's quick verdicts, by digit (the config's [verdicts]).
+        self.verdicts: tuple[Verdict, ...] = (
+            DEFAULT_VERDICTS if verdicts is None else tuple(verdicts)
+        )
         self.projects: list[Project] = []
         self.last_refresh: float | None = None
         self.problem: str | None = None

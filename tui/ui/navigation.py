@@ -16,11 +16,13 @@ from textual.screen import ModalScreen
 
 if TYPE_CHECKING:
     from tui.api import Alert, Project, Trace
+    from tui.api.annotation_records import Annotation
     from tui.api.models import Session
     from tui.model.session_query import SessionQuery
     from tui.model.timerange import TimeRange
     from tui.model.trace_list import SessionsOf
     from tui.ui.messages import DiffMark, DiffRequested
+    from tui.ui.screens.annotation_actions import AnnotationsOf
     from tui.ui.trace_pages import Collected
 
 
@@ -199,6 +201,15 @@ class Navigation(App[str | None]):
         from tui.ui.screens.session import SessionScreen
 
         self.push_screen(SessionScreen(project_id, session))
+
+    def open_annotations(
+        self, of: AnnotationsOf, closed: Callable[[list[Annotation] | None], None]
+    ) -> None:
+        """The annotations of a trace (and its spans) or a session, to read whole, edit and
+        delete; `closed` gets them as they are when any changed."""
+        from tui.ui.screens.annotations import AnnotationsScreen
+
+        self.push_screen(AnnotationsScreen(of), closed)
 
     def open_workspace_keys(self) -> None:
         """The keys that manage every project (when the server offers them)."""

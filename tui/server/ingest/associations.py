@@ -18,8 +18,9 @@ empty ones count as absent. Bounded: at most MAX_TAGS tags per trace.
 
 from __future__ import annotations
 
-import json
 from typing import Any, NamedTuple
+
+from tui.server.ingest.text_repair import loads_sound
 
 MAX_VALUE = 200
 MAX_TAGS = 50
@@ -69,7 +70,7 @@ def tags_of(raw: Any) -> list[str]:
         stripped = raw.strip()
         if stripped.startswith("["):
             try:
-                raw = json.loads(stripped)
+                raw = loads_sound(stripped)
             except (ValueError, RecursionError):  # too deep for the parser
                 return []
         else:
@@ -89,7 +90,7 @@ def metadata_of(attributes: dict[str, Any]) -> dict[str, Any]:
     raw = attributes.get("metadata")
     if isinstance(raw, str) and len(raw) <= MAX_METADATA and raw.lstrip().startswith("{"):
         try:
-            raw = json.loads(raw)
+            raw = loads_sound(raw)
         except (ValueError, RecursionError):  # too deep for the parser
             return {}
     return raw if isinstance(raw, dict) else {}

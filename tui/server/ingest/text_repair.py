@@ -54,7 +54,12 @@ def without_nul(text: str) -> str:
 def load_json(body: bytes) -> Any:
     """The parsed JSON document of `body`, every string in it sound. Raises ValueError (or
     RecursionError) as json.loads does for a body that is not JSON."""
-    text = body.decode(json.detect_encoding(body), "replace")
+    return loads_sound(body.decode(json.detect_encoding(body), "replace"))
+
+
+def loads_sound(text: str) -> Any:
+    """The parsed JSON of `text`, every string in it sound (its escapes may write a NUL or a
+    lone surrogate that the text itself does not hold: a span's `metadata` attribute too)."""
     document = json.loads(text)
     return repaired(document) if UNSOUND_ESCAPES.search(text) else document
 

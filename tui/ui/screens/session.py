@@ -1,4 +1,4 @@
-"""One session: its traces in order, read as one conversation (each trace's conversation after
+"""One session: its notes (session_annotating.py), then its traces in order, read as one conversation (each trace's conversation after
 a divider that names the trace; `o` opens the trace the cursor is in). A chat app sends the
 whole conversation so far with every call: what an earlier trace showed is not shown again
 (a dim line counts it), so each turn reads once."""
@@ -14,13 +14,16 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from tui.api import ApiError, NextPage, Trace
+from tui.api.annotation_records import Annotation
 from tui.api.models import Session, TraceFilter
 from tui.model import formatting as fmt
 from tui.model.chat import Conversation
 from tui.model.chat.text import only_what_is_new, remember
 from tui.model.spans import build_tree, conversation_at
 from tui.model.text import safe_text
+from tui.ui.screens.annotation_actions import annotation_bindings
 from tui.ui.screens.base import AppScreen, error_line
+from tui.ui.screens.session_annotating import OneSessionAnnotating, note_blocks
 from tui.ui.widgets.blocks import Block, piece
 from tui.ui.widgets.conversation import conversation_blocks
 from tui.ui.widgets.document import DocumentView
@@ -61,13 +64,14 @@ def trace_divider(number: int, count: int, trace: Trace, now: datetime) -> Block
     return Block(pieces, rule=True, copy=trace.id or "", what="trace")
 
 
-class SessionScreen(AppScreen):
-    """One session: its traces in order (GET /v1/traces with session_id, oldest first), each
-    read whole, as one conversation."""
+class SessionScreen(OneSessionAnnotating, AppScreen):
+    """One session: its notes, then its traces in order (GET /v1/traces with session_id,
+    oldest first), each read whole, as one conversation."""
 
     BINDINGS = [
         Binding("escape", "back", "Back", id="session.back"),
         Binding("o", "open_trace", "Open trace", id="session.open_trace"),
+        *annotation_bindings("session", "this session"),
     ]
     DEFAULT_CSS = """
     SessionScreen #header { height: auto; background: $boost; padding: 0 1; }
@@ -83,6 +87,7 @@ class SessionScreen(AppScreen):
         self.dividers: dict[int, str] = {}  # id(divider block) -> trace id
         # The messages shown so far: each trace's call repeats the conversation before it.
         self.read: set[tuple[str, str]] = set()
+        self.notes: list[Annotation] = []  # the session's annotations, newest first
         self.state = "loading…"
 
     def compose(self) -> ComposeResult:
@@ -94,6 +99,7 @@ class SessionScreen(AppScreen):
     def on_mount(self) -> None:
         self.query_one(DocumentView).focus()
         self.update_header()
+        self.load_notes()
         self.call_api(
             self._read,
             self._read_done,
@@ -160,9 +166,14 @@ class SessionScreen(AppScreen):
                 parts.append(Block([(f"({skipped} earlier {said}, as above)", "dim")]))
             parts += conversation_blocks(new)
         self.blocks += [divider, *parts]
+        self.show_document()
+
+    def show_document(self) -> None:
+        """The notes, then the conversation so far; where the reader is stays, while the rest
+        arrives."""
         document = self.query_one(DocumentView)
-        cursor = document.cursor  # where the reader is stays, while the rest arrives
-        document.show(self.blocks)
+        cursor = document.cursor
+        document.show([*note_blocks(self.notes, self.tui.now()), *self.blocks])
         if cursor:
             document.move_to(cursor)
 
@@ -194,7 +205,7 @@ class SessionScreen(AppScreen):
         trace_id = None
         for each in self.blocks:
             trace_id = self.dividers.get(id(each), trace_id)
-            if each is block:
-                break
-        if trace_id:
-            self.tui.open_trace(trace_id, self.project_id)
+            if each is block:  # (a note above the conversation is no trace's)
+                if trace_id:
+                    self.tui.open_trace(trace_id, self.project_id)
+                return

@@ -37,7 +37,9 @@ from tui.model.session_query import (
 )
 from tui.model.text import safe_text
 from tui.model.trace_list import SessionsOf
+from tui.ui.screens.annotation_actions import annotation_bindings
 from tui.ui.screens.base import AppScreen, error_line
+from tui.ui.screens.session_annotating import SessionAnnotating
 from tui.ui.session_search import (
     MATCHED_TRACES_MAX,
     Look,
@@ -82,13 +84,14 @@ def session_cells(session: Session, now: datetime) -> tuple[str, ...]:
     )
 
 
-class SessionsScreen(AppScreen):
+class SessionsScreen(SessionAnnotating, AppScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="sessions.back"),
         Binding("enter", "open", "Open", id="sessions.open", priority=False),
         Binding("slash", "filter", "Filter", id="sessions.filter"),
         Binding("x", "clear_query", "Clear filter", id="sessions.clear_query"),
         Binding("r", "refresh", "Refresh", id="sessions.refresh"),
+        *annotation_bindings("sessions", "the selected session"),
     ]
     DEFAULT_CSS = """
     SessionsScreen #header { height: auto; background: $boost; padding: 0 1; }
@@ -352,6 +355,10 @@ class SessionsScreen(AppScreen):
 
     def on_data_table_row_selected(self, _event: DataTable.RowSelected) -> None:
         self.action_open()  # Enter on the table (the table takes the key first)
+
+    def chosen_session(self) -> Session | None:
+        row = self.query_one(Table).cursor_row
+        return self.sessions[row] if 0 <= row < len(self.sessions) else None
 
     def action_open(self) -> None:
         table = self.query_one(Table)

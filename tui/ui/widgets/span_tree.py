@@ -1,7 +1,8 @@
 """SpanTreeView: the span tree of one trace, flattened, drawing only the lines on screen.
 
-Each row: the name (indented by depth, ▸/▾ for children), kind, model, input and output tokens,
-cost, duration and a waterfall bar of the span's place in the trace. A collapsed node shows the
+Each row: the name (indented by depth, ▸/▾ for children, ✎ when the span is annotated), kind,
+model, input and output tokens, cost, duration and a waterfall bar of the span's place in the
+trace. A collapsed node shows the
 totals of its whole subtree, marked Σ, and a red ✗ count of the errors it hides. Server strings
 are made visible by `fit` before they become segments: nothing they contain reaches the terminal
 as markup or escape codes.
@@ -19,6 +20,7 @@ from textual.message import Message
 from textual.strip import Strip
 
 from tui.model import formatting as fmt
+from tui.model.annotations import NOTE_MARK
 from tui.model.spans import TraceTree, Visibility, build_tree, find_next
 from tui.ui.widgets.virtual_rows import VirtualRows
 
@@ -111,6 +113,8 @@ class SpanTreeView(VirtualRows):
         super().__init__(**kwargs)
         self.trace_tree = tree
         self.view = Visibility.initial(tree)
+        # The positions of annotated spans (the screen keeps it current as it writes).
+        self.marked: set[int] = set()
 
     @property
     def position(self) -> int | None:
@@ -148,6 +152,8 @@ class SpanTreeView(VirtualRows):
         collapsed = self.view.is_collapsed(i)
         marker = ("▸ " if collapsed else "▾ ") if tree.has_children(i) else "  "
         flag = "✗ " if span.is_error else ("⚠ " if tree.flags[i] else "")
+        if i in self.marked:
+            flag += NOTE_MARK + " "
         name = indent + marker + flag + (span.name or span.id or "?")
         name_style = ERROR_NAME if span.is_error else None
         hidden = tree.hidden_errors(i) if collapsed else 0
