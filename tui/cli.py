@@ -1,6 +1,6 @@
-"""The command line: `tracetui [demo|serve|keys|trace] ...`. Heavy imports happen inside the
-subcommands; the service's options (tui.server.config, the standard library alone) are read
-here, where serve's flags are made from them."""
+"""The command line: `tracetui [demo|serve|keys|trace|diff|annotate|export] ...`. Heavy imports
+happen inside the subcommands; the service's options (tui.server.config, the standard library
+alone) are read here, where serve's flags are made from them."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
+from tui.diff_command import add_diff_parser
 from tui.server.config import (
     DEFAULT_DB,
     OPTIONS,
@@ -66,6 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve_arguments(serve)
     serve.add_argument("--demo", action="store_true", help="fill an empty database with demo data")
     add_keys_parser(sub)
+    add_diff_parser(sub)
+    from tui.annotate_cli import add_annotate_parser
+    from tui.export_cli import add_export_parser
+
+    add_annotate_parser(sub)
+    add_export_parser(sub)
     return parser
 
 
@@ -101,6 +108,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.db is None:  # the database serve would open
             args.db = os.environ.get(DB_OPTION.env) or DEFAULT_DB
         return run_keys(args)
+    if args.command == "diff":
+        from tui.diff_command import run_diff
+
+        return run_diff(args)
+    if args.command == "annotate":
+        from tui.annotate_cli import run as run_annotate
+
+        return run_annotate(args)
+    if args.command == "export":
+        from tui.export_cli import run as run_export
+
+        return run_export(args)
     if args.command == "demo":
         from tui.demo.run import run_demo
 
@@ -216,6 +235,7 @@ def run_app(
             settings.keymap,
             settings.config_path,
             server_label=urlsplit(url).netloc,
+            verdicts=settings.verdicts,
         )
         try:
             return await app.run_async(mouse=mouse)

@@ -13,6 +13,9 @@
     kind = "phoenix"                    # Arize Phoenix's own API (default: "auto", asks)
     base_url = "http://localhost:6006"  # its key: api_key..., or $PHOENIX_API_KEY as Phoenix's
 
+    [verdicts]                          # the annotate form's quick verdicts, by digit
+    "1" = { name = "correctness", label = "correct", score = 1 }
+
 TRACETUI_PROFILE, TRACETUI_BASE_URL and TRACETUI_API_KEY override the file. A file that holds a
 key must be readable by its owner only (0600): one that is not is refused. Saving a project's key
 rewrites the file through tomlkit, which keeps the user's comments, order and layout. There is
@@ -31,6 +34,7 @@ from typing import Any
 
 from tui.core.secret import Secret, SecretLike
 from tui.core.urls import is_loopback, split_url
+from tui.model.verdicts import DEFAULT_VERDICTS, Verdict, read_verdicts
 
 DEFAULT_PROFILE = "default"
 KINDS = ("spec", "phoenix", "auto")  # the servers a profile can name (tui/api/kinds.py)
@@ -60,6 +64,7 @@ class Settings:
     keymap: dict[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     kind: str = "auto"
+    verdicts: tuple[Verdict, ...] = DEFAULT_VERDICTS  # the annotate form's, by digit
 
 
 def config_path(env: Mapping[str, str] = os.environ) -> Path:
@@ -213,6 +218,10 @@ def load_settings(
                 f"{parts.hostname} is reached over plain http://: the API key travels in clear"
             )
     keymap = {str(k): str(v) for k, v in (data.get("keymap") or {}).items()}
+    try:
+        verdicts = read_verdicts(data.get("verdicts"))
+    except ValueError as problem:
+        raise ConfigError(f"{path}: {problem}") from None
     return Settings(
         profile=name,
         base_url=url,
@@ -223,6 +232,7 @@ def load_settings(
         keymap=keymap,
         warnings=tuple(warnings),
         kind=server_kind,
+        verdicts=verdicts,
     )
 
 

@@ -23,8 +23,10 @@ from tui.ui.screens.projects import ProjectsScreen
 
 
 def test_the_sign_between_value_and_threshold_is_true_of_them() -> None:
-    assert compared_text("latency_ms_5m", "gt", 1956, 8000) == "1956 ms ≤ 8000 ms"
-    assert compared_text("latency_ms_5m", "gt", 9120, 8000) == "9120 ms > 8000 ms"
+    assert compared_text("latency_ms_5m", "gt", 1956, 8000) == "1.96 s ≤ 8 s"
+    assert compared_text("latency_ms_5m", "gt", 9120, 8000) == "9.12 s > 8 s"
+    # Two values that would read the same rounded read exact: never "8 s > 8 s".
+    assert compared_text("latency_ms_5m", "gt", 8001, 8000) == "8,001 ms > 8,000 ms"
     assert compared_text("error_rate_pct_15m", "gte", 0, 5) == "0% < 5%"
     assert compared_text("error_rate_ratio_1h", "lt", 0.5, 0.1) == "0.5 ≥ 0.1"
     assert compared_text("cost_usd_1h", "gt", None, 2.5) == "> $2.50"

@@ -77,7 +77,7 @@ async def check_firing_alert(service: RunningService) -> None:
         screen = await open_alerts(app, pilot, project_id)
         text = table_text(screen)
         # p95 of [500, 800, 1200, 3000] ms: 2730 ms, breaching > 1000 ms.
-        assert "▲ firing" in text and "2730 ms > 1000 ms" in text
+        assert "▲ firing" in text and "2.73 s > 1 s" in text
         assert "✓ ok" in text and "$0.00 ≤ $2.50" in text  # the sign true of them
         assert "▲ 1 firing" in str(screen.query_one("#header").content)
         await wait_for(pilot, lambda: screen.collected is not None)
@@ -155,13 +155,17 @@ async def test_a_server_without_alert_state_or_traces_reads_no_data(
         screen = await open_alerts(app, pilot, "proj_x")
         await wait_for(pilot, lambda: screen.collected is not None)
         text = table_text(screen)
-        assert text.startswith("· no data*") and "> 8 s" in text
+        assert text.startswith("· no traces*") and "> 8 s" in text
         assert "firing" not in str(screen.query_one("#header").content)
 
 
 def test_amounts_carry_their_units() -> None:
     assert amount("latency_s_5m", 8.4) == "8.4 s"
-    assert amount("latency_ms_5m", 2730.0) == "2730 ms"
+    assert amount("latency_ms_5m", 2730.0) == "2.73 s"
+    assert amount("latency_ms_5m", 850.0) == "850 ms"
+    assert amount("latency_ms_5m", 113_235.0) == "1 min 53 s"
+    assert amount("latency_ms_5m", 8001.0, exact=True) == "8,001 ms"
+    assert amount("error_rate_pct_15m", 8000) == "8,000%"
     assert amount("cost_usd_1h", 3.1) == "$3.10" and amount("cost_usd_1h", 0.0004) == "$0.0004"
     assert amount("error_rate_pct_15m", 12.5) == "12.5%"
     assert amount("error_rate_ratio_1h", 0.0625) == "0.0625"
@@ -218,13 +222,13 @@ async def test_enter_opens_an_alerts_state_history_and_window_traces(tmp_path: P
             def history() -> str:
                 return "\n".join(" | ".join(map(str, cells)) for cells, _ in events._rows)
 
-            await wait_for(pilot, lambda: "· no data → ▲ firing" in history())
-            assert "value 2730" in history()
+            await wait_for(pilot, lambda: "· new → ▲ firing" in history())
+            assert "value 2.73 s" in history()
             assert [t.duration_ms for t in detail.ranked] == [3000, 1200, 800, 500]
             facts = str(detail.query_one("#facts").content)
-            assert "now 2730 ms · fires when > 1000 ms" in facts
+            assert "now 2.73 s · fires when > 1 s" in facts
             assert "from the traces listed now" not in facts  # the app reads the same value
-            assert "value 2730 ms" in history()  # with its unit
+            assert "value 2.73 s" in history()  # with its unit
             from tui.model import metrics
 
             for metric, value in served.items():  # the service's own numbers
@@ -246,7 +250,7 @@ async def wait_chart(pilot, detail, fired: str = "1 time") -> None:  # type: ign
     chart = detail.query_one(MetricChart)
     await wait_for(pilot, lambda: THRESHOLD_MARK in str(chart.content))
     lines = str(chart.content).splitlines()
-    assert any(line.lstrip().startswith("1000 ms ") and THRESHOLD_MARK in line for line in lines)
+    assert any(line.lstrip().startswith("1 s ") and THRESHOLD_MARK in line for line in lines)
     assert any(bar in str(chart.content) for bar in "▁▂▃▄▅▆▇█")
     assert f"would have fired {fired}" in lines[-1]
 
@@ -291,7 +295,7 @@ async def test_a_spec_only_server_gets_the_detail_computed_here(service: Running
         facts = " ".join(str(detail.query_one("#facts").content).split())
         assert (
             "does not evaluate alerts" in facts
-            and "2730 ms gt␛[2J[@click=app.quit] 1000 ms over 4" in facts
+            and "2.73 s gt␛[2J[@click=app.quit] 1 s over 4" in facts
         )
         assert [t.id for t in detail.ranked] == ["t3", "t2", "t1", "t0"]
         assert str(detail.query_one("#header").content).startswith("▲ firing*")
@@ -348,7 +352,7 @@ async def test_a_resolved_alert_reads_ok_with_its_episode_in_the_history(tmp_pat
         ):
             screen = await open_alerts(app, pilot, project_id)
             row = table_text(screen).split(" | ")
-            assert row[0] == "✓ ok" and row[3] == "100 ms ≤ 1000 ms"
+            assert row[0] == "✓ ok" and row[3] == "100 ms ≤ 1 s"
             await pilot.press("enter")
             await wait_for(pilot, lambda: showing(app, AlertDetailScreen))
             detail = app.screen
@@ -357,7 +361,7 @@ async def test_a_resolved_alert_reads_ok_with_its_episode_in_the_history(tmp_pat
             await wait_for(pilot, lambda: events.row_count >= 3)
             history = [" | ".join(map(str, cells)) for cells, _ in events._rows]
             states = [line for line in history if "→" in line]
-            assert "▲ firing → ✓ ok" in states[0] and "· no data → ▲ firing" in states[1]
+            assert "▲ firing → ✓ ok" in states[0] and "· new → ▲ firing" in states[1]
             # Sampled every 5 minutes, the chart's moments fall outside the slow minutes.
             await wait_chart(pilot, detail, fired="0 times")
     finally:

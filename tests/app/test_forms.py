@@ -10,7 +10,7 @@ import uuid
 import httpx
 import pytest
 from pydantic import SecretStr
-from textual.widgets import Input
+from textual.widgets import Input, Select
 
 from tests.support.app import (
     laid_out,
@@ -24,13 +24,14 @@ from tests.support.app import (
 from tests.support.faults import app_with_faults
 from tests.support.service import RunningService
 from tui.api import ApiClient
-from tui.core.alert_rules import metric_problem
+from tui.core.alert_rules import MEASURE_UNITS, metric_problem
 from tui.model.text import NOTICE_MAX_CHARS
 from tui.ui.app import StartAt, TraceTuiApp
 from tui.ui.screens.alerts import AlertsScreen
 from tui.ui.screens.forms import AlertForm, ProjectForm, url_problem
 from tui.ui.screens.projects import ProjectsScreen
 from tui.ui.screens.traces import TracesScreen
+from tui.ui.widgets.metric_picker import MetricPicker
 
 
 async def test_tab_goes_from_field_to_field_with_no_invisible_stop(
@@ -103,17 +104,24 @@ def test_the_form_and_the_service_accept_the_same_metrics(api: httpx.Client, met
     assert (metric_problem(metric) is None) == (answer.status_code == 201), answer.text
 
 
-async def test_the_alert_form_shows_the_whole_metric_grammar(service: RunningService) -> None:
+async def test_the_alert_form_offers_the_whole_metric_grammar(service: RunningService) -> None:
     async with running_app(service, StartAt(project_id="proj_rag")) as (app, pilot):
         await loaded_traces(app, pilot)
         await pilot.press("a", "n")
         await wait_for(pilot, lambda: showing(app, AlertForm))
-        await wait_for(pilot, lambda: laid_out(app.screen, "#field-metric", ".field-hint"))
-        hint = rendered_text(app.screen.query_one(".field-hint"))
-        metric = app.screen.query_one("#field-metric", Input)
-        assert len(metric.placeholder) < metric.size.width - 2
-    for part in ("latency_ms|s", "error_rate_pct|ratio", "cost_usd", "prompt_drift_score|pct"):
-        assert part in " ".join(hint.split())
+        form = app.screen
+        picker = form.query_one("#field-metric", MetricPicker)
+        measure = picker.query_one("#metric-measure", Select)
+        unit = picker.query_one("#metric-unit", Select)
+        offered = {}
+        for key in MEASURE_UNITS:
+            measure.value = key
+            await pilot.pause()
+            offered[key] = [value for _, value in unit._options]
+        assert offered == {key: list(units) for key, units in MEASURE_UNITS.items()}
+        # A metric that is chosen is one the grammar (and the service) accepts.
+        assert metric_problem(picker.value) is None
+        assert form.query_one("#field-condition", Select).value == "gt"
 
 
 async def test_create_an_alert_and_see_it_listed(service: RunningService) -> None:
@@ -127,26 +135,24 @@ async def test_create_an_alert_and_see_it_listed(service: RunningService) -> Non
         before = len(alerts.alerts)
         await pilot.press("n")
         await wait_for(pilot, lambda: showing(app, AlertForm))
-        await type_into(
-            pilot,
-            "AlertForm #field-name",
-            *name,
-            "tab",
-            *"cost_usd_1h",
-            "tab",
-            "ctrl+u",
-            *"gte",
-            "tab",
-            *"2.5",
-            "tab",
-            *"https://hooks.example.com/x",
-        )
+        # Keys alone: the metric and the condition are chosen from lists (enter opens one,
+        # typing jumps to a choice, down moves, enter takes it).
+        await type_into(pilot, "AlertForm #field-name", *name, "tab")
+        await pilot.press("enter", "c", "enter")  # measure: cost (its one unit: US$)
+        await pilot.press("tab", "tab", "enter", *"1h", "enter")  # period: 1h
+        await pilot.press("tab", "enter", "down", "enter")  # condition: ≥ at or above
+        await pilot.press("tab", *"2.5", "tab", *"https://hooks.example.com/x")
+        form = app.screen
+        assert isinstance(form, AlertForm)
+        assert form.values()["metric"] == "cost_usd_1h" and form.values()["condition"] == "gte"
         await pilot.press("ctrl+s")
         # The new alert's signing secret is shown once, on top of the list.
         await wait_for(pilot, lambda: type(app.screen).__name__ == "SecretDialog")
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is alerts and len(alerts.alerts) == before + 1)
-        assert alerts.alerts[-1].name == name and alerts.alerts[-1].threshold == 2.5
+        created = alerts.alerts[-1]
+        assert (created.name, created.metric, created.condition) == (name, "cost_usd_1h", "gte")
+        assert created.threshold == 2.5
     assert sum(1 for a in service.store.list_alerts("proj_rag") if a.name == name) == 1
 
 

@@ -67,7 +67,8 @@ def click_across_the_hostile_row(term: Terminal) -> None:
     """Mouse clicks (SGR encoding) all along the projects list's hostile row: a name drawn as
     markup would run its @click action."""
     rows = term.screen().splitlines()
-    y = next(i for i, line in enumerate(rows) if "proj_hostile_" in line) + 1
+    # Found by its name: at 120 columns the health columns leave no room for the ID's.
+    y = next(i for i, line in enumerate(rows) if "[@click=app.quit]Q[/]" in line) + 1
     for x in range(2, 120, 3):
         term.send(f"\x1b[<0;{x};{y}M\x1b[<0;{x};{y}m")
         term.drain(quiet=0.05)

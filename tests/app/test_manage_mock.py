@@ -63,9 +63,13 @@ async def test_pause_mute_and_delete_show_at_once_in_the_list() -> None:
         await pilot.press("p")
         await wait_for(pilot, lambda: "paused" in rows(app)[0][0], what="paused in the row")
         assert server.alerts["al_1"]["paused"] is True
+        # The key says what it does now: a paused alert is resumed.
+        await wait_for(pilot, lambda: "p Resume" in footer_text(app), what="p Resume")
+        assert "Pause" not in footer_text(app)
         await pilot.press("p")
         await wait_for(pilot, lambda: "paused" not in rows(app)[0][0], what="resumed")
         assert server.alerts["al_1"]["paused"] is False
+        await wait_for(pilot, lambda: "p Pause" in footer_text(app), what="p Pause again")
 
         await pilot.press("m")
         await wait_for(pilot, lambda: showing(app, MuteDialog))

@@ -51,9 +51,18 @@ async def test_a_key_made_in_the_app_works_at_once_and_fails_once_revoked(
         await type_into(pilot, "#field-label", *"laptop", "enter")
         await wait_for(pilot, lambda: showing(app, SecretDialog))
         key = app.screen.secret.get_secret_value()
-        lines = rendered_text(app.screen.query_one("#lines", Static))
+        shown = app.screen.query_one("#lines", Static)
+        lines = rendered_text(shown)
         assert f"OTEL_EXPORTER_OTLP_ENDPOINT={service.base_url.removesuffix('/v1')}" in lines
         assert key in lines
+        # At 80 columns each export line is one row, never wrapped (copied with the mouse, a
+        # wrapped line breaks): the lines scroll sideways instead.
+        pasted = app.screen.lines
+        await wait_for(pilot, lambda: shown.size.height > 0)
+        assert shown.size.height == len(pasted) == 2
+        assert shown.size.width >= max(len(line) for line in pasted) > 76
+        box = app.screen.query_one("#lines-box")
+        assert box.virtual_size.width > box.scrollable_content_region.width
         with root_client(service.base_url, key) as otlp:
             assert post(otlp, one_span("from-the-app")).status_code == 200
         await pilot.press("enter")

@@ -25,7 +25,7 @@ from tests.support.app import (
 from tests.support.service import RunningService
 from tui.api import ApiClient
 from tui.ui.app import StartAt, TraceTuiApp
-from tui.ui.screens.base import AppModal, AppScreen
+from tui.ui.screens.base import AppModal, AppScreenOf
 from tui.ui.screens.projects import ProjectsScreen
 from tui.ui.screens.starting import StartingScreen
 from tui.ui.screens.trace_detail import TraceDetailScreen
@@ -41,7 +41,7 @@ def test_every_screen_stands_on_the_one_base() -> None:
             if cls.__module__ == module.__name__ and issubclass(cls, Screen):
                 screens.append(cls)
     assert len(screens) >= 10
-    off_base = [c.__name__ for c in screens if not issubclass(c, (AppScreen, AppModal))]
+    off_base = [c.__name__ for c in screens if not issubclass(c, (AppScreenOf, AppModal))]
     assert not off_base
 
 

@@ -199,23 +199,23 @@ async def test_a_state_the_app_works_out_is_explained_in_words(service: RunningS
 # -- 3. the trace detail's footer at 80 columns -----------------------------------------------------
 
 
-async def test_the_trace_detail_footer_offers_copy_and_export_at_80_columns(
+async def test_the_trace_detail_footer_offers_annotate_and_copy_at_80_columns(
     service: RunningService,
 ) -> None:
     async with running_app(service, StartAt("proj_support"), size=(80, 24)) as (app, pilot):
         await loaded_traces(app, pilot)
         screen = await open_first_trace(app, pilot)
         await wait_for(pilot, lambda: bool(screen.query(SpanTreeView)))
-        # The tree: its keys, the panes' keys, then y (copy the span).
-        await wait_for(pilot, lambda: "y Copy JSON" in footer_text(screen), what="y on the tree")
+        # The tree: its keys, the panes' keys and A (annotate: it took y's place; y is in ?).
+        await wait_for(pilot, lambda: "A Annotate" in footer_text(screen), what="A on the tree")
         shown = footer_text(screen)
         for key in ("n Next error", "tab Pane", "c View", "z Zoom", "/ Find", "? Keys", "q Quit"):
             assert key in shown, shown
         assert all(key.region.right <= 80 for key in footer_keys(screen))
-        # The detail pane: its own y, and e (export the trace) after the panes' keys.
+        # The detail pane: its own y, and A after the panes' keys (e, export, is in ?).
         await pilot.press("tab")
-        await wait_for(pilot, lambda: "e Export" in footer_text(screen), what="e on the pane")
-        assert "y Copy" in footer_text(screen) and "tab Pane" in footer_text(screen)
+        await wait_for(pilot, lambda: "y Copy" in footer_text(screen), what="y on the pane")
+        assert "A Annotate" in footer_text(screen) and "tab Pane" in footer_text(screen)
         assert all(key.region.right <= 80 for key in footer_keys(screen))
 
 
@@ -247,7 +247,6 @@ async def test_a_refused_connection_reads_as_a_sentence_in_the_api_log(
 
 
 async def test_a_form_says_a_refused_connection_in_words(service: RunningService) -> None:
-    from textual.widgets import Input
 
     from tui.ui.screens.forms import AlertForm
 
@@ -271,7 +270,7 @@ async def test_a_form_says_a_refused_connection_in_words(service: RunningService
             ("threshold", "8000"),
             ("webhook_url", "https://hooks.example.com/x"),
         ):
-            form.query_one(f"#field-{name}", Input).value = value
+            form.query_one(f"#field-{name}").value = value  # type: ignore[attr-defined]
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: "Cannot connect" in text_of(form, "#form-error"))
         said = text_of(form, "#form-error")

@@ -4,15 +4,19 @@ the path, and never writes over a file that is there."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input
 
 from tests.support.app import loaded_traces, open_first_trace, running_app, showing, wait_for
 from tests.support.service import RunningService
 from tui.ui.app import StartAt
 from tui.ui.screens.projects import ProjectsScreen
 from tui.ui.screens.prompts import ExportPrompt
+
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"  # a whole id: the path is wider than the field
 
 
 def toasts(app: object) -> list[str]:
@@ -30,10 +34,15 @@ async def test_export_asks_where_and_says_the_path(
     monkeypatch.chdir(tmp_path)
     async with running_app(service) as (app, pilot):
         await wait_for(pilot, lambda: showing(app, ProjectsScreen))
-        app.export_trace("abc123", lambda: json.dumps({"id": "abc123"}))
+        app.export_trace(TRACE_ID, lambda: json.dumps({"id": "abc123"}))
         await wait_for(pilot, lambda: showing(app, ExportPrompt))
-        field = app.screen.query_one("#export-path")
-        assert field.value.startswith(str(tmp_path / "tracetui" / "exports" / "trace-abc123-"))
+        field = app.screen.query_one("#export-path", Input)
+        # Under the home folder as ~/, the file named with a readable local time.
+        assert re.fullmatch(
+            rf"~/tracetui/exports/trace-{TRACE_ID}-\d{{4}}-\d\d-\d\d_\d{{6}}\.json", field.value
+        ), field.value
+        # The path's start is what the field shows (its end once hid where it goes).
+        await wait_for(pilot, lambda: field.render_line(0).text.lstrip().startswith("~/tracetui"))
         await pilot.press("enter")
         await wait_for(pilot, lambda: any("exported to" in t for t in toasts(app)))
         [written] = (tmp_path / "tracetui" / "exports").iterdir()

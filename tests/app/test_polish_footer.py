@@ -23,7 +23,8 @@ async def test_a_wide_trace_list_offers_enter_refresh_and_live(service: RunningS
 
 
 async def test_the_trace_detail_offers_export_and_reload(service: RunningService) -> None:
-    async with running_app(service, StartAt("proj_support"), size=(120, 40)) as (app, pilot):
+    # At 160 columns every key of the tree's footer fits (at 120: up to N, r in ?).
+    async with running_app(service, StartAt("proj_support"), size=(160, 40)) as (app, pilot):
         await loaded_traces(app, pilot)
         screen = await open_first_trace(app, pilot)
         await wait_for(pilot, lambda: "Export" in footer_text(screen), what="Export in the footer")

@@ -317,12 +317,7 @@ async def test_a_new_alert_shows_its_evaluated_state_without_a_refresh(
                 pilot,
                 "AlertForm #field-name",
                 *"Slow",
-                "tab",
-                *"latency_ms_5m",
-                "tab",
-                "ctrl+u",
-                *"gt",
-                "tab",
+                *["tab"] * 5,  # latency_ms_5m and gt: the choices a new alert starts with
                 *"100000",
                 "tab",
                 *"https://hooks.example.com/x",

@@ -15,16 +15,17 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from tests.support.app import rendered_text, showing, wait_for
+from tests.support.app import rendered_text, settled, showing, wait_for
 from tui.api import ApiClient
 from tui.server.run import LocalService
 from tui.server.store.alert_rows import AlertState, new_alert
 from tui.server.store.rows import TraceRow, now_ms
 from tui.server.store.sqlite.store import Store
 from tui.ui import project_health
-from tui.ui.app import TraceTuiApp
+from tui.ui.app import StartAt, TraceTuiApp
 from tui.ui.screens.alert_detail import AlertDetailScreen
 from tui.ui.screens.projects import ProjectsScreen
+from tui.ui.screens.traces import TracesScreen
 from tui.ui.widgets.table import Table
 
 MINUTE = 60_000
@@ -196,3 +197,29 @@ async def test_a_server_without_it_has_each_project_read_and_says_so(
             assert "/projects/health" not in recorder.paths
             assert recorder.paths.count("/traces") == 2
             assert sum(p.endswith("/alerts") for p in recorder.paths) == 2
+
+
+async def test_started_at_a_project_the_health_is_read_when_the_projects_are_shown(
+    service: LocalService,
+) -> None:
+    """The projects screen beneath a project's traces reads nothing of the projects' health
+    until the user goes back to it; then it reads it once."""
+    recorder = Recorder()
+    async with client_for(service, recorder) as client:
+        app = TraceTuiApp(client, StartAt(project_id="p_calm"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for(pilot, lambda: showing(app, TracesScreen) and app.screen.traces)
+            projects = app.screen_stack[-2]
+            assert isinstance(projects, ProjectsScreen)
+            await wait_for(pilot, lambda: bool(projects.listed))
+            await settled(pilot)
+            assert "/projects/health" not in recorder.paths and projects.health is None
+            await pilot.press("escape")
+            screen = await health_shown(app, pilot, (80, 24))
+            assert {row[0]: row for row in rows_of(screen)}["failing"][2] == "25%"
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: showing(app, TracesScreen))
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: showing(app, ProjectsScreen))
+            await settled(pilot)
+            assert recorder.paths.count("/projects/health") == 1

@@ -15,7 +15,8 @@ from pydantic import SecretStr
 from tests.support.app import loaded_traces, rendered_text, settled, showing, wait_for
 from tui.api import ApiClient
 from tui.ui.app import StartAt, TraceTuiApp
-from tui.ui.screens.sessions import SessionScreen, SessionsScreen
+from tui.ui.screens.session import SessionScreen
+from tui.ui.screens.sessions import SessionsScreen
 from tui.ui.screens.traces import TracesScreen
 from tui.ui.widgets.document import DocumentView
 from tui.ui.widgets.query_line import QueryLine

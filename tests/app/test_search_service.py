@@ -11,7 +11,8 @@ from tests.support.app import loaded_traces, rendered_text, running_app, showing
 from tests.support.service import RunningService
 from tui.server.store.rows import SpanRow, TraceRow, now_ms
 from tui.ui.app import StartAt
-from tui.ui.screens.sessions import SessionScreen, SessionsScreen
+from tui.ui.screens.session import SessionScreen
+from tui.ui.screens.sessions import SessionsScreen
 from tui.ui.widgets.document import DocumentView
 from tui.ui.widgets.trace_table import TraceTable
 

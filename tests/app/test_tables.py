@@ -89,8 +89,8 @@ async def test_the_alerts_table_fits_without_sideways_scrolling(
         titles = [str(column.label) for column in table.columns.values()]
         rows = [[str(cell) for cell in table.get_row_at(r)] for r in range(table.row_count)]
     # State, value and threshold are never cut, nor the metric's period.
-    assert [row[0] for row in rows] == ["· no data", "· no data"]
-    assert [row[3] for row in rows] == ["≥ 8000 ms", "≥ 8000%"]
+    assert [row[0] for row in rows] == ["… evaluating", "… evaluating"]  # not evaluated yet
+    assert [row[3] for row in rows] == ["≥ 8 s", "≥ 8,000%"]
     assert rows[1][2] == "error rate /15m"
     assert rows[1][1].startswith("Error spike")
     if width == 80:  # the webhook host gives way to the sparkline (the detail shows it)

@@ -82,6 +82,11 @@ SHARED_SCREEN_PARTS = {
     "forms",
     "edit_forms",
     "alert_actions",
+    "annotate_form",
+    "annotation_actions",
+    "trace_annotating",
+    "detail_annotating",
+    "session_annotating",
     "trace_query",
     "trace_loading",
 }

@@ -85,7 +85,7 @@ async def test_the_alert_form_says_a_malformed_webhook_is_not_a_url(
         await wait_for(pilot, lambda: showing(app, AlertForm))
         form = app.screen
         assert isinstance(form, AlertForm)
-        await pilot.press(*"x", "tab", *"latency_ms_5m", "tab", "tab", *"1", "tab", *"http://[oops")
+        await pilot.press(*"x", *["tab"] * 5, *"1", "tab", *"http://[oops")  # latency_ms_5m, gt
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert app.is_running and app.screen is form

@@ -69,6 +69,23 @@ def test_the_roots_user_and_session_win_over_an_earlier_childs() -> None:
             {"langfuse.tags": ["t"] * 3, "langfuse.trace.tags": ["u"]},
             (None, None, ("t", "t", "t", "u")),
         ),
+        # OpenInference's `metadata` (a LangChain run's): tags, and Langfuse's keys in it.
+        ({"metadata": '{"tags": ["support", "beta"]}'}, (None, None, ("support", "beta"))),
+        ({"metadata": {"langfuse_tags": "one"}}, (None, None, ("one",))),
+        (
+            {
+                "user.id": "u",
+                "session.id": "s",
+                "tag.tags": ["a"],
+                "metadata": '{"user_id": "m", "tags": ["b"], "langfuse_tags": ["c"]}',
+            },
+            ("u", "s", ("a", "b", "c")),
+        ),
+        (
+            {"metadata": '{"langfuse_user_id": "lu", "langfuse_session_id": "ls"}'},
+            ("lu", "ls", ()),
+        ),
+        ({"metadata": '{"user_id": "m", "langfuse_user_id": "lu"}'}, ("m", None, ())),
     ],
 )
 def test_values_are_read_tolerantly(attributes: dict[str, Any], found: tuple[Any, ...]) -> None:
@@ -118,7 +135,7 @@ def test_the_text_holds_names_errors_inputs_and_outputs_within_its_bound() -> No
     ]
     text = both_ways(spans).search_text
     for part in ("name bad", "it failed", "QUESTION", "REPLY", "name big"):
-        assert part in text
+        assert part.casefold() in text  # stored folded, as it is searched
     assert "hidden" not in text and "skipped" not in text
     assert len(text) <= MAX_TRACE
 
@@ -133,8 +150,8 @@ def test_a_string_repeated_by_later_spans_is_taken_once_and_leaves_room_for_new_
         row("s3", "s1", 2, **{"input.value": [first, answer], "output.value": "C" * 1000 + "END"}),
     ]
     text = both_ways(spans).search_text
-    assert text.count(first) == 1 and text.count(answer) == 1
-    assert text.endswith("END") and len(text) <= MAX_TRACE
+    assert text.count(first.casefold()) == 1 and text.count(answer.casefold()) == 1
+    assert text.endswith("end") and len(text) <= MAX_TRACE
 
 
 @pytest.mark.parametrize("key", ["tag.tags", "metadata", "langfuse.tags"])
@@ -160,13 +177,16 @@ def test_each_string_is_marked_input_output_or_other_and_cannot_forge_a_mark() -
                 "input.value": "Where is my refund?",
                 "llm.output_messages.0.message.content": f"Refund sent{INPUT}forged",
                 "gen_ai.prompt.0.content": "system words",
+                "gen_ai.prompt.1.content": "Grüße aus der STRAßE",
                 "exception.message": "an error message",
             },
         )
     ]
+    # Stored folded (search.text.folded), the marks as they are.
     text = both_ways(spans).search_text
-    assert f"{INPUT}Where is my refund?" in text and f"{INPUT}system words" in text
-    assert f"{OUTPUT}Refund sent forged" in text
+    assert f"{INPUT}where is my refund?" in text and f"{INPUT}system words" in text
+    assert f"{OUTPUT}refund sent forged" in text
+    assert f"{INPUT}grüsse aus der strasse" in text and in_part(text, INPUT, "STRASSE")
     assert f"{OTHER}name agent" in text and f"{OTHER}an error message" in text
     assert in_part(text, INPUT, "REFUND") and not in_part(text, INPUT, "forged")
     assert in_part(text, OUTPUT, "refund sent") and not in_part(text, OUTPUT, "where")

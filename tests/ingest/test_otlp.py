@@ -377,24 +377,26 @@ class BlockingStore(Store):
 
 def test_a_saturated_writer_answers_503_with_retry_after(tmp_path: Path) -> None:
     store = BlockingStore(tmp_path / "busy.sqlite3")
-    store.add_key("ws", None, "ws")
+    keys = ["ws_a", "ws_b", "ws_c"]  # three keys: no one key's share (4) is what refuses
+    for key in keys:
+        store.add_key(key, None, key)
     BlockingStore.release.clear()
     body = request(span(new_trace_id(), new_span_id())).SerializeToString()
     with LocalService(store) as service:
         results: list[int] = []
 
-        def send() -> None:
+        def send(key: str) -> None:
             with httpx.Client(timeout=30) as client:
                 response = client.post(
                     service.base_url.removesuffix("/v1") + "/v1/traces",
                     content=body,
-                    headers={**PROTOBUF, "Authorization": "Bearer ws"},
+                    headers={**PROTOBUF, "Authorization": f"Bearer {key}"},
                 )
                 results.append(response.status_code)
                 if response.status_code == 503:
                     assert response.headers["Retry-After"] == "1"
 
-        threads = [threading.Thread(target=send) for _ in range(9)]
+        threads = [threading.Thread(target=send, args=(keys[n % 3],)) for n in range(9)]
         for thread in threads:
             thread.start()
         deadline = time.monotonic() + 10

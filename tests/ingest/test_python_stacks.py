@@ -182,6 +182,18 @@ def test_langgraph_through_openinference_langchain(
     assert [c.name for c in calls(read.output)] == [TOOL_NAME]
 
 
+def test_tags_user_and_session_in_a_langchain_runs_metadata(
+    service: RunningService, stub_url: str, tmp_path: Path
+) -> None:
+    # OpenInference writes the run's metadata as the `metadata` attribute of each span; the
+    # tags in it (OpenInference users' `tags`, Langfuse's `langfuse_tags`) are the trace's too.
+    trace = run_stack(service, stub_url, "langgraph_metadata.py", tmp_path)
+    assert any("langfuse_tags" in str(s["attributes"].get("metadata")) for s in trace["spans"])
+    assert set(trace["tags"]) == {"support", "beta", "checkout"}
+    assert (trace["user_id"], trace["session_id"]) == ("alice", "chat-48213")
+    assert_counted_once(trace, 2, GPT_4O_MINI)
+
+
 def test_pydantic_ai_through_logfire(
     service: RunningService, stub_url: str, tmp_path: Path
 ) -> None:

@@ -10,15 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tui.api.models import Trace, TraceFilter
-from tui.model.query import (
-    QueryError,
-    completions,
-    format_query,
-    matches,
-    parse_query,
-    sort_rows,
-)
+from tui.api.models import ScoreBound, Trace, TraceFilter
+from tui.model.query import QueryError, completions, format_query, parse_query
+from tui.model.query_rows import matches, sort_rows
 
 
 def test_the_issue_example_reads_every_field() -> None:
@@ -132,6 +126,12 @@ QUERY_PIECES = st.sampled_from(
         "\x00",
         "nan",
         "inf",
+        "has:",
+        "label:",
+        "score:",
+        "<",
+        "<=",
+        "note",
     ]
 )
 
@@ -158,6 +158,9 @@ TERM = st.one_of(
     st.lists(WORD, min_size=2, max_size=3).map(lambda words: '"' + " ".join(words) + '"'),
 )
 AMOUNT = st.floats(min_value=0, max_value=1e12, allow_nan=False, allow_infinity=False)
+# An annotation's name or label in a term: no = < > (they separate a term's parts).
+NAMED = VALUE.filter(lambda value: not set(value) & set("=<>"))
+SCORE = st.floats(allow_nan=False, allow_infinity=False, width=64)
 
 
 @st.composite
@@ -179,6 +182,17 @@ def filters(draw: st.DrawFn) -> TraceFilter:
         user_id=draw(st.none() | VALUE),
         session_id=draw(st.none() | VALUE),
         tags=tuple(draw(st.lists(VALUE, max_size=3, unique=True))),
+        annotations=tuple(draw(st.lists(VALUE, max_size=2, unique=True))),
+        labels=tuple(draw(st.lists(st.tuples(NAMED, VALUE), max_size=2, unique=True))),
+        scores=tuple(
+            draw(
+                st.lists(
+                    st.builds(ScoreBound, NAMED, st.sampled_from(["<", "<=", ">", ">="]), SCORE),
+                    max_size=2,
+                    unique=True,
+                )
+            )
+        ),
         sort=sort,
         order=None if sort is None else draw(st.sampled_from(["asc", "desc"])),
     )

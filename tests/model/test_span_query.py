@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tui.api.models import Trace, TraceFilter
-from tui.model.query import QueryError, format_query, matches, parse_query, unjudged
+from tui.model.query import QueryError, format_query, parse_query
+from tui.model.query_rows import matches, unjudged
 from tui.model.span_query import split_span
 from tui.model.trace_list import TraceListState
 from tui.model.trace_list_rows import keeps_within, left_to_do

@@ -177,6 +177,10 @@ def test_the_tree_columns_grow_with_the_pane() -> None:
     assert narrow["model"] == 9 and narrow["bar"] == 7 and narrow["name"] >= 20
     assert pane_at_160["model"] > narrow["model"] and pane_at_160["bar"] > 7
     assert full_160["model"] >= len("claude-3-5-sonnet-2024") and full_160["kind"] >= 9
-    for width in (78, 96, 158):
+    # The pane a 160-column terminal gives the tree beside the detail (84): a model such as
+    # gpt-4o-mini whole, a timing bar wider than at 80 columns, and room for the names.
+    pane = columns_for(84)
+    assert pane["model"] > len("gpt-4o-mini") and pane["bar"] > 7 and pane["name"] >= 24
+    for width in (78, 84, 96, 158):
         columns = columns_for(width)
         assert sum(columns.values()) + len(columns) - 1 <= width

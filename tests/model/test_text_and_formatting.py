@@ -85,3 +85,12 @@ def test_counted_says_one_error_and_two_errors() -> None:
 
     assert [counted(n, "error") for n in (0, 1, 2)] == ["0 errors", "1 error", "2 errors"]
     assert counted(2501, "trace") == "2,501 traces"
+
+
+def test_model_names_keep_what_tells_them_apart() -> None:
+    assert fmt.model_label("gpt-4o-mini", 18) == "gpt-4o-mini"
+    assert fmt.model_label("claude-3-5-sonnet-20241022", 18) == "claude-3-5-sonnet"
+    assert fmt.model_label("text-embedding-3-small", 18) == "text-embe…-3-small"
+    assert fmt.model_label("claude-3-5-sonnet-20241022", 12) == "claude…onnet"
+    assert len(fmt.model_label("x" * 100, 12)) == 12
+    assert fmt.model_label("a\u202eb", 10) == "a<U+202E>b"  # made visible first

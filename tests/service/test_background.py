@@ -203,6 +203,7 @@ def test_the_service_forgets_old_keys_by_default(
     tasks = service.app.state.background.tasks
     names = [
         "checkpoint-log",
+        "index-texts",
         "forget-idempotency-keys",
         "expire-old-traces",
         "forget-alert-history",

@@ -44,6 +44,9 @@ PARENTS = {
     "quiet": "outer",
     "noted": "agent",
     "below_noted": "noted",
+    "twin": "outer",  # a second call below the outer: the outer's children are then calls
+    **{"planner": "agent"},
+    **{f"step{n}": "planner" for n in range(1, 10)},
 }
 ATTRIBUTES: dict[str, dict[str, Any]] = {
     "agent": {"gen_ai.operation.name": "invoke_agent"},
@@ -52,6 +55,27 @@ ATTRIBUTES: dict[str, dict[str, Any]] = {
     # a sender's text, not a mark (the stores match the mark as they write it).
     "noted": {"gen_ai.operation.name": "chat", "note": "tracetui.counted_in"},
 }
+# The issue's trace: a model-call span reporting its own tokens (2,459 in, 1,259 out) around
+# nine model calls, each reporting its own (16,582 and 6,177 between them); costs estimated
+# from the price table, so a call counted again is priced again.
+PLANNER_TOKENS = (2_459, 1_259)
+STEP_TOKENS = [(1_842, 686)] * 8 + [(1_846, 689)]
+
+
+def estimated_call(tokens: tuple[int, int]) -> dict[str, Any]:
+    return {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": "gpt-4o-mini",
+        "gen_ai.usage.input_tokens": tokens[0],
+        "gen_ai.usage.output_tokens": tokens[1],
+    }
+
+
+ATTRIBUTES["planner"] = estimated_call(PLANNER_TOKENS)
+for n, step_tokens in enumerate(STEP_TOKENS, 1):
+    ATTRIBUTES[f"step{n}"] = estimated_call(step_tokens)
+STEPS = [f"step{n}" for n in range(1, 10)]
 IDS = {name: bytes([n + 1]) * 8 for n, name in enumerate(PARENTS)}
 HEX = {name: value.hex() for name, value in IDS.items()}
 
@@ -220,3 +244,72 @@ def test_a_parents_text_that_reads_like_the_mark_does_not_count_its_child_in_it(
     spans = {span.name: span for span in check_split(store, exports)}
     below = spans["below_noted"]
     assert (below.input_tokens, below.output_tokens, counted_in(below)) == (100, 20, None)
+
+
+PLANNER_SPLITS = [
+    [["agent", "planner", *STEPS]],  # one export: the decoder's rule
+    [STEPS, ["agent", "planner"]],  # the calls first (they end first)
+    [["agent", "planner"], STEPS],
+    [["agent", "planner", "step1"], STEPS[1:]],  # one call counted in the planner, then not
+    [["agent", "planner"], ["step1"], STEPS[1:]],
+    [["step1"], ["agent", "planner"], ["step2"], STEPS[2:], ["step1"]],
+    [["agent", "planner", "step1"], ["step2"], ["step1"]],  # the first call sent again
+]
+
+
+@pytest.mark.parametrize(
+    "exports", PLANNER_SPLITS, ids=lambda e: "+".join("_".join(n)[:24] for n in e)
+)
+def test_a_model_span_around_nine_calls_counts_them_all(
+    store: Any, exports: list[list[str]]
+) -> None:
+    """Issue 39, point 11: the nine calls are nine calls beside one another, not the planner's
+    call recorded again, so each counts, and so does the planner's own."""
+    spans = {span.name: span for span in check_split(store, exports)}
+    sent = set().union(*map(set, exports))
+    steps = [name for name in STEPS if name in sent]
+    planner = spans["planner"]
+    assert (planner.input_tokens, planner.output_tokens, counted_in(planner)) == (
+        2_459,
+        1_259,
+        None,
+    )
+    for name in steps:
+        step = spans[name]
+        assert (step.input_tokens, step.output_tokens) == STEP_TOKENS[STEPS.index(name)], name
+        assert (step.cost_source, counted_in(step)) == ("estimated", None), name
+        assert step.cost_usd > 0, name
+    totals, _ = stored(store, SPLIT)
+    if len(steps) == 9:
+        assert totals[1:3] == (19_041, 7_436)
+        cost = sum(span.cost_usd for span in spans.values())
+        assert totals[3] == pytest.approx(cost)
+
+
+@pytest.mark.parametrize(
+    "exports",
+    [
+        [["agent", "outer", "inner", "sdk"], ["twin"]],
+        [["twin"], ["agent", "outer", "inner", "sdk"]],
+        [["sdk"], ["inner"], ["agent", "outer"], ["twin"]],
+        [["agent", "outer", "inner"], ["twin"], ["sdk"]],
+    ],
+    ids=lambda e: "+".join("_".join(n) for n in e),
+)
+def test_a_second_call_below_a_parent_makes_the_first_count_again(
+    store: Any, exports: list[list[str]]
+) -> None:
+    """The outer's one child is its call recorded again; once a second child reporting tokens
+    comes, both are calls of their own, and the one counted in the outer counts again (its
+    tokens and cost read again from its attributes, the mark gone). The SDK's span below the
+    inner stays counted in the inner, its only child."""
+    spans = {span.name: span for span in check_split(store, exports)}
+    assert [
+        (spans[n].input_tokens, spans[n].cost_usd, counted_in(spans[n]))
+        for n in ("outer", "inner", "twin")
+    ] == [(100, 0.25, None)] * 3
+    assert "tracetui.counted_in" not in spans["inner"].attributes
+    if "sdk" in spans:
+        assert (spans["sdk"].input_tokens, counted_in(spans["sdk"])) == (0, HEX["inner"])
+    (totals, _) = stored(store, SPLIT)
+    assert totals[1:] == (300, 60, 0.75)

@@ -78,11 +78,22 @@ def test_a_crafted_cursor_is_a_400_on_every_listing(api: httpx.Client) -> None:
 def test_the_widest_filters_a_service_accepts_fit_in_the_cursor_it_issues() -> None:
     """Every filter at its longest, in characters that JSON would escape to twelve each."""
     from tui.server.routes.traces import read_trace_cursor, trace_cursor
-    from tui.server.search.filters import MAX_Q, MAX_TAGS, MAX_VALUE, TraceFilters
+    from tui.server.search.filters import (
+        MAX_ANNOTATION_FILTERS,
+        MAX_ANNOTATION_NAME,
+        MAX_LABEL,
+        MAX_Q,
+        MAX_TAGS,
+        MAX_TERM,
+        MAX_TERMS,
+        MAX_VALUE,
+        TraceFilters,
+    )
     from tui.server.store.rows import SearchPosition
 
     emoji = "\U0001f600"
     words = " ".join([emoji * 49] * 10)[:MAX_Q]
+    names = [f"{n}" + emoji * (MAX_ANNOTATION_NAME - 1) for n in range(MAX_ANNOTATION_FILTERS)]
     filters = TraceFilters(
         q=words,
         model=emoji * MAX_VALUE,
@@ -90,6 +101,18 @@ def test_the_widest_filters_a_service_accepts_fit_in_the_cursor_it_issues() -> N
         user_id=emoji * MAX_VALUE,
         session_id=emoji * MAX_VALUE,
         tags=tuple(f"{n}" + emoji * (MAX_VALUE - 1) for n in range(MAX_TAGS)),
+        annotations=tuple(names),
+        labels=tuple((name, emoji * MAX_LABEL) for name in names),
+        min_scores=tuple((name, -1.2345678901234567e-300) for name in names),
+        max_scores=tuple((name, 1.2345678901234567e300) for name in names),
+        span_model=emoji * MAX_VALUE,
+        span_name=emoji * MAX_VALUE,
+        span_kind="retrieval",
+        span_status="error",
+        span_min_latency_ms=1.2345678901234567e300,
+        span_max_latency_ms=1.2345678901234567e300,
+        inputs=tuple(f"{n}" + emoji * (MAX_TERM - 1) for n in range(MAX_TERMS)),
+        outputs=tuple(f"{n}" + emoji * (MAX_TERM - 1) for n in range(MAX_TERMS)),
     )
     cursor = trace_cursor(SearchPosition(1, "a" * 32), 0, 1, filters)
     assert read_trace_cursor(cursor)[3] == filters

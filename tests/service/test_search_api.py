@@ -53,6 +53,9 @@ def project(service: RunningService) -> tuple[str, str]:
         )
     with service.client(key) as api:
         assert post(root_of(service, api), request(*spans)).status_code == 200
+    # SQLite indexes the text off ingest's path (store/texts.py): indexed here at once, so the
+    # answers do not wait for the service's indexer (tests/service/test_text_index.py does).
+    service.store.index_texts()
     return project_id, key
 
 

@@ -300,6 +300,8 @@ def test_a_trace_sent_in_parts_takes_its_roots_user_and_output_and_every_tag(sto
     comes, whose win; tags add up; the root's output wins over the last LLM span's; the text
     grows (the first part's words are still found)."""
     trace = "ab" * 16
+    with store.transaction() as db:
+        store.insert_project(db, "default", None, 30, project_id="default")
     first = [
         span_row(
             trace,
@@ -331,6 +333,7 @@ def test_a_trace_sent_in_parts_takes_its_roots_user_and_output_and_every_tag(sto
         },
     )
     store.ingest([[SpanGroup("default", None, "{}", [root])]])
+    store.index_texts()  # SQLite indexes the text off ingest's path (store/texts.py)
     (row,) = store.search_traces("default", TraceFilters(q="zebra"), START, END, 10)[0]
     assert (row.user_id, row.session_id, row.output_preview) == ("root", "s", "final answer")
     assert json.loads(row.tags) == ["x", "y"]
@@ -346,9 +349,11 @@ def test_a_deleted_trace_takes_its_text_along(store: Any) -> None:
         store.insert_project(db, "kept", None, 30, project_id="kept")
     old = [span_row(trace, "r1", None, NOW - 100 * 86_400_000, **{"input.value": "walrus"})]
     store.ingest([[SpanGroup("kept", None, "{}", old)]])
+    store.index_texts()
     assert store.expire(NOW) == 1
     new = [span_row(trace, "r1", None, NOW - 500, **{"input.value": "penguin"})]
     store.ingest([[SpanGroup("kept", None, "{}", new)]])
+    store.index_texts()
     assert not store.search_traces("kept", TraceFilters(q="walrus"), 0, END, 10)[0]
     assert store.search_traces("kept", TraceFilters(q="penguin"), 0, END, 10)[0]
 

@@ -25,8 +25,10 @@ from tui.server.store.sqlite import search as sqlite_search
 
 NOW = 1_795_000_000_000
 START, END = NOW - 100_000, NOW
-ASKED = ["Where is my refund", "ORDER status please", "cancel the order"]
-ANSWERED = ["A refund is on its way", "your order shipped", "Sorry, I cannot cancel"]
+# Texts are stored folded and terms searched folded (search.text.folded): "STRAßE" finds
+# "Straße" as "strasse", "école" finds "ÉCOLE".
+ASKED = ["Where is my refund", "ORDER status please", "cancel the order to the Straße"]
+ANSWERED = ["A refund is on its way", "your order shipped to the ÉCOLE", "Sorry, I cannot cancel"]
 
 
 @dataclass(frozen=True)
@@ -117,14 +119,14 @@ def meets(part: Part, f: TraceFilters) -> bool:
 
 
 def matches(made: Made, f: TraceFilters) -> bool:
-    asked = " ".join(p.asked or "" for p in made.parts).lower()
-    answered = " ".join(p.answered or "" for p in made.parts).lower()
+    asked = " ".join(p.asked or "" for p in made.parts).casefold()
+    answered = " ".join(p.answered or "" for p in made.parts).casefold()
     models = {p.model.lower() for p in made.parts if p.model}
     failed = any(p.status == "error" for p in made.parts)
     return (
         (not f.has_span or any(meets(p, f) for p in made.parts))
-        and all(term.lower() in asked for term in f.inputs)
-        and all(term.lower() in answered for term in f.outputs)
+        and all(term.casefold() in asked for term in f.inputs)
+        and all(term.casefold() in answered for term in f.outputs)
         and (f.status is None or failed == (f.status == "error"))
         and (f.model is None or f.model.lower() in models)
         and (f.min_latency_ms is None or made.duration >= f.min_latency_ms)
@@ -149,6 +151,7 @@ def store_all(store: Any, project: str, found: list[Made]) -> None:
     if found:
         spans = [span for made in found for span in made.spans()]
         store.ingest([[SpanGroup(project, None, "{}", spans)]])
+    store.index_texts()  # SQLite indexes the text off ingest's path (store/texts.py)
 
 
 def walk(store: Any, project: str, f: TraceFilters, limit: int) -> list[str]:
@@ -186,6 +189,8 @@ FIXED = [
     TraceFilters(outputs=("REFUND",)),
     TraceFilters(inputs=("order",), outputs=("shipped",)),
     TraceFilters(inputs=("where is my",), q="refund"),
+    TraceFilters(inputs=("STRAßE",)),
+    TraceFilters(outputs=("école",), span_status="error"),
     TraceFilters(span_model="gpt-4o", span_status="error", model="claude-3", status="error"),
     TraceFilters(span_status="error", min_latency_ms=2000, outputs=("sorry",)),
 ]
@@ -244,8 +249,8 @@ CHOICES: dict[str, list[Any]] = {
     "span_status": ["error", "ok"],
     "span_min_latency_ms": [100.0, 2_500.0],
     "span_max_latency_ms": [5.0, 100.0],
-    "inputs": [("refund",), ("order",), ("cancel", "order")],
-    "outputs": [("refund",), ("sorry",)],
+    "inputs": [("refund",), ("order",), ("cancel", "order"), ("STRAßE",)],
+    "outputs": [("refund",), ("sorry",), ("école",)],
     "status": ["error"],
 }
 

@@ -95,6 +95,9 @@ def project(service: RunningService) -> tuple[str, str]:
         )
         with root:
             assert post(root, request(*spans)).status_code == 200
+    # SQLite indexes the text off ingest's path (store/texts.py): indexed here at once, so the
+    # answers do not wait for the service's indexer (tests/service/test_text_index.py does).
+    service.store.index_texts()
     return project_id, key
 
 
@@ -156,6 +159,7 @@ def test_text_in_the_inputs_or_the_outputs_alone(
     ("params", "field"),
     [
         ({"input": "ab"}, "input"),
+        ({"input": "x" * 65}, "input"),  # search bounds: a text term is 64 characters at most
         ({"output": "  x "}, "output"),
         ({"span_status": "failed"}, "span_status"),
         ({"span_kind": "robot"}, "span_kind"),

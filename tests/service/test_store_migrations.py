@@ -192,7 +192,13 @@ def test_a_database_from_before_migrations_opens_with_every_row_intact(tmp_path:
     changed |= {"trace_texts_config"}
     # Migration 9 (GenAI log events) adds their table, its indexes and its trigger.
     changed |= {"span_logs", "span_logs_by_span", "span_logs_by_received", "span_logs_gone"}
-    # Migration 11 (span conditions) adds an index of failed spans.
+    # Migration 11 adds the table of texts waiting for the index, its index and its trigger.
+    changed |= {"trace_text_pending", "sqlite_autoindex_trace_text_pending_1"}
+    changed |= {"trace_text_pending_gone"}
+    # Migration 13 (annotations) adds their table and its indexes.
+    changed |= {"annotations", "sqlite_autoindex_annotations_1"}
+    changed |= {f"annotations_by_{i}" for i in ("trace", "label", "name", "session", "time")}
+    # Migration 14 (span conditions) adds an index of failed spans.
     changed |= {"spans_failed"}
     kept = [entry for entry in schema if entry[1] not in changed]
     assert [entry for entry in schema_of(path) if entry[1] not in changed] == kept

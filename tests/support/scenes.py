@@ -23,12 +23,15 @@ from tests.support.service import local_service
 from tui.api import ApiClient
 from tui.demo.data import BIG_TRACE_ID, DEEP_TRACE_ID, DemoKeys, populate
 from tui.demo.feed import INCIDENT_FAILURES, export, support_ticket
+from tui.demo.regression import regression_traces
 from tui.server.run import LocalService
 from tui.server.store.sqlite.store import Store
 from tui.ui.app import StartAt, TraceTuiApp
 
 FIXED_NOW_MS = 1_795_262_400_000  # 2026-11-21T12:00:00Z
 FIXED_NOW = datetime.fromtimestamp(FIXED_NOW_MS / 1000, timezone.utc)
+# The demo summarizer's newest run, which failed after a prompt and model change.
+REGRESSION_B = regression_traces(7, FIXED_NOW_MS)[0][-1].id
 SIZES = {"80x24": (80, 24), "160x48": (160, 48)}
 
 
@@ -87,7 +90,9 @@ SCENES = (
     Scene(
         "alert-preview",
         StartAt(project_id="proj_support"),
-        ("a", "n", *"Slow", "tab", *"latency_ms_5m", "tab", "tab", *"6000"),
+        # Latency in ms over 5m, "above" are the choices a new alert starts with: the threshold
+        # is five tabs on (measure, unit, period, condition).
+        ("a", "n", *"Slow", *["tab"] * 5, *"6000"),
         "A new alert previews how often it would have fired in the last 24 h",
     ),
     Scene(
@@ -103,6 +108,18 @@ SCENES = (
         "A project's overview: error rate, latency, tokens and cost per hour, cost by model",
     ),
     Scene("time-range", StartAt(project_id="proj_support"), ("t",), "The time range picker"),
+    Scene(
+        "diff",
+        StartAt(project_id="proj_rag", trace_id=REGRESSION_B),
+        ("D",),
+        "D on a failed trace: what differs from its last good run, the cause in the first lines",
+    ),
+    Scene(
+        "diff-prompt",
+        StartAt(project_id="proj_rag", trace_id=REGRESSION_B),
+        ("D", *"nnnnnn"),
+        "n to the failed model call: its model, error and prompt, word by word",
+    ),
     Scene(
         "help",
         StartAt(project_id="proj_agent"),

@@ -2,19 +2,19 @@
 
 The calls here differ only in the paths they ask and the records they read: the transport
 (transport.py) sends them, with the keys, retries, waits and the API log; pages.py pages them.
-The management calls a server may offer beyond the spec are in manage.py (ManageCalls, which
-this class extends).
+The calls a server may offer beyond the spec are in manage.py (ManageCalls: keys, project and
+alert changes) and annotations.py (AnnotationCalls, on top of it, which this class extends).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from tui.api.annotations import AnnotationCalls
 from tui.api.envelopes import read_json, unwrap_record
 from tui.api.errors import BadResponse
 from tui.api.health import HealthReport, read_health
 from tui.api.listing import Listing, SessionListing, TraceListing
-from tui.api.manage import ManageCalls
 from tui.api.models import Alert, AlertEvent, Project, Session, Span, Trace
 from tui.api.pages import Page, records_of
 from tui.api.params import iso, segment
@@ -23,7 +23,7 @@ from tui.core.alert_rules import AlertDraft
 from tui.core.gcpause import gc_paused
 
 
-class ApiClient(ManageCalls):
+class ApiClient(AnnotationCalls):
     """The v1 API. Use as `async with ApiClient(base_url, key, project_keys) as client:`."""
 
     has_alerts = True

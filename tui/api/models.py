@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 from typing import Annotated, Any
 
@@ -25,6 +24,11 @@ from pydantic import (
     model_validator,
 )
 
+from tui.api.trace_filter import SORT_ORDERS as SORT_ORDERS
+from tui.api.trace_filter import SPAN_CONDITIONS as SPAN_CONDITIONS
+from tui.api.trace_filter import TRACE_SORTS as TRACE_SORTS
+from tui.api.trace_filter import ScoreBound as ScoreBound
+from tui.api.trace_filter import TraceFilter as TraceFilter
 from tui.core.lenient import finite_number, to_datetime, to_float, to_int, to_str
 from tui.core.secret import Secret, SecretLike
 
@@ -216,6 +220,9 @@ class Span(Record):
         "total_cost_usd",
     )
     attributes: Any = aliases("attributes", "attrs", "metadata", "tags")
+    # Beyond the spec (a server that keeps annotations): the span's own annotations by name,
+    # {name: {label, score, count, updated_at}}; read where it is used (tui/model/annotations.py).
+    annotations: Any = aliases("annotations")
 
     @model_validator(mode="before")
     @classmethod
@@ -300,6 +307,10 @@ class Trace(Record):
     # Beyond the spec, when asked for (`include=models`): cost and tokens by model, as the
     # server sent it; read tolerantly where it is used (tui/model/overview_stats.py).
     models: Any = aliases("models")
+    # Beyond the spec (a server that keeps annotations): the trace's and its spans' annotations
+    # by name, {name: {label, score, count, updated_at}} ({} when none; None from a server that
+    # says nothing of them); read where it is used (tui/model/annotations.py).
+    annotations: Any = aliases("annotations")
     # Set by tui/api/readers.py, which reads spans the fast way where it can; never validated.
     spans: SkipValidation[Sequence[Span]] = Field(default_factory=list)
 
@@ -339,80 +350,6 @@ class Session(Record):
     total_tokens: LInt = aliases("total_tokens", "totalTokens")
     total_cost_usd: LFloat = aliases("total_cost_usd", "totalCostUsd", "total_cost", "cost")
     error_count: LInt = aliases("error_count", "errorCount", "errors")
-
-
-# The sort keys GET /v1/traces's `sort` takes (an extension), and its orders.
-TRACE_SORTS = ("started_at", "duration_ms", "total_cost_usd", "total_tokens")
-SORT_ORDERS = ("desc", "asc")
-
-
-@dataclass(frozen=True)
-class TraceFilter:
-    """What a trace list asks the server for beyond the time window (documented extensions of
-    GET /v1/traces: each field is the query parameter of its name, `tags` the repeated `tag`).
-    None (or no tags) leaves a field out; every field given must match (AND)."""
-
-    q: str | None = None  # words or "quoted phrases", each a substring of the trace's text
-    status: str | None = None  # "ok" or "error"
-    model: str | None = None
-    name: str | None = None
-    min_latency_ms: float | None = None
-    max_latency_ms: float | None = None
-    min_cost_usd: float | None = None
-    user_id: str | None = None
-    session_id: str | None = None
-    tags: tuple[str, ...] = ()
-    # Conditions on one span of the trace, all true of the same span.
-    span_model: str | None = None
-    span_name: str | None = None
-    span_kind: str | None = None
-    span_status: str | None = None
-    span_min_latency_ms: float | None = None
-    span_max_latency_ms: float | None = None
-    # Text in the trace's inputs only, outputs only: the repeated `input` and `output`.
-    inputs: tuple[str, ...] = ()
-    outputs: tuple[str, ...] = ()
-    sort: str | None = None  # one of TRACE_SORTS; None: the server's default (started_at)
-    order: str | None = None  # "desc" or "asc"; None: the server's default (desc)
-
-    @property
-    def is_empty(self) -> bool:
-        return self == TraceFilter()
-
-    @property
-    def parameter_names(self) -> frozenset[str]:
-        """The query parameters this filter needs the server to offer."""
-        return frozenset(self.params())
-
-    @property
-    def has_span(self) -> bool:
-        """Whether a span must meet conditions."""
-        return any(getattr(self, name) is not None for name in SPAN_CONDITIONS)
-
-    def params(self) -> dict[str, Any]:
-        """The query parameters of GET /v1/traces: a list for the repeated `tag`, `input` and
-        `output`."""
-        params: dict[str, Any] = {}
-        for field in fields(self):
-            value = getattr(self, field.name)
-            if field.name in REPEATED:
-                if value:
-                    params[REPEATED[field.name]] = list(value)
-            elif value is not None:
-                params[field.name] = value
-        return params
-
-
-# The TraceFilter fields of one span's conditions, and those sent as a repeated parameter.
-SPAN_CONDITIONS = (
-    "span_model",
-    "span_name",
-    "span_kind",
-    "span_status",
-    "span_min_latency_ms",
-    "span_max_latency_ms",
-)
-REPEATED = {"tags": "tag", "inputs": "input", "outputs": "output"}
 
 
 class Project(Record):

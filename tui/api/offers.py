@@ -27,6 +27,8 @@ TRACES = "/traces"
 SESSIONS = "/projects/{}/sessions"
 USERS = "/projects/{}/users"
 HEALTH = "/projects/health"
+ANNOTATIONS = "/projects/{}/annotations"
+ANNOTATION = "/projects/{}/annotations/{}"
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,9 @@ class Offers:
     users: bool = False
     # Every project's firing alerts and recent traffic in one request (api/health.py).
     project_health: bool = False
+    # A project's annotations (scores, labels, notes): listed, written in batches, changed and
+    # deleted one by one (tui/api/annotations.py).
+    annotations: bool = False
 
 
 NOTHING = Offers()
@@ -90,6 +95,7 @@ def offers_from_document(document: Any) -> Offers:
         sessions=has(SESSIONS, "get"),
         users=has(USERS, "get"),
         project_health=has(HEALTH, "get"),
+        annotations=has(ANNOTATIONS, "get", "post") and has(ANNOTATION, "patch", "delete"),
     )
 
 

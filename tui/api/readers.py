@@ -68,6 +68,9 @@ _SPAN_SCHEMA = core_schema.model_schema(
             "attributes": core_schema.model_field(
                 core_schema.with_default_schema(core_schema.any_schema(), default=None)
             ),
+            "annotations": core_schema.model_field(  # an extension: read where it is used
+                core_schema.with_default_schema(core_schema.any_schema(), default=None)
+            ),
         },
         extra_behavior="forbid",
     ),
@@ -110,6 +113,9 @@ _TRACE_VALIDATOR = SchemaValidator(
                     core_schema.with_default_schema(core_schema.any_schema(), default=None)
                 ),
                 "unpriced_spans": _optional(_COUNT),  # an extension (the local service's)
+                "annotations": core_schema.model_field(  # an extension: read where it is used
+                    core_schema.with_default_schema(core_schema.any_schema(), default=None)
+                ),
             },
             extra_behavior="forbid",
         ),

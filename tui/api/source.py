@@ -4,8 +4,9 @@ implement it, over a transport of their own (transport.py), and page through the
 (pages.py).
 
 What a server lacks is said, not guessed: alerts (`has_alerts`), and the management calls of
-manage.py, which a source offers only when its `discover_offers` says so. By default a source has
-neither, and a call to one raises an ApiError that says so in a sentence. Screens ask these
+manage.py and the annotations of annotation_source.py, which a source offers only when its
+`discover_offers` says so. By default a source has none of them, and a call to one raises an
+ApiError that says so in a sentence. Screens ask these
 flags, never which kind of server it is; kinds.py makes the source a profile names.
 """
 
@@ -19,6 +20,7 @@ from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+from tui.api.annotation_source import AnnotationSource
 from tui.api.envelopes import read_record
 from tui.api.errors import ApiError, NotOffered
 from tui.api.keys import Keys
@@ -56,9 +58,10 @@ def missing_feature(source: Any, feature: str) -> str:
     return f"This {getattr(source, 'server_name', 'tracing')} server has no {feature}."
 
 
-class TraceSource(ABC):
+class TraceSource(AnnotationSource, ABC):
     """A server the app reads: its calls, the API log, and what it offers. Use as
-    `async with source:`; a key is a str or a secret (tui.core.secret.Secret, SecretStr)."""
+    `async with source:`; a key is a str or a secret (tui.core.secret.Secret, SecretStr). The
+    annotation calls are AnnotationSource's (annotation_source.py)."""
 
     server_name: ClassVar[str] = "tracing"
     has_alerts: ClassVar[bool] = False

@@ -51,6 +51,7 @@ class _Head(msgspec.Struct, forbid_unknown_fields=True):
     output_tokens: int | None = None
     cost_usd: float | None = None
     attributes: msgspec.Raw = msgspec.Raw(b"null")  # any JSON; skipped, not read
+    annotations: msgspec.Raw = msgspec.Raw(b"null")  # an extension, as attributes
 
 
 class _HeadsInBody(msgspec.Struct):
@@ -80,6 +81,7 @@ class _SpecTrace(msgspec.Struct, forbid_unknown_fields=True):
     total_tokens: _RawOrUnset = msgspec.UNSET
     total_cost_usd: _RawOrUnset = msgspec.UNSET
     attributes: _RawOrUnset = msgspec.UNSET
+    annotations: _RawOrUnset = msgspec.UNSET  # an extension: the annotations' summary
     spans: list[msgspec.Raw] = []
 
 

@@ -9,6 +9,7 @@ that do not fit are still shown, as they came.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import asdict, dataclass
 from datetime import timedelta
@@ -151,15 +152,39 @@ STATES: dict[str, tuple[str, str]] = {
 }
 
 
-def state_label(state: str | None) -> str:
-    """`▲ firing`, `✓ ok`, `· no data`; `? unknown` when the server says nothing (or other)."""
+def _nothing_in(metric: str | None) -> str:
+    """What a window without a value lacks, by the metric's measure: the traces (latency, error
+    rate, cost: a window with none has no value, an error rate included, never 0%), the prompts
+    (drift); `data` for another server's metric."""
+    parts = split_metric(metric)
+    measure = parts[0] if parts else ""
+    if measure == "prompt_drift":
+        return "prompts"
+    return "traces" if measure in MEASURE_UNITS else "data"
+
+
+def state_label(state: str | None, metric: str | None = None) -> str:
+    """`▲ firing`, `✓ ok`, and for a state without a value what the window lacks: `· no
+    traces` (`· no prompts` for drift; `· no data` without a metric of this grammar); `?
+    unknown` when the server says nothing (or other)."""
+    if state == "no_data":
+        return f"· no {_nothing_in(metric)}"
     symbol, words = STATES.get(state or "", ("?", "unknown"))
     return f"{symbol} {words}"
 
 
-def amount(metric: str | None, value: float | None) -> str:
-    """A metric's value (or threshold) with its unit: `8.4 s`, `2730 ms`, `$3.10`, `12.5%`,
-    `0.42` (a score or ratio); `–` for none. Unknown units show the number as it came."""
+def no_value_text(metric: str | None) -> str:
+    """A window without a value, in words: `no traces in the last 15m`."""
+    parts = split_metric(metric)
+    period = f" in the last {parts[2]}" if parts else ""
+    return f"no {_nothing_in(metric)}{period}"
+
+
+def amount(metric: str | None, value: float | None, exact: bool = False) -> str:
+    """A metric's value (or threshold) with its unit: a latency as a duration (`850 ms`, `6.26
+    s`, `1 min 53 s`), `$3.10`, `12.5%`, `0.42` (a score or ratio), thousands marked (`8,000`);
+    `–` for none. `exact`: a latency in whole milliseconds (`8,001 ms`), for two values that
+    would read the same rounded. Unknown units show the number as it came."""
     if value is None:
         return "–"
     parts = split_metric(metric)
@@ -168,16 +193,46 @@ def amount(metric: str | None, value: float | None) -> str:
         return f"${value:,.2f}" if abs(value) >= 0.01 or value == 0 else f"${value:.4g}"
     if unit == "pct":
         return f"{number(value)}%"
-    if unit in ("ms", "s"):
-        return f"{number(value)} {unit}"
+    if unit in ("ms", "s") and math.isfinite(value):
+        ms = value * 1000 if unit == "s" else value
+        return f"{ms:,.0f} ms" if exact else latency(ms)
     return number(value)
 
 
+def latency(ms: float) -> str:
+    """A duration at three significant digits: `850 ms`, `6.26 s`, `12.3 s`, `1 min 53 s`,
+    `2 h 05 min`."""
+    if abs(ms) < 999.5:  # what would round to 1,000 ms reads 1 s
+        return f"{ms:,.0f} ms"
+    seconds = ms / 1000
+    if abs(seconds) < 59.95:
+        return f"{seconds:.3g} s"
+    if abs(seconds) < 3600:
+        minutes, rest = divmod(round(seconds), 60)
+        return f"{minutes} min {rest:02d} s" if rest else f"{minutes} min"
+    hours, rest = divmod(round(seconds / 60), 60)
+    return f"{hours:,} h {rest:02d} min" if rest else f"{hours:,} h"
+
+
 def number(value: float) -> str:
-    """Three significant digits, never an exponent for what an alert holds: 8000, 12.5, 0.0625."""
+    """Three significant digits, thousands marked, never an exponent for what an alert holds:
+    8,000, 12.5, 0.0625."""
+    if not math.isfinite(value):
+        return str(value)
     if abs(value) >= 100:
-        return f"{value:.0f}"
+        return f"{value:,.0f}"
     return f"{value:.3g}" if abs(value) >= 1e-4 or value == 0 else f"{value:.2e}"
+
+
+def both_amounts(
+    metric: str | None, value: float | None, threshold: float | None
+) -> tuple[str, str]:
+    """A value and a threshold as they read side by side: exact when they differ but would
+    read the same rounded (`8,001 ms > 8,000 ms`, never `8 s > 8 s`)."""
+    shown = amount(metric, value), amount(metric, threshold)
+    if value is not None and threshold is not None and value != threshold and shown[0] == shown[1]:
+        return amount(metric, value, exact=True), amount(metric, threshold, exact=True)
+    return shown
 
 
 def breach_text(
@@ -185,5 +240,6 @@ def breach_text(
 ) -> str:
     """`2730 ms > 1000 ms` (the value beside what it is compared with), or `> 1000 ms` when
     there is no value."""
-    compared = f"{condition_symbol(condition)} {amount(metric, threshold)}"
-    return compared if value is None else f"{amount(metric, value)} {compared}"
+    value_text, threshold_text = both_amounts(metric, value, threshold)
+    compared = f"{condition_symbol(condition)} {threshold_text}"
+    return compared if value is None else f"{value_text} {compared}"

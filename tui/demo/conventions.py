@@ -29,12 +29,6 @@ AGENT_SYSTEM = (
     "time: read a file, run the tests, grep or apply a patch."
 )
 
-# An earlier turn some support conversations carry, so the history has more than one question.
-EARLIER_TURNS = (
-    ("Hi, I ordered running shoes last week.", "Thanks! Could you give me the order number?"),
-    ("Hello, I have a question about an order.", "Of course, what would you like to know?"),
-)
-
 # What the docs search finds: each page's passages (a document is one passage), the first
 # passage of a page being the one that answers its question.
 DOC_PASSAGES = {

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tui.demo.regression import regression_traces
+from tui.demo.sessions import session_id, support_turns
 from tui.demo.traces import (
     BIG_TRACE_ID,
     DAY_MS,
@@ -32,6 +34,7 @@ from tui.demo.traces import (
     deep_trace,
     trace_row,
 )
+from tui.model.formatting import counted
 from tui.server.store.rows import now_ms
 from tui.server.store.sqlite.store import Store
 
@@ -126,7 +129,9 @@ def populate(
     with store.transaction() as db:
         for i, project in enumerate(DEMO_PROJECTS):
             count = max(1, int(project.trace_count * scale))
-            say(f"Demo data {i + 1}/{len(DEMO_PROJECTS)}: {count:,} traces of {project.name}")
+            say(
+                f"Demo data {i + 1}/{len(DEMO_PROJECTS)}: {counted(count, 'trace')} of {project.name}"
+            )
             store.insert_project(
                 db,
                 project.name,
@@ -136,16 +141,28 @@ def populate(
                 created_at=now - 30 * DAY_MS + i,
             )
             traces, spans = [], []
+            drawn = []
             for _ in range(count):
                 start = daily_rhythm_start(rng, now)
                 # Each trace draws from its own generator: how one trace's story goes (a
                 # failure, its retry) leaves every other trace as it is.
                 trace_id = f"{rng.getrandbits(128):032x}"
-                b = TraceBuilder(random.Random(rng.getrandbits(64)), trace_id)
-                b.failure = "pending" if rng.random() < 0.035 else None  # most of these fail
+                seed = rng.getrandbits(64)
+                failing = rng.random() < 0.035  # most of these fail
+                drawn.append((trace_id, start, seed, failing, who_and_where(trace_id, start)))
+            # A support session is one conversation: each of its traces asks the next question.
+            turns = (
+                support_turns((t, start, who["user.id"]) for t, start, _, _, who in drawn)
+                if project.id == "proj_support"
+                else {}
+            )
+            for trace_id, start, seed, failing, who in drawn:
+                b = TraceBuilder(random.Random(seed), trace_id)
+                b.failure = "pending" if failing else None
+                if trace_id in turns:
+                    who["session.id"], b.turn = turns[trace_id]
                 name, attrs, duration = GENERATORS[project.id](b, start)
                 attrs |= {"environment": "production"}
-                who = who_and_where(trace_id, start)
                 b.rows = with_root_attributes(b.rows, who)
                 traces.append(trace_row(b, project.id, name, start, duration, attrs))
                 spans += b.rows
@@ -160,6 +177,9 @@ def populate(
                     created_at=now - DAY_MS + n,
                     **alert,
                 )
+        # The docs search's summarizer, which failed after a prompt and model change: the
+        # story a trace diff tells (tui/demo/regression.py).
+        store.insert_traces(db, *regression_traces(seed, now))
         if big_traces:
             say("Demo data: a 12,000-span trace and a 2,500-deep one")
             insert_big_traces(store, db, rng, now)
@@ -285,7 +305,6 @@ def open_demo_store(
 
 # The users the demo's traces come from: a few named (the ones a reader tries first) among many.
 NAMED_USERS = ("alice", "bob", "carol", "dave", "erin")
-SESSION_MS = 2 * 3_600_000  # one user's traces within two hours make one session
 
 
 def who_and_where(trace_id: str, start: int) -> dict[str, Any]:
@@ -297,7 +316,7 @@ def who_and_where(trace_id: str, start: int) -> dict[str, Any]:
     tags = (
         ["prod"] + (["vip"] if user == "alice" else []) + (["beta"] if pick.random() < 0.1 else [])
     )
-    return {"user.id": user, "session.id": f"sess_{user}_{start // SESSION_MS}", "tag.tags": tags}
+    return {"user.id": user, "session.id": session_id(user, start), "tag.tags": tags}
 
 
 def with_root_attributes(rows: list[Any], extra: dict[str, Any]) -> list[Any]:

@@ -14,6 +14,29 @@ SUPPORT_QUESTIONS = (
     "My discount code SAVE20 doesn't work",
     "I was charged twice for the same order",
 )
+# The support chatbot's conversations: each opens with a greeting and its answer, which lead
+# to any of its questions, asked in this order (every support question belongs to one story),
+# so that a session, read whole, is one customer's one conversation.
+SUPPORT_STORIES: tuple[tuple[tuple[str, str], tuple[str, ...]], ...] = (
+    (
+        (
+            "Hi, I ordered running shoes last week.",
+            "Thanks for writing! How can I help with your order?",
+        ),
+        ("Where is my order #48213?", "Can I return shoes after 30 days?"),
+    ),
+    (
+        (
+            "Hello, I'd like to order a winter jacket.",
+            "Happy to help: what would you like to know before you order?",
+        ),
+        ("Do you ship to Norway?", "My discount code SAVE20 doesn't work"),
+    ),
+    (
+        ("Hi, something is wrong with my account.", "Sorry to hear that: what happened?"),
+        ("How do I reset my password?", "I was charged twice for the same order"),
+    ),
+)
 DOCS_QUESTIONS = (
     "How do I configure SSO with Okta?",
     "What is the rate limit of the public API?",

@@ -37,6 +37,7 @@ from tui.demo.phrases import (
     SUPPORT_QUESTIONS,
 )
 from tui.demo.prices import cost_usd
+from tui.demo.sessions import Turn
 from tui.server.ingest.preview import one_line
 from tui.server.store.rows import SpanRow, TraceRow
 
@@ -59,6 +60,7 @@ class TraceBuilder:
     next_span: int = 0
     failure: str | None = None
     gave_up: str | None = None  # a failure the trace cannot go on from
+    turn: Turn | None = None  # a support trace's place in its session's story
 
     def span_id(self) -> str:
         self.next_span += 1
@@ -231,7 +233,10 @@ def support_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int
     """A support agent: the input guardrail, a search of the knowledge base, the intent, the
     tool the question needs (an order look-up, a discount code check), the reply from what was
     found, the output guardrail. A tool that times out is run again before the reply."""
+    # Drawn either way, so that the trace's timings are the same whatever question it asks.
     question = b.rng.choice(SUPPORT_QUESTIONS)
+    if b.turn is not None:
+        question = b.turn.question
     intent, article, tool = SUPPORT_CASES[question]
     root = b.span_id()
     t = start + 3
@@ -274,12 +279,10 @@ def support_trace(b: TraceBuilder, start: int) -> tuple[str, dict[str, Any], int
         intent,
         system=conventions.CLASSIFY_SYSTEM,
     )
-    # The conversation so far: now and then an earlier turn, then the question and, when the
-    # question needs a tool, the model's call and its result.
-    turn = int(b.trace_id[-2:], 16) % (len(conventions.EARLIER_TURNS) + 2)
+    # The conversation so far (the session's earlier turns: tui/demo/sessions.py), then the
+    # question and, when the question needs a tool, the model's call and its result.
     messages = []
-    if turn < len(conventions.EARLIER_TURNS):
-        asked, answered = conventions.EARLIER_TURNS[turn]
+    for asked, answered in b.turn.history if b.turn is not None else ():
         messages += [
             conventions.text_message("user", asked),
             conventions.text_message("assistant", answered),

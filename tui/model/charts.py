@@ -96,6 +96,24 @@ def _level(value: float, low: float, high: float, first: int, last: int) -> int:
     return first + min(last - first, max(0, round(share * (last - first))))
 
 
+def axis_width(
+    values: Sequence[float | None], label: Callable[[float], str], threshold: float | None = None
+) -> int:
+    """The width of `bar_chart`'s value axis (its labels: the top value, the threshold, 0); the
+    bars start one cell after it."""
+    top = max([*(v for v in values if v is not None), threshold or 0.0, 0.0])
+    shown = [label(top), label(0.0)] + ([label(threshold)] if threshold is not None else [])
+    return max(6, *(len(text) for text in shown))
+
+
+def bar_column(index: int, count: int, plot: int) -> int:
+    """The column (0-based, within the bars) where the value at `index` of `count` is drawn,
+    the values stretched or squeezed over `plot` cells (`resample`)."""
+    if count <= 0:
+        return 0
+    return min(plot - 1, max(0, int((index + 0.5) * plot / count)))
+
+
 def bar_chart(
     values: Sequence[float | None],
     width: int,
@@ -108,7 +126,6 @@ def bar_chart(
     the threshold on its own row, 0 at the bottom; `label` writes a value with its unit). The
     threshold is a dotted row where the bars do not reach it. Bars rise from zero in one-eighth
     cell steps; zero is `_`, no data a blank."""
-    axis = max(len(label(0.0)), 6)
     present = [v for v in values if v is not None]
     top = max([*present, threshold or 0.0, 0.0])
     labels = {0: label(top), height - 1: label(0.0)}
@@ -118,7 +135,7 @@ def bar_chart(
         # The row the threshold falls in, counted from the top.
         threshold_row = max(0, height - 1 - int(threshold / top * eighths) // 8)
         labels[threshold_row] = label(threshold)  # before the top or zero: it is what matters
-    axis = max(axis, *(len(text) for text in labels.values()))
+    axis = axis_width(values, label, threshold)
     plot = max(1, width - axis - 1)
     cells = resample(values, plot, worst_pick(condition) if threshold is not None else max)
     heights = [None if v is None else (round(v / top * eighths) if top > 0 else 0) for v in cells]

@@ -4,6 +4,7 @@ money, durations, shares and times, so that one figure reads the same on every s
 from __future__ import annotations
 
 import math
+import re
 from datetime import datetime, timezone
 
 from rich.cells import cell_len, set_cell_size
@@ -23,6 +24,29 @@ def fit(value: object, width: int, multiline: bool = False) -> str:
     if cell_len(text) > width:
         text = set_cell_size(text, width - 1) + ELLIPSIS
     return set_cell_size(text, width)
+
+
+_DATE_SUFFIX = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
+
+
+def model_label(name: str, width: int) -> str:
+    """A model's name in `width` characters: whole when it fits, else without its date
+    (`claude-3-5-sonnet-20241022` -> `claude-3-5-sonnet`), cut in its middle if need be, which
+    keeps the end that tells models apart (`text-emb…3-small`)."""
+    name = visible(name)
+    if len(name) <= width:
+        return name
+    return middle_cut(_DATE_SUFFIX.sub("", name), width)
+
+
+def middle_cut(text: str, width: int) -> str:
+    """`text` in `width` characters, cut in its middle with an ellipsis: `text-emb…3-small`."""
+    if len(text) <= width:
+        return text
+    if width < 3:
+        return text[:width]
+    tail = (width - 1) // 2
+    return text[: width - 1 - tail] + ELLIPSIS + text[len(text) - tail :]
 
 
 def fit_right(value: object, width: int) -> str:
@@ -102,6 +126,15 @@ def trace_cost(value: float | None, unpriced_spans: int | None) -> str:
     if not value or not shown.startswith("$"):  # 0, none, or too small to say "at least"
         return UNKNOWN_COST
     return shown + MORE_UNPRICED
+
+
+def byte_size(size: int) -> str:
+    """A size in bytes as file managers write it (decimal units): `980 B`, `512 kB`, `3.2 MB`."""
+    if size < 1000:
+        return f"{size:,} B"
+    if size < 1_000_000:
+        return f"{size / 1000:,.0f} kB"
+    return f"{size / 1_000_000:,.1f} MB"
 
 
 def percent(value: float | None) -> str:

@@ -22,13 +22,23 @@ from datetime import datetime, timedelta
 from itertools import accumulate, pairwise
 from operator import itemgetter
 
-from tui.api import Trace
-from tui.core.alert_rules import amount, breach_text, parse_metric
+from tui.api import Alert, Trace
+from tui.core.alert_rules import both_amounts, breach_text, parse_metric
 
 DRIFT_NOTE = "Prompt drift needs the prompts themselves: only the server can compute it."
 # What a state marked * means, in words, where the alerts list and an alert's detail show one:
 # a server that does not evaluate alerts has none, so the app reads one from its traces.
 COMPUTED_NOTE = "the state marked * is worked out by this app from the server's trace list"
+
+
+# The state of an alert the server keeps states for and has not evaluated yet: its "no data"
+# says nothing of the window.
+EVALUATING = "… evaluating"
+
+
+def awaits_evaluation(alert: Alert) -> bool:
+    """Whether the server keeps alert states and has not evaluated this one yet."""
+    return alert.state == "no_data" and alert.last_evaluated_at is None and not alert.paused
 
 
 def has_error(trace: Trace) -> bool:
@@ -268,4 +278,5 @@ def compared_text(
         return breach_text(metric, condition, value, threshold)
     if breaches(condition, value, threshold):
         return breach_text(metric, condition, value, threshold)
-    return f"{amount(metric, value)} {UNBREACHED[condition]} {amount(metric, threshold)}"
+    value_text, threshold_text = both_amounts(metric, value, threshold)
+    return f"{value_text} {UNBREACHED[condition]} {threshold_text}"

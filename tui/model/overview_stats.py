@@ -119,6 +119,20 @@ class Overview:
     def moment(self, index: int) -> datetime:
         return self.start + index * self.size
 
+    def window(self, index: int) -> tuple[datetime, datetime]:
+        """The stretch of time a bucket covers: [its start, the next one's), the last cut at
+        the end."""
+        return self.moment(index), min(self.end, self.moment(index + 1))
+
+    def spike(self) -> int | None:
+        """The bucket with the most failed traces (the latest of equals): where a look at the
+        failures starts; None when nothing failed."""
+        errors = [b.errors for b in self.buckets]
+        worst = max(errors, default=0)
+        if worst == 0:
+            return None
+        return len(errors) - 1 - errors[::-1].index(worst)
+
     def counts(self) -> list[float | None]:
         return [float(b.traces) for b in self.buckets]
 

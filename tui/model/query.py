@@ -1,7 +1,7 @@
 """The trace list's query line: text such as
 `error model:gpt-4o latency>2s cost>0.01 user:alice tag:prod sort:-latency "refund"` read into a
-TraceFilter (`parse_query`), written back (`format_query`), and applied to loaded rows for a
-server that does not filter (`matches`, `sort_rows`).
+TraceFilter (`parse_query`) and written back (`format_query`); applied to loaded rows, for a
+server that does not filter, by tui/model/query_rows.py.
 
 The language, word by word (whitespace apart; a "quoted phrase" is one word):
 - `error` / `ok` (or `status:error`, `status:ok`): the trace failed / did not;
@@ -12,18 +12,21 @@ The language, word by word (whitespace apart; a "quoted phrase" is one word):
 - `sort:latency` (ascending) or `sort:-latency` (descending), by start, latency, cost or tokens;
 - `input:"…"` and `output:"…"` (repeatable): text in the trace's inputs only, outputs only;
 - `span(model:gpt-4o error latency>2s)`: conditions ONE span must all meet (span_query.py);
+- the annotations' terms (tui/model/annotation_query.py), each repeatable: `has:note` (an
+  annotation of that name on the trace or a span), `label:root_cause=retriever`,
+  `score:correctness<0.5` (or `<=`, `>`, `>=`);
 - any other word or "phrase": text the trace must contain (its inputs, outputs, names, errors).
 Anything else is a QueryError whose message says what is wrong and what is meant instead.
 """
 
 from __future__ import annotations
 
-import functools
 import re
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from tui.api.models import TraceFilter
+from tui.model.annotation_query import TERMS, TermError, read_term, term_words
 from tui.model.query_words import (
     COMPARISON,
     FIELD,
@@ -39,7 +42,7 @@ from tui.model.query_words import (
     QueryError as QueryError,
 )
 from tui.model.span_query import LABELS as SPAN_LABELS
-from tui.model.span_query import fits_trace, format_span, parse_span, split_span
+from tui.model.span_query import format_span, parse_span, split_span
 
 # The service's text index matches words of three characters or more: a query with a shorter
 # word filters the loaded rows instead.
@@ -89,6 +92,9 @@ FIELD_WORDS = (
     "span(error",
     "input:",
     "output:",
+    "has:note",
+    "label:",
+    "score:",
 )
 LABELS = {
     "status": "the status",
@@ -106,8 +112,14 @@ LABELS = {
     "outputs": "output:",
     "span": "span(…)",
     **SPAN_LABELS,
+    "annotations": "has:",
+    "labels": "label:",
+    "scores": "score:",
 }
-KNOWN = "status, model, name, user, session, tag, latency, cost, sort, input, output, span(…)"
+KNOWN = (
+    "status, model, name, user, session, tag, latency, cost, sort, input, output, span(…),"
+    " has, label, score"
+)
 
 
 def _sort(word: str, value: str) -> tuple[str, str]:
@@ -135,6 +147,8 @@ def parse_query(text: str) -> TraceFilter:
     text, span_inside = split_span(text)
     if span_inside is not None:
         found.update(parse_span(span_inside))
+    # The annotation terms, each repeatable (TraceFilter's annotations, labels, scores).
+    annotated: dict[str, list[Any]] = {"annotations": [], "labels": [], "scores": []}
 
     def put(field: str, value: Any, word: str) -> None:
         if field in found and found[field] != value:
@@ -161,6 +175,16 @@ def parse_query(text: str) -> TraceFilter:
             name, raw = field.groups()
             value, _ = unquote(raw)
             key = VALUE_FIELDS.get(name.lower())
+            if name.lower() in TERMS:
+                if not value:
+                    raise QueryError(f"{word} needs a value ({name}:something)")
+                try:
+                    kind, term = read_term(word, name.lower(), value)
+                except TermError as error:
+                    raise QueryError(str(error)) from None
+                if term not in annotated[kind]:
+                    annotated[kind].append(term)
+                continue
             if key is None:
                 raise QueryError(
                     f"{name}: is not a field (the fields are {KNOWN}); "
@@ -200,6 +224,9 @@ def parse_query(text: str) -> TraceFilter:
         tags=tuple(listed["tags"]),
         inputs=tuple(listed["inputs"]),
         outputs=tuple(listed["outputs"]),
+        annotations=tuple(annotated["annotations"]),
+        labels=tuple(annotated["labels"]),
+        scores=tuple(annotated["scores"]),
     )
 
 
@@ -233,6 +260,7 @@ def format_query(query: TraceFilter) -> str:
         parts.append(f"latency<{duration_text(query.max_latency_ms)}")
     if query.min_cost_usd is not None:
         parts.append(f"cost>{ms_text(query.min_cost_usd)}")
+    parts += term_words(query, written)
     if query.sort is not None:
         sign = "-" if query.order == "desc" else ""
         parts.append(f"sort:{sign}{SORT_WORDS.get(query.sort, query.sort)}")
@@ -246,140 +274,6 @@ def format_query(query: TraceFilter) -> str:
         )
         parts.append(f'"{term}"' if special else term)
     return " ".join(parts)
-
-
-# -- applied to loaded rows, for a server that does not filter -------------------------------
-
-
-def loaded_row_text(trace: Any) -> str:
-    """The text a loaded list row offers a text search, casefolded: its name, id, status, error
-    and previews (the server searches the whole trace's text; a row carries only these)."""
-    fields = (
-        trace.name,
-        trace.id,
-        trace.status,
-        trace.error_message,
-        trace.input_preview,
-        getattr(trace, "output_preview", None),
-    )
-    return " ".join(str(value) for value in fields if value).casefold()
-
-
-def _models_of(trace: Any) -> set[str]:
-    models = getattr(trace, "models", None)
-    names: Iterable[Any] = models if isinstance(models, (dict, list)) else ()
-    return {name.casefold() for name in names if isinstance(name, str)}
-
-
-# What a loaded row must carry for a condition on it to be judged: a server that never sends a
-# row's models (the local service lists them only when asked) or users cannot have its rows
-# judged by them, only its own filter can.
-CARRIED: dict[str, Callable[[Any], bool]] = {
-    "model": lambda trace: getattr(trace, "models", None) is not None,
-    "user_id": lambda trace: getattr(trace, "user_id", None) is not None,
-    "session_id": lambda trace: getattr(trace, "session_id", None) is not None,
-    "tags": lambda trace: bool(getattr(trace, "tags", None)),
-    "inputs": lambda trace: getattr(trace, "input_preview", None) is not None,
-    "outputs": lambda trace: getattr(trace, "output_preview", None) is not None,
-}
-
-
-def unjudged(query: TraceFilter, rows: Sequence[Any]) -> tuple[str, ...]:
-    """The conditions of `query` (TraceFilter fields) that no row of `rows` carries what it
-    takes to judge; () when there are no rows. "span": a span(…) group, which rows (no spans)
-    judge only by what it implies of the trace (span_query.fits_trace)."""
-    if not rows:
-        return ()
-    asked = [field for field in CARRIED if getattr(query, field)]
-    found = tuple(field for field in asked if not any(map(CARRIED[field], rows)))
-    return (*found, "span") if query.has_span else found
-
-
-def matches(
-    trace: Any, query: TraceFilter, text: str | None = None, skip: Collection[str] = ()
-) -> bool:
-    """Whether a loaded trace passes the filter (the sort aside), the conditions named in `skip`
-    (TraceFilter fields, see `unjudged`) aside. `text`: its loaded_row_text, when the caller
-    keeps one."""
-    if query.status is not None and trace.is_error != (query.status == "error"):
-        return False
-    if query.name is not None and (trace.name or "").casefold() != query.name.casefold():
-        return False
-    if (
-        query.model is not None
-        and "model" not in skip
-        and query.model.casefold() not in _models_of(trace)
-    ):
-        return False
-    if (
-        query.user_id is not None
-        and "user_id" not in skip
-        and getattr(trace, "user_id", None) != query.user_id
-    ):
-        return False
-    if (
-        query.session_id is not None
-        and "session_id" not in skip
-        and getattr(trace, "session_id", None) != query.session_id
-    ):
-        return False
-    if (
-        query.tags
-        and "tags" not in skip
-        and not set(query.tags) <= set(getattr(trace, "tags", None) or ())
-    ):
-        return False
-    if query.has_span and not fits_trace(trace, query):
-        return False
-    for field, preview in (("inputs", "input_preview"), ("outputs", "output_preview")):
-        wanted = getattr(query, field)
-        if wanted and field not in skip:
-            # A row carries the start of one input and one output: the server searches them all.
-            shown = (getattr(trace, preview, None) or "").casefold()
-            if not all(text.casefold() in shown for text in wanted):
-                return False
-    duration = trace.duration_ms
-    if query.min_latency_ms is not None and (duration is None or duration < query.min_latency_ms):
-        return False
-    if query.max_latency_ms is not None and (duration is None or duration > query.max_latency_ms):
-        return False
-    cost = trace.total_cost_usd
-    if query.min_cost_usd is not None and (cost is None or cost < query.min_cost_usd):
-        return False
-    if query.q:
-        haystack = text if text is not None else loaded_row_text(trace)
-        return all(term in haystack for term in _folded_terms(query.q))
-    return True
-
-
-@functools.lru_cache(maxsize=64)
-def _folded_terms(q: str) -> tuple[str, ...]:
-    """A `q`'s terms, casefolded: read once for the rows a filter is matched against, not once
-    a row (50,000 rows: 0.3 s of it)."""
-    return tuple(term.casefold() for term in text_terms(q))
-
-
-def _started(trace: Any) -> float | None:
-    return trace.started_at.timestamp() if trace.started_at else None
-
-
-_SORT_VALUES: dict[str, Callable[[Any], float | None]] = {
-    "started_at": _started,
-    "duration_ms": lambda t: t.duration_ms,
-    "total_cost_usd": lambda t: t.total_cost_usd,
-    "total_tokens": lambda t: t.total_tokens,
-}
-
-
-def sort_rows(rows: Sequence[Any], sort: str, order: str | None) -> list[Any]:
-    """Rows ordered by a sort key, as the server would (ties by id); rows without the value
-    last either way."""
-    value_of = _SORT_VALUES.get(sort, _SORT_VALUES["started_at"])
-    sign = -1 if (order or "desc") == "desc" else 1
-    known = [(value_of(row), row) for row in rows]
-    present = [(value, row) for value, row in known if value is not None]
-    present.sort(key=lambda pair: (sign * pair[0], pair[1].id or ""))
-    return [row for _, row in present] + [row for value, row in known if value is None]
 
 
 def completions(seen: Mapping[str, Iterable[str]]) -> list[str]:

@@ -3,8 +3,17 @@
 Server strings are data, never markup: Textual parses markup in plain `str` labels, cells and
 notifications, and markup can carry actions (`[@click=app.quit]`). ESC sequences would reach the
 terminal and could clear it or write the clipboard. So every server string is built into a
-`rich.text.Text` from its plain characters (no markup parsing), with control, bidi and zero-width
-characters replaced by visible stand-ins, and optionally truncated with an ellipsis.
+`rich.text.Text` from its plain characters (no markup parsing), with every character a reader
+cannot see replaced by a visible stand-in, and optionally truncated with an ellipsis.
+
+What counts as unseen: controls (C0, DEL, C1), format characters (Unicode category Cf: bidi
+marks and isolates, zero-width spaces and joiners, the word joiner, tag characters, the soft
+hyphen), line and paragraph separators, lone UTF-16 halves, and the other default-ignorable
+code points (Hangul fillers, the combining grapheme joiner, unassigned ignorables), which a
+terminal draws as nothing and which can hide text or smuggle it past a reader. Variation
+selectors are the exception that keeps emoji whole: one right after a drawn character picks
+that character's glyph (the U+FE0F of "❤️") and stays; any other (a run of them, or one after
+nothing drawn) is what hides data, and is shown.
 """
 
 from __future__ import annotations
@@ -19,43 +28,106 @@ from rich.text import Text
 
 ELLIPSIS = "…"
 
+# Code point ranges (inclusive) shown as <U+XXXX>, beside the C0 controls and DEL. Category Cf
+# as of Unicode 16 (a newer Python's additions included), Zl and Zp, C1, the surrogates, and the
+# default-ignorable code points of DerivedCoreProperties that are not Cf.
+_UNSEEN_RANGES: tuple[tuple[int, int], ...] = (
+    (0x0080, 0x009F),  # C1 controls: CSI (0x9B) and OSC (0x9D) on some terminals
+    (0x00AD, 0x00AD),  # soft hyphen
+    (0x034F, 0x034F),  # combining grapheme joiner
+    (0x0600, 0x0605),  # Arabic number signs (prepended marks)
+    (0x061C, 0x061C),  # Arabic letter mark (bidi)
+    (0x06DD, 0x06DD),
+    (0x070F, 0x070F),
+    (0x0890, 0x0891),
+    (0x08E2, 0x08E2),
+    (0x115F, 0x1160),  # Hangul choseong/jungseong fillers
+    (0x17B4, 0x17B5),  # Khmer inherent vowels
+    (0x180E, 0x180E),  # Mongolian vowel separator
+    (0x200B, 0x200F),  # zero-width space, non-joiner, joiner; LRM, RLM
+    (0x2028, 0x202E),  # line and paragraph separators; bidi embeddings and overrides
+    (0x2060, 0x206F),  # word joiner, invisible operators, bidi isolates, deprecated formats
+    (0x3164, 0x3164),  # Hangul filler
+    (0xD800, 0xDFFF),  # halves of UTF-16 pairs: JSON can escape one alone ("\ud800")
+    (0xFEFF, 0xFEFF),  # zero-width no-break space (BOM)
+    (0xFFA0, 0xFFA0),  # halfwidth Hangul filler
+    (0xFFF0, 0xFFFB),  # unassigned ignorables; interlinear annotation marks
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x1343F),  # Egyptian hieroglyph format controls
+    (0x1BCA0, 0x1BCA3),  # shorthand format controls
+    (0x1D173, 0x1D17A),  # musical symbol format controls
+    (0xE0000, 0xE00FF),  # language tag and tag characters (U+E0041 is an invisible "A")
+    (0xE01F0, 0xE0FFF),  # unassigned ignorables
+)
+
+# Variation selectors (Mongolian free variation selectors, VS1-16, VS17-256): one right after a
+# drawn character stays (it picks the glyph), any other is shown.
+_SELECTOR_RANGES: tuple[tuple[int, int], ...] = (
+    (0x180B, 0x180D),
+    (0x180F, 0x180F),
+    (0xFE00, 0xFE0F),
+    (0xE0100, 0xE01EF),
+)
+
+
+def _stand_in(code: int) -> str:
+    return f"<U+{code:04X}>"
+
+
+def _class(ranges: tuple[tuple[int, int], ...]) -> str:
+    return "".join(
+        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+        for a, b in ranges
+    )
+
 
 @cache
 def _tables() -> tuple[dict[int, str], dict[int, str]]:
-    """str.translate's tables (one line; multiline): some 2,200 entries, 5 ms to build, so they
-    are built for the first string that needs one, not on the way to the app's first frame."""
+    """str.translate's tables (one line; multiline): some 8,000 entries, a few ms to build, so
+    they are built for the first string that needs one, not on the way to the app's first
+    frame."""
     table = {
         # C0 controls become their Unicode "control pictures" (U+2400 + code): ␛ for ESC.
         **{code: chr(0x2400 + code) for code in range(0x20)},
         0x7F: "␡",
-        # Bidi overrides/isolates and zero-width characters would reorder or hide text.
-        **{code: f"<U+{code:04X}>" for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))},
-        **{code: f"<U+{code:04X}>" for code in (0x200B, 0x200C, 0x200D, 0x200E, 0x200F, 0xFEFF)},
-        0x2028: "<U+2028>",
-        0x2029: "<U+2029>",
-        # C1 controls (0x80-0x9F) include CSI (0x9B) and OSC (0x9D) on some terminals.
-        **{code: f"<U+{code:04X}>" for code in range(0x80, 0xA0)},
-        # Halves of UTF-16 pairs: JSON can escape one alone ("\ud800"); it cannot be encoded.
-        **{code: f"<U+{code:04X}>" for code in range(0xD800, 0xE000)},
+        **{code: _stand_in(code) for a, b in _UNSEEN_RANGES for code in range(a, b + 1)},
     }
     return table, {k: v for k, v in table.items() if k not in (0x0A, 0x09)}
 
 
-_NEEDS_WORK = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff\ud800-\udfff]"
-)
+_UNSEEN_CLASS = "\x00-\x1f\x7f" + _class(_UNSEEN_RANGES)
+_SELECTOR_CLASS = _class(_SELECTOR_RANGES)
+_NEEDS_WORK = re.compile(f"[{_UNSEEN_CLASS}{_SELECTOR_CLASS}]")
+_ASCII_NEEDS_WORK = re.compile("[\x00-\x1f\x7f]")  # the same for ASCII text, three times faster
+_SELECTOR_RUN = re.compile(f"[{_SELECTOR_CLASS}]+")
+# What a selector cannot pick a glyph of: a space, a control or another unseen character.
+_UNDRAWN = re.compile(f"[\\s{_UNSEEN_CLASS}]")
+
+
+def _show_selectors(text: str) -> str:
+    """Variation selectors past the first after a drawn character, made visible."""
+
+    def shown(found: re.Match[str]) -> str:
+        run = found.group()
+        start = found.start()
+        keep = start > 0 and _UNDRAWN.match(text[start - 1]) is None
+        return run[:1] * keep + "".join(_stand_in(ord(c)) for c in run[keep:])
+
+    return _SELECTOR_RUN.sub(shown, text)
 
 
 def visible(value: object, multiline: bool = False) -> str:
-    """The characters of `value` with every control, bidi and zero-width one made visible.
+    """The characters of `value` with every control, format (bidi, zero-width, tag) and other
+    unseen character made visible (see the module's docstring).
 
     `multiline` keeps newlines and tabs (for detail panels); otherwise they become ␊ and ␉.
     """
     text = "" if value is None else str(value)
-    if not _NEEDS_WORK.search(text):
+    if not (_ASCII_NEEDS_WORK if text.isascii() else _NEEDS_WORK).search(text):
         return text
     one_line, multiline_table = _tables()
-    return text.translate(multiline_table if multiline else one_line)
+    return _show_selectors(text).translate(multiline_table if multiline else one_line)
 
 
 def safe_text(

@@ -1,5 +1,6 @@
 """The trace list's state applied to its loaded rows (pure): what the server did not filter or
-sort is done here, the way the server would (tui/model/query.py's `matches` and `sort_rows`),
+sort is done here, the way the server would (tui/model/query_rows.py's `matches` and
+`sort_rows`),
 and what is typed in the open query line is previewed on them, saying over which rows, what
 it cannot judge there, and what Enter will do."""
 
@@ -7,16 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from tui.api.models import SPAN_CONDITIONS, Trace, TraceFilter
-from tui.model.query import (
-    format_query,
-    loaded_row_text,
-    matches,
-    sort_rows,
-    text_terms,
-    unjudged,
-)
+from tui.model import annotation_query
+from tui.model.query import format_query, text_terms
+from tui.model.query_rows import loaded_row_text, matches, sort_rows, unjudged
 from tui.model.trace_list import TraceListState
 
 
@@ -50,7 +47,7 @@ def keeps_within(narrow: TraceFilter, wide: TraceFilter) -> bool:
         value = getattr(wide, name)
         if value is not None and (getattr(narrow, name) or "").casefold() != value.casefold():
             return False
-    if not set(wide.tags) <= set(narrow.tags):
+    if not set(wide.tags) <= set(narrow.tags) or not annotation_query.within(narrow, wide):
         return False
     for low, high in (
         (narrow.min_latency_ms, wide.min_latency_ms),
@@ -93,7 +90,7 @@ def left_to_do(narrow: TraceFilter, done: TraceFilter) -> TraceFilter:
     """The conditions of `narrow` that `done` (a filter the server applied) did not apply
     already, exactly: applying one again here could only lose rows (the server searches the
     whole trace's text, a loaded row carries a little of it)."""
-    same = {
+    same: dict[str, Any] = {
         field: None for field in SINGLE_CONDITIONS if getattr(narrow, field) == getattr(done, field)
     }
     tags = tuple(tag for tag in narrow.tags if tag not in done.tags)
@@ -106,9 +103,11 @@ def left_to_do(narrow: TraceFilter, done: TraceFilter) -> TraceFilter:
     outputs = tuple(
         t for t in narrow.outputs if t.casefold() not in {d.casefold() for d in done.outputs}
     )
+    annotated = annotation_query.left_to_do(narrow, done)
     return replace(
         narrow,
         **same,
+        **annotated,
         tags=tags,
         q=q or None,
         inputs=inputs,

@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable
 
 from tui.server.store.protocol import TraceStore
-from tui.server.store.rows import ApiKeyRow, KeyInfo, now_ms
+from tui.server.store.rows import ApiKeyRow, KeyInfo, Reply, now_ms
 
 log = logging.getLogger("tracetui.server")
 
@@ -93,10 +93,12 @@ def plain_key_id(key_id: str) -> str:
     return key_id.removeprefix(KEY_ID_PREFIX).lower()
 
 
-def revoke_key(store: TraceStore, key_id: str, project_id: str | None) -> str:
+def revoke_key(
+    store: TraceStore, key_id: str, project_id: str | None, reply: Reply | None = None
+) -> str:
     """Revoke `project_id`'s key `key_id` (None: a workspace key): REVOKED, NO_SUCH_KEY, or
-    LAST_WORKSPACE_KEY (refused)."""
-    return store.remove_key(plain_key_id(key_id), project_id)
+    LAST_WORKSPACE_KEY (refused); `reply` as TraceStore.remove_key takes it."""
+    return store.remove_key(plain_key_id(key_id), project_id, reply)
 
 
 class KeyUsage:

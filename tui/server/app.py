@@ -19,6 +19,7 @@ from tui.server.background import Background, PeriodicTask, default_tasks, new_r
 from tui.server.config import ServerConfig
 from tui.server.http.errors import install_error_handlers
 from tui.server.http.identity import limit_requests
+from tui.server.http.searches import SearchLimits
 from tui.server.ingest.costs import warm_in_background
 from tui.server.ingest.processes import IngestProcesses
 from tui.server.ingest.writer import IngestWriter
@@ -78,6 +79,7 @@ def create_app(
     # Worker processes open the store themselves, if it can be opened from another process.
     app.state.ingest = Ingest(IngestWriter(store), IngestProcesses(config.workers, store.opener()))
     limit_requests(app, store, config, KeyUsage(store, clock))
+    app.state.searches = SearchLimits.configured(config)  # read by http.searches.searched
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router, prefix="/v1")

@@ -1,8 +1,8 @@
 """The service's background work: the one place where periodic tasks and long-running workers
 are registered, started and stopped (by the app's lifespan).
 
-Periodic tasks: checkpoints of the write-ahead log, forgetting Idempotency-Keys, the retention
-sweep, and alert evaluation (every `--alert-interval` seconds). Workers: the webhook delivery
+Periodic tasks: checkpoints of the write-ahead log, the text index (store/texts.py), forgetting
+Idempotency-Keys, the retention sweep, and alert evaluation (every `--alert-interval` seconds). Workers: the webhook delivery
 worker (alerts/delivery.py), a task of the event loop that sends over the network and waits on
 nothing else.
 
@@ -47,6 +47,7 @@ from typing import Protocol
 from tui.server.alerts.service import Alerts
 from tui.server.store.protocol import TraceStore
 from tui.server.store.rows import now_ms
+from tui.server.store.texts import INDEX_BATCH, INDEX_PERIOD_S
 
 log = logging.getLogger("tracetui.server")
 
@@ -97,6 +98,7 @@ def default_tasks(
         replica = alerts.replica if alerts is not None else new_replica_id()
     tasks = [
         checkpoint_log(store),
+        index_texts(store),
         leased(forget_old_responses(store, clock), store, replica),
         leased(expire_old_traces(store, clock), store, replica),
     ]
@@ -151,6 +153,19 @@ class LeasedRound:
 def leased(task: PeriodicTask, store: TraceStore, holder: str) -> PeriodicTask:
     """`task` run once a period across every replica sharing `store` (see LeasedRound)."""
     return PeriodicTask(task.name, task.period_s / LEASE_POLLS, LeasedRound(store, holder, task))
+
+
+def index_texts(store: TraceStore, period_s: float = INDEX_PERIOD_S) -> PeriodicTask:
+    """The texts ingest left waiting moved into the text index (store/texts.py), all of them
+    each round, INDEX_BATCH per transaction. Not leased: every replica indexes (each text is
+    claimed by one), so the bound holds while any replica runs. Not at a lower priority
+    either: the ingest workers are, and the bound holds when they keep the CPU busy."""
+
+    def index() -> None:
+        while store.index_texts(INDEX_BATCH) >= INDEX_BATCH:
+            pass
+
+    return PeriodicTask("index-texts", period_s, index)
 
 
 def forget_request_counts(

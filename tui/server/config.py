@@ -48,6 +48,11 @@ class ServerConfig:
     # to close it and never sends a request on a connection the service is closing.
     idle_timeout_s: float = 15.0
     max_connections: int = 1000
+    # What one search (a filtered trace list, sessions, users) may take: http/searches.py.
+    query_timeout_s: float = 5.0
+    searches_per_key: int = 3
+    # Below the PostgreSQL pool's 10 connections: other requests always find one.
+    searches: int = 6
 
     @property
     def database(self) -> str:
@@ -301,6 +306,32 @@ OPTIONS: tuple[Option, ...] = (
         positive_number,
         "open connections at most; one more closes the connection waiting longest for a "
         "request (itself if every one is being answered)",
+        "N",
+    ),
+    Option(
+        "query_timeout_s",
+        "--query-timeout",
+        "TRACETUI_QUERY_TIMEOUT",
+        positive_seconds,
+        "how long one search (a filtered trace list, sessions, users) may read the database, "
+        "in seconds; then it is stopped and answered 422 query_timeout",
+        "SECONDS",
+    ),
+    Option(
+        "searches_per_key",
+        "--searches-per-key",
+        "TRACETUI_SEARCHES_PER_KEY",
+        positive_number,
+        "searches one key may have under way at once; one more is answered 429 with Retry-After",
+        "N",
+    ),
+    Option(
+        "searches",
+        "--searches",
+        "TRACETUI_SEARCHES",
+        positive_number,
+        "searches under way at once in all, per replica (keep it below the PostgreSQL pool's "
+        "10 connections); one more is answered 503 with Retry-After",
         "N",
     ),
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
@@ -22,7 +22,9 @@ from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
 from tui.core.gcpause import hold_start_up, let_go_of_start_up
+from tui.model.formatting import byte_size
 from tui.model.text import NOTICE_MAX_CHARS, notice, safe_text
+from tui.model.verdicts import DEFAULT_VERDICTS, Verdict
 from tui.ui.hangup import watch_for_hangup
 from tui.ui.navigation import Navigation
 from tui.ui.start import StartAt as StartAt  # named beside the app by those who start it
@@ -41,6 +43,10 @@ MIN_WIDTH, MIN_HEIGHT = 80, 24
 
 # Either a client, or how to make one: made in a thread once the first frame is drawn.
 ClientOrFactory = Union["TraceSource", Callable[[], "TraceSource"]]
+
+# The most text copied by OSC 52: base64 makes it 1,000,000 bytes, under tmux's limit of one
+# escape sequence (1 MiB: INPUT_BUF_LIMIT in its input.c), which drops longer ones silently.
+COPY_MAX_BYTES = 750_000
 
 # A toast's title is cut to this many characters of a server string.
 TITLE_MAX_CHARS = 60
@@ -82,6 +88,7 @@ class TraceTuiApp(Navigation):
         keymap: dict[str, str] | None = None,
         config_path: Path | None = None,
         server_label: str | None = None,
+        verdicts: Sequence[Verdict] | None = None,
     ) -> None:
         super().__init__()
         self._client: TraceSource | None = None
@@ -96,6 +103,10 @@ class TraceTuiApp(Navigation):
         self.profiles = tuple(profiles)
         self.keymap = keymap or {}
         self.config_path = config_path
+        # The annotate form's quick verdicts, by digit (the config's [verdicts]).
+        self.verdicts: tuple[Verdict, ...] = (
+            DEFAULT_VERDICTS if verdicts is None else tuple(verdicts)
+        )
         self.projects: list[Project] = []
         self.last_refresh: float | None = None
         self.problem: str | None = None
@@ -224,11 +235,17 @@ class TraceTuiApp(Navigation):
         """Show the too-small notice below 80x24, and take it away (only it) at 80x24 or more."""
         size = size or self.size
         small = size.width < MIN_WIDTH or size.height < MIN_HEIGHT
-        if small and not self._notice_on_top():
+        if small:
             from tui.ui.screens.too_small import TooSmallScreen
 
-            super().push_screen(TooSmallScreen(MIN_WIDTH, MIN_HEIGHT))
-        elif not small and self._notice_on_top():
+            stack = self.screen_stack
+            if stack and isinstance(stack[-1], TooSmallScreen):
+                stack[-1].show_size(size)  # it says the size there is
+            else:
+                notice = TooSmallScreen(MIN_WIDTH, MIN_HEIGHT)
+                notice.show_size(size)
+                super().push_screen(notice)
+        elif self._notice_on_top():
             super().pop_screen()
 
     def _notice_on_top(self) -> bool:
@@ -256,6 +273,15 @@ class TraceTuiApp(Navigation):
         popped = super().pop_screen()
         self.check_size()
         return popped
+
+    def get_key_display(self, binding: Binding) -> str:
+        """A key as the footer, `?` and the docs all write it: `ctrl+r`, never `^r`."""
+        shown = super().get_key_display(binding)
+        if binding.key_display:
+            return shown
+        return "+".join(
+            f"ctrl+{part[1:]}" if part.startswith("^") else part for part in shown.split("+")
+        )
 
     def on_projects_loaded(self, message: ProjectsLoaded) -> None:
         self.projects = message.projects
@@ -474,7 +500,20 @@ class TraceTuiApp(Navigation):
 
     def copy_text(self, text: str, what: str) -> None:
         """Copy by OSC 52 (works over SSH in most terminals); say how to fall back if not.
-        `what` names it for the toast: "span as JSON", "user message"..."""
+        `what` names it for the toast: "span as JSON", "user message"... Text too big for the
+        terminal to take (COPY_MAX_BYTES) is not sent: the toast says its size and the way
+        out (a file)."""
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > COPY_MAX_BYTES:
+            self.notify(
+                f"The {what} is {byte_size(size)}: too big to copy through the terminal (OSC 52 "
+                f"carries up to {byte_size(COPY_MAX_BYTES)} here; tmux drops longer ones). "
+                "Press e to export the trace to a file instead.",
+                title="Not copied",
+                severity="warning",
+                timeout=10,
+            )
+            return
         self.copy_to_clipboard(text)
         self.notify(
             f"Copied the {what} ({len(text):,} characters) via OSC 52. If nothing arrived, "

@@ -22,13 +22,15 @@ _PACKAGES = (tui.ui.screens, tui.ui.widgets)
 # Keys kept out of a screen's own footer (show=False) that the footer offers all the same when
 # there is room left after the screen's keys (tui/ui/widgets/key_footer.py): the ones a newcomer
 # looks for first, in the order offered. At 80 columns the trace detail has room for one more
-# key after its own: y on the tree, e on the detail pane (whose y is its own); N and r follow
-# on wider terminals, and all are in `?`.
+# key after its own: y on the tree, e on the detail pane (whose y is its own); D (compare with
+# the last good one), N, r and Y follow on wider terminals, and all are in `?`.
 FOOTER_WHEN_ROOM = (
     "detail.copy",
     "detail.export",
+    "detail.diff",
     "tree.previous_error",
     "detail.reload",
+    "detail.copy_trace",
 )
 
 

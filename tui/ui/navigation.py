@@ -6,34 +6,82 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import suppress
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 from textual.screen import ModalScreen
 
 if TYPE_CHECKING:
-    from tui.api import Alert, Project
+    from tui.api import Alert, Project, Trace
+    from tui.api.annotation_records import Annotation
+    from tui.api.models import Session
+    from tui.model.session_query import SessionQuery
     from tui.model.timerange import TimeRange
     from tui.model.trace_list import SessionsOf
+    from tui.ui.messages import DiffMark, DiffRequested
+    from tui.ui.screens.annotation_actions import AnnotationsOf
     from tui.ui.trace_pages import Collected
 
 
 def default_export_path(trace_id: str, now: float | None = None) -> Path:
-    """Where an export goes unless the user says otherwise: ~/tracetui/exports/trace-ID-TIME.json
-    (the id cut and made safe for a file name)."""
+    """Where an export goes unless the user says otherwise:
+    ~/tracetui/exports/trace-ID-2026-11-21_093015.json (the id cut and made safe for a file
+    name; the local time, readable, with no colon for the file systems that refuse one)."""
     safe_id = "".join(c if c.isalnum() or c in "-_" else "_" for c in trace_id)[:80]
-    moment = int(time.time() if now is None else now)
-    return Path.home() / "tracetui" / "exports" / f"trace-{safe_id}-{moment}.json"
+    moment = datetime.fromtimestamp(time.time() if now is None else now).astimezone()
+    stamp = moment.strftime("%Y-%m-%d_%H%M%S")
+    return Path.home() / "tracetui" / "exports" / f"trace-{safe_id}-{stamp}.json"
+
+
+def shown_path(path: Path) -> str:
+    """A path as a field shows it: under the home folder as ~/… (shorter, and read back by
+    expanduser)."""
+    try:
+        return "~/" + path.relative_to(Path.home()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def narrow_trace_list(screen: Any, time_range: TimeRange | None, query: str | None) -> None:
+    """Give a trace list just opened a range and a query, as `t` and `/` give them."""
+    from tui.model.query import QueryError
+
+    state = screen.state
+    if time_range is not None:
+        state = state.ranged(time_range)
+    # A query of the app's own making that does not read: the list opens unfiltered.
+    with suppress(QueryError):
+        state = state.submitted(query) if query else state
+    screen.state = state
+    screen.refresh_bindings()
+    screen.reload(keep=False)  # the range's rows (a new call replaces the first range's)
+    if state.query_text:
+        screen.requery()  # the server's filtered rows of the range, where it filters
 
 
 class Navigation(App[str | None]):
     """Opening and closing the app's screens; TraceTuiApp is built on it."""
 
-    def open_traces(self, project_id: str, name: str | None) -> None:
+    def open_traces(
+        self,
+        project_id: str,
+        name: str | None,
+        time_range: TimeRange | None = None,
+        query: str | None = None,
+    ) -> None:
+        """A project's traces; `time_range` and `query` (the query line's words, e.g. "error")
+        narrow them, as `t` and `/` would (the overview opens a spike's failing traces so)."""
         from tui.ui.screens.traces import TracesScreen
 
-        self.push_screen(TracesScreen(project_id, name))
+        screen = TracesScreen(project_id, name)
+        self.push_screen(screen)
+        if time_range is not None or query:
+            # The trace list is made without a range or a query: they are given once it is
+            # mounted, through what `t` and `/` call.
+            screen.call_after_refresh(narrow_trace_list, screen, time_range, query)
 
     def open_trace(self, trace_id: str, project_id: str | None = None) -> None:
         from tui.ui.screens.trace_detail import TraceDetailScreen
@@ -61,6 +109,51 @@ class Navigation(App[str | None]):
         while self.screen is not projects:
             self.pop_screen()
         projects.action_refresh()
+
+    # -- diffs: the trace list marks A (`m`) and asks for a diff (`D`); a trace asks for one
+    # against its last good trace; the diff screen picks another A.
+
+    # The trace marked as A: (trace id, project id, how it is named to the user).
+    diff_mark: tuple[str, str, str] | None = None
+
+    def open_diff(self, b_id: str, project_id: str | None = None, a_id: str | None = None) -> None:
+        """The diff of trace `b_id` against `a_id`, or against its last good trace."""
+        from tui.ui.screens.diff import DiffScreen
+
+        self.push_screen(DiffScreen(b_id, project_id, a_id))
+
+    def on_diff_mark(self, message: DiffMark) -> None:
+        self.diff_mark = (message.trace_id, message.project_id, message.label)
+        self.notify(
+            f"Marked {message.label} as A. On another trace, D shows what differs from it.",
+            title="Marked for a diff",
+            timeout=6,
+        )
+
+    def on_diff_requested(self, message: DiffRequested) -> None:
+        mark = self.diff_mark
+        if mark is not None and mark[1] == message.project_id and mark[0] == message.trace_id:
+            self.notify("This is the marked trace: D on another one diffs it against this.")
+            return
+        if mark is not None and mark[1] == message.project_id:
+            self.open_diff(message.trace_id, message.project_id, mark[0])
+        else:  # nothing marked here: against its last good one
+            self.open_diff(message.trace_id, message.project_id)
+
+    def pick_diff_base(
+        self,
+        b_id: str,
+        b: Trace | None,
+        candidates: list[Trace],
+        project_id: str | None,
+        chosen: Callable[[str | None], None],
+    ) -> None:
+        """The dialog that picks another A for the diff of `b_id`."""
+        from tui.ui.screens.diff_pick import PickDiffBase
+
+        mark = self.diff_mark
+        marked = (mark[0], mark[2]) if mark is not None and mark[1] == project_id else None
+        self.push_screen(PickDiffBase(b_id, b, candidates, marked), chosen)
 
     def open_alerts(self, project_id: str, name: str | None) -> None:
         from tui.ui.screens.alerts import AlertsScreen
@@ -90,13 +183,33 @@ class Navigation(App[str | None]):
         self.push_screen(ProjectSettingsScreen(project_id, name), closed)
 
     def open_sessions(
-        self, project_id: str, name: str | None, of: SessionsOf | None = None
+        self,
+        project_id: str,
+        name: str | None,
+        query: SessionQuery | None = None,
+        of: SessionsOf | None = None,
     ) -> None:
-        """A project's sessions, each read as one conversation; `of`: only those of a filtered
-        trace list (its user's, or its traces')."""
+        """A project's sessions, each read as one conversation; `query`: only those of a user,
+        a time or a text; `of`: only those of a filtered trace list (its user's, or its
+        traces')."""
         from tui.ui.screens.sessions import SessionsScreen
 
-        self.push_screen(SessionsScreen(project_id, name, of))
+        self.push_screen(SessionsScreen(project_id, name, query, of))
+
+    def open_session(self, project_id: str, session: Session) -> None:
+        """One session's traces in order, read as one conversation."""
+        from tui.ui.screens.session import SessionScreen
+
+        self.push_screen(SessionScreen(project_id, session))
+
+    def open_annotations(
+        self, of: AnnotationsOf, closed: Callable[[list[Annotation] | None], None]
+    ) -> None:
+        """The annotations of a trace (and its spans) or a session, to read whole, edit and
+        delete; `closed` gets them as they are when any changed."""
+        from tui.ui.screens.annotations import AnnotationsScreen
+
+        self.push_screen(AnnotationsScreen(of), closed)
 
     def open_workspace_keys(self) -> None:
         """The keys that manage every project (when the server offers them)."""
@@ -146,8 +259,8 @@ class Navigation(App[str | None]):
             if isinstance(answer, str):
                 self._write_export(Path(answer).expanduser(), text)
 
-        default = default_export_path(trace_id)
-        self.push_screen(ExportPrompt(f"trace {trace_id[:32]}", str(default)), chosen)
+        default = shown_path(default_export_path(trace_id))
+        self.push_screen(ExportPrompt(f"trace {trace_id[:32]}", default), chosen)
 
     def _write_export(self, path: Path, text: Callable[[], str]) -> None:
         try:

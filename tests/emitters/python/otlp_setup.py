@@ -19,7 +19,7 @@ STUB_URL = os.environ["TRACETUI_STUB_URL"]
 FAILED_EXPORTS: list[SpanExportResult] = []
 # One export at the end (`finish`): each run's trace arrives whole. (The service counts a
 # model call recorded by nested spans once whatever exports they come in: conventions.
-# counted_once within one, the stores' COUNT_ONCE across them.)
+# counted_once within one, the stores' store/counting.py across them.)
 BATCH_DELAY_MS = 600_000
 
 

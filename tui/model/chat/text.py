@@ -5,6 +5,7 @@ reaches the screen goes through tui/model/text.py."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from tui.model.chat.messages import Conversation, Message, Part, TextPart, ToolCall, ToolResult
@@ -48,3 +49,32 @@ def conversation_text(conv: Conversation) -> str:
     pieces += [d.content for d in conv.documents if d.content]
     pieces += [dump(v) for v in (conv.input_value, conv.output_value) if v is not None]
     return "\n".join(pieces)
+
+
+def said_before(message: Message) -> tuple[str, str]:
+    """What identifies a message already read: its role and its text (a reply's finish reason
+    or id aside, which a later call's copy of it lacks)."""
+    return message.role, message_text(message)
+
+
+def only_what_is_new(conv: Conversation, read: set[tuple[str, str]]) -> tuple[Conversation, int]:
+    """The conversation without the leading input messages already `read` (a chat app sends the
+    whole conversation so far on every call: a session read in order shows each turn once),
+    nor a system prompt already read; and how many messages were left out."""
+    skip = 0
+    while skip < len(conv.input) and said_before(conv.input[skip]) in read:
+        skip += 1
+    system = "\n\n".join(part_text(p) for p in conv.system)
+    new = replace(
+        conv,
+        input=conv.input[skip:],
+        system=() if ("system", system) in read else conv.system,
+    )
+    return new, skip
+
+
+def remember(conv: Conversation, read: set[tuple[str, str]]) -> None:
+    """Add what a conversation shows to `read`."""
+    if conv.system:
+        read.add(("system", "\n\n".join(part_text(p) for p in conv.system)))
+    read.update(said_before(m) for m in conv.messages)

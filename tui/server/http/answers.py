@@ -133,6 +133,22 @@ class Trace(BaseModel):
         description="Extension: its spans whose model has no price (total_cost_usd leaves"
         " them out); 0 for traces stored before the count was kept.",
     )
+    annotations: Annotations = Field(
+        default={},
+        description="Extension: its annotations and its spans', by name ({} for none).",
+    )
+
+
+class AnnotationSummary(BaseModel):
+    """Extension: one name's annotations on a trace (its own and its spans') or a span."""
+
+    label: str | None = Field(description="The latest annotation's label.")
+    score: float | None = Field(description="The latest annotation's score.")
+    count: int = Field(description="How many annotations of this name.")
+    updated_at: Timestamp = Field(description="When the latest was written.")
+
+
+Annotations = dict[str, AnnotationSummary]
 
 
 class TraceList(BaseModel):
@@ -195,6 +211,11 @@ class Span(BaseModel):
     output_tokens: int
     cost_usd: float
     attributes: dict[str, Any]
+    annotations: Annotations = Field(
+        default={},
+        description="Extension: the span's own annotations by name; absent when it has none"
+        " (a big trace's spans stay in the spec's shape).",
+    )
 
 
 class TraceWithSpans(Trace):
@@ -261,6 +282,47 @@ class DeliveryAttempt(BaseModel):
 
 class AlertEventList(BaseModel):
     data: list[StateChange | DeliveryAttempt]
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page.")
+    has_more: bool
+
+
+class AnnotationValues(BaseModel):
+    label: str | None
+    score: float | None
+    explanation: str | None
+
+
+class Annotation(BaseModel):
+    """Extension: a score, label or note on a trace, a span or a session (Phoenix's record)."""
+
+    id: str
+    project_id: str
+    trace_id: str | None = Field(description="The trace annotated, or whose span is.")
+    span_id: str | None = Field(description="The span annotated (with its trace_id).")
+    session_id: str | None = Field(description="The session annotated (alone).")
+    name: str
+    label: str | None
+    score: float | None
+    explanation: str | None = Field(description="A note's body for the name `note`.")
+    annotator_kind: Literal["HUMAN", "LLM", "CODE"]
+    identifier: str | None
+    author: str = Field(description="The label of the key that wrote it last.")
+    metadata: dict[str, Any]
+    created_at: Timestamp
+    updated_at: Timestamp
+    result: AnnotationValues = Field(
+        description="label, score and explanation, as Phoenix has them."
+    )
+
+
+class AnnotationsStored(BaseModel):
+    """Extension: the batch's annotations as stored, in the order sent."""
+
+    data: list[Annotation]
+
+
+class AnnotationList(BaseModel):
+    data: list[Annotation]
     next_cursor: str | None = Field(description="Pass as `cursor` for the next page.")
     has_more: bool
 

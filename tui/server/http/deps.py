@@ -23,6 +23,7 @@ from tui.server.http.auth import MALFORMED, MISSING, UNKNOWN, Malformed, bearer_
 from tui.server.http.errors import ServiceError
 from tui.server.http.ratelimit import VERIFIED
 from tui.server.store.alert_rows import AlertRow, AlertSecretRow, DeliveryRow
+from tui.server.store.errors import AlreadyAnswered
 from tui.server.store.protocol import TraceStore
 from tui.server.store.rows import (
     DAY_MS,
@@ -31,6 +32,7 @@ from tui.server.store.rows import (
     Once,
     ProjectRow,
     Remembered,
+    Reply,
     TraceRow,
 )
 
@@ -256,21 +258,37 @@ def apply_once(
     store: TraceStore,
     scope: KeyScope,
     payload: BaseModel | dict[str, Any],
-    act: Callable[[], tuple[int, dict[str, Any] | None]],
+    act: Callable[[Once | None], tuple[int, dict[str, Any] | None]],
 ) -> Response:
-    """Run `act` (a change: PATCH, DELETE, a rotation), which returns the answer's status and
-    body (None: no content), unless this Idempotency-Key was used: then answer what the first
-    request did (409 for another request). The answer is remembered after the change, so two
-    racing repeats may both apply it: every such change gives the same result twice, but a
-    rotation, whose second secret replaces the first."""
+    """Run `act` (a change: PATCH, DELETE, a rotation, a revocation), which is given the
+    request's use of an Idempotency-Key (None without one), hands the store its answer with
+    the change (`reply_to`), and returns the answer's status and body (None: no content).
+
+    The store keeps that answer in the change's own transaction, under the key's lock: of
+    repeats that race, one applies the change and the others get its answer (the store raises
+    AlreadyAnswered), at any replica. A repeat that comes later is answered from what was
+    remembered without running `act`; one whose change found its target gone (the first
+    deleted it meanwhile) gets the first's answer too. The same key with another request:
+    409."""
     once = once_of(request, scope, payload)
     if once is not None:
         seen = store.recall_response(once.key_hash, once.idempotency_key)
         if seen is not None:
             return replay(seen, once)
-    status, body = act()
-    if once is not None:
-        store.keep_response(*once, status, body)
+    try:
+        status, body = act(once)
+    except AlreadyAnswered as answered:
+        return replay(answered.seen, once)
+    except ServiceError:
+        seen = None if once is None else store.recall_response(*once[:2])
+        if seen is None:
+            raise
+        return replay(seen, once)
     if body is None:
         return Response(status_code=status)
     return JSONResponse(body, status_code=status)
+
+
+def reply_to(once: Once | None, status: int, body: dict[str, Any] | None) -> Reply | None:
+    """The answer a change hands the store to remember for its Idempotency-Key (apply_once)."""
+    return None if once is None else Reply(once, status, body)

@@ -19,19 +19,26 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tui.server.store.errors import StoreBusy, StoreUnavailable
+from tui.server.store.reads import QueryStopped
 
 
 class ServiceError(Exception):
     """An error answer: status, machine-readable code, human message and field details."""
 
     def __init__(
-        self, status: int, code: str, message: str, details: list[dict[str, str]] | None = None
+        self,
+        status: int,
+        code: str,
+        message: str,
+        details: list[dict[str, str]] | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
         self.details = details or []
+        self.headers = headers  # Retry-After, for an answer worth retrying later
 
 
 def error_body(
@@ -56,9 +63,17 @@ FIELD_LIKE = re.compile(r"[a-z][a-z_]{0,23}")
 
 
 def field_name(loc: tuple[Any, ...]) -> str:
-    """("body", "metric") -> "metric"; ("query", "limit") -> "limit"."""
-    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
-    return ".".join(parts) or "body"
+    """("body", "metric") -> "metric"; ("query", "limit") -> "limit"; ("body", "data", 3,
+    "score") -> "data[3].score" (an item of a list by its position)."""
+    name = ""
+    for part in loc:
+        if part in ("body", "query", "path", "header"):
+            continue
+        if isinstance(part, int):
+            name += f"[{part}]"
+        else:
+            name += f".{part}" if name else str(part)
+    return name or "body"
 
 
 def validation_error(exc: RequestValidationError) -> ServiceError:
@@ -80,16 +95,19 @@ def validation_error(exc: RequestValidationError) -> ServiceError:
         if e.get("type") == "missing":
             message = "is required"
         elif e.get("type") == "extra_forbidden":
+            # The last part of the path is the client's text; those before it are ours.
             message = "is not a known field"
-            if not FIELD_LIKE.fullmatch(field):
-                field, message = "body", "has a field this request does not take"
+            loc = tuple(e.get("loc", ()))
+            if not (loc and isinstance(loc[-1], str) and FIELD_LIKE.fullmatch(loc[-1])):
+                field = field_name(loc[:-1])
+                message = "has a field this request does not take"
         details.append({"field": field, "message": message})
     fields = ", ".join(dict.fromkeys(d["field"] for d in details))
     return ServiceError(422, "validation_error", f"Invalid fields: {fields}.", details)
 
 
 async def service_error_handler(_: Request, exc: ServiceError) -> Response:
-    return error_response(exc)
+    return error_response(exc, exc.headers)
 
 
 async def validation_error_handler(_: Request, exc: RequestValidationError) -> Response:
@@ -126,9 +144,28 @@ async def store_busy_handler(_: Request, exc: StoreBusy) -> Response:
     return error_response(error, headers={"Retry-After": str(retry_after)})
 
 
+def stopped_read(error: QueryStopped) -> ServiceError:
+    """The answer to a search its guard stopped (http/searches.py): past its time budget, 422
+    `query_timeout`, as trying it again as it is would take as long; its client gone, the same
+    status with `query_cancelled` (nobody reads it)."""
+    if not error.timed_out:
+        return ServiceError(422, "query_cancelled", "The search was stopped: its client left.")
+    return ServiceError(
+        422,
+        "query_timeout",
+        f"The search took longer than {error.budget_s:g} s and was stopped: narrow it (a"
+        " shorter time range, longer or fewer words, another filter).",
+    )
+
+
+async def query_stopped_handler(_: Request, exc: QueryStopped) -> Response:
+    return error_response(stopped_read(exc))
+
+
 def install_error_handlers(app: FastAPI) -> None:
     # The decorator form: add_exception_handler's type wants handlers of any Exception.
     app.exception_handler(ServiceError)(service_error_handler)
     app.exception_handler(StoreBusy)(store_busy_handler)
+    app.exception_handler(QueryStopped)(query_stopped_handler)
     app.exception_handler(RequestValidationError)(validation_error_handler)
     app.exception_handler(StarletteHTTPException)(http_error_handler)

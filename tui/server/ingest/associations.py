@@ -4,10 +4,12 @@ from a span's attributes under every convention that carries them (docs/conventi
 session: `session.id` (OpenInference), `gen_ai.conversation.id` (OTel GenAI),
 `langfuse.session.id`, `traceloop.association.properties.session_id`,
 `ai.telemetry.metadata.sessionId` (Vercel AI SDK); then OpenInference's `metadata` (JSON text)
-`session_id`.
+`session_id`, or `langfuse_session_id`.
 user: `user.id`, `langfuse.user.id`, `enduser.id`, `traceloop.association.properties.user_id`,
-`ai.telemetry.metadata.userId`; then `metadata`'s `user_id`.
-tags: `tag.tags` (a list, or a JSON list as text), `langfuse.tags`, `langfuse.trace.tags`.
+`ai.telemetry.metadata.userId`; then `metadata`'s `user_id`, or `langfuse_user_id`.
+tags: `tag.tags` (a list, or a JSON list as text), `langfuse.tags`, `langfuse.trace.tags`, and
+`metadata`'s `tags` and `langfuse_tags`. (OpenInference's LangChain instrumentation writes a
+run's metadata as `metadata`: where LangChain users put Langfuse's `langfuse_*` keys.)
 
 The trace takes the first user and session found, its root span first, then its other spans in
 order; its tags are the union of every span's. Values are text, cut to MAX_VALUE characters;
@@ -16,8 +18,9 @@ empty ones count as absent. Bounded: at most MAX_TAGS tags per trace.
 
 from __future__ import annotations
 
-import json
 from typing import Any, NamedTuple
+
+from tui.server.ingest.text_repair import loads_sound
 
 MAX_VALUE = 200
 MAX_TAGS = 50
@@ -38,6 +41,9 @@ USER_KEYS = (
     "ai.telemetry.metadata.userId",
 )
 TAG_KEYS = ("tag.tags", "langfuse.tags", "langfuse.trace.tags")
+METADATA_USER_KEYS = ("user_id", "langfuse_user_id")
+METADATA_SESSION_KEYS = ("session_id", "langfuse_session_id")
+METADATA_TAG_KEYS = ("tags", "langfuse_tags")
 
 
 class Associations(NamedTuple):
@@ -64,7 +70,7 @@ def tags_of(raw: Any) -> list[str]:
         stripped = raw.strip()
         if stripped.startswith("["):
             try:
-                raw = json.loads(stripped)
+                raw = loads_sound(stripped)
             except (ValueError, RecursionError):  # too deep for the parser
                 return []
         else:
@@ -84,7 +90,7 @@ def metadata_of(attributes: dict[str, Any]) -> dict[str, Any]:
     raw = attributes.get("metadata")
     if isinstance(raw, str) and len(raw) <= MAX_METADATA and raw.lstrip().startswith("{"):
         try:
-            raw = json.loads(raw)
+            raw = loads_sound(raw)
         except (ValueError, RecursionError):  # too deep for the parser
             return {}
     return raw if isinstance(raw, dict) else {}
@@ -102,15 +108,25 @@ def associations_in(attributes: dict[str, Any]) -> Associations:
     """The user, session and tags one span's attributes (as decoded) carry."""
     user = first_of(attributes, USER_KEYS)
     session = first_of(attributes, SESSION_KEYS)
-    if (user is None or session is None) and "metadata" in attributes:
-        metadata = metadata_of(attributes)
-        user = user or value_of(metadata.get("user_id"))
-        session = session or value_of(metadata.get("session_id"))
     tags: list[str] = []
     for key in TAG_KEYS:
         if key in attributes:
             tags += tags_of(attributes[key])
+    raw = attributes.get("metadata")
+    # Parsed only when it may add something: a user or session still missing, or tags (the
+    # text names them: a cheap look before parsing what LangChain puts on every span).
+    if raw is not None and (user is None or session is None or may_hold_tags(raw)):
+        metadata = metadata_of(attributes)
+        user = user or first_of(metadata, METADATA_USER_KEYS)
+        session = session or first_of(metadata, METADATA_SESSION_KEYS)
+        for key in METADATA_TAG_KEYS:
+            if key in metadata:
+                tags += tags_of(metadata[key])
     return Associations(user, session, tuple(tags))
+
+
+def may_hold_tags(metadata: Any) -> bool:
+    return isinstance(metadata, dict) or (isinstance(metadata, str) and "tags" in metadata)
 
 
 def combine(found: list[tuple[Associations, bool]]) -> tuple[Associations, bool]:

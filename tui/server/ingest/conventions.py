@@ -260,38 +260,66 @@ def display_name(name: str, attributes: dict[str, Any]) -> str:
 COUNTED_IN = "tracetui.counted_in"
 
 
+def counted_in_parents(reporting: dict[tuple[str, str], str | None]) -> set[tuple[str, str]]:
+    """Which model-call spans are counted in their parent, of `reporting`: every model-call
+    span reporting tokens (or counted in its parent already, so it reported them), keyed by
+    (trace id, span id), with its parent's id.
+
+    A span is the same call as its parent when the parent reports tokens too and the span is
+    the parent's only child that does: a call recorded twice nests one span in one span. A
+    parent with two or more such children made that many calls of its own (an agent's model
+    span around the calls it makes), so each of them counts, and so does the parent. The
+    stores run the same rule over a stored trace's spans (store/counting.py). A span naming
+    itself as its parent (kept as sent, shown as a flagged root) is nobody's child."""
+    children: dict[tuple[str, str], int] = {}
+    for (trace_id, span_id), parent_id in reporting.items():
+        if parent_id not in (None, span_id) and (trace_id, parent_id) in reporting:
+            key = (trace_id, parent_id)
+            children[key] = children.get(key, 0) + 1
+    return {
+        (trace_id, span_id)
+        for (trace_id, span_id), parent_id in reporting.items()
+        if parent_id not in (None, span_id) and children.get((trace_id, parent_id)) == 1
+    }
+
+
+def with_mark(attributes: str, parent_id: str) -> str:
+    """A span's attributes (a JSON object, as text) with `tracetui.counted_in` added last."""
+    separator = "" if attributes == "{}" else ","
+    return f'{attributes[:-1]}{separator}"{COUNTED_IN}":"{parent_id}"}}'
+
+
 def counted_once(spans: list[SpanRow]) -> list[SpanRow]:
-    """The spans of one export with every model call counted once.
+    """The spans of one export with every model call counted once (counted_in_parents).
 
     A model-call span reporting tokens whose parent, in the same export, is a model-call span
-    reporting tokens is the same call recorded twice: an SDK's own span below an
-    instrumentation's (the anthropic SDK's `anthropic.messages.create` below OpenInference's
-    `messages.create`), or an HTTP client's instrumentation below a framework's (logfire's
-    openai span below pydantic-ai's `chat` span). The outer span, which holds the messages,
-    counts; the inner keeps its attributes as sent, its tokens and cost set to 0, and
-    `tracetui.counted_in` naming the span that counts them.
+    reporting tokens, and which is that parent's only such child, is the same call recorded
+    twice: an SDK's own span below an instrumentation's (the anthropic SDK's
+    `anthropic.messages.create` below OpenInference's `messages.create`), or an HTTP client's
+    instrumentation below a framework's (logfire's openai span below pydantic-ai's `chat`
+    span). The outer span, which holds the messages, counts; the inner keeps its attributes
+    as sent, its tokens and cost set to 0, and `tracetui.counted_in` naming the span that
+    counts them.
 
     The stores apply the same rule to the spans of a trace that came in several exports
-    (store/sql.py count_once, on both stores): only spans reporting tokens are counted
-    in another, so a span carrying the mark reported tokens, whatever order spans came in."""
-    callers = {
-        (span.trace_id, span.id): span
+    (store/counting.py, on both stores), and give a span its tokens back when a sibling that
+    reports tokens comes later: only spans reporting tokens are counted in another, so a
+    span carrying the mark reported tokens, whatever order spans came in."""
+    reporting = {
+        (span.trace_id, span.id): span.parent_id
         for span in spans
         if span.kind == "llm" and (span.input_tokens or span.output_tokens)
     }
-    if len(callers) < 2:
+    if len(reporting) < 2:
         return spans  # the common case: one pass, nothing to change
+    inner = counted_in_parents(reporting)
+    if not inner:
+        return spans
     counted = []
     for span in spans:
-        caller = (
-            callers.get((span.trace_id, span.parent_id))
-            if span.parent_id and (span.trace_id, span.id) in callers
-            else None
-        )
-        if caller is None or span.attributes[-1:] != "}":
+        if (span.trace_id, span.id) not in inner or span.attributes[-1:] != "}":
             counted.append(span)
             continue
-        separator = "" if span.attributes == "{}" else ","
         counted.append(
             span._replace(
                 input_tokens=0,
@@ -301,7 +329,7 @@ def counted_once(spans: list[SpanRow]) -> list[SpanRow]:
                 cache_read_tokens=0,
                 cache_write_tokens=0,
                 reasoning_tokens=0,
-                attributes=f'{span.attributes[:-1]}{separator}"{COUNTED_IN}":"{caller.id}"}}',
+                attributes=with_mark(span.attributes, span.parent_id or ""),
             )
         )
     return counted

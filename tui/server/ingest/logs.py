@@ -16,6 +16,8 @@ else its `event.name` attribute (as SDKs before event_name sent it).
 
 Metrics: read to check the body is an ExportMetricsServiceRequest (400 otherwise), then
 dropped: the service keeps spans, not metric series.
+
+Bad characters (lone surrogates, NUL) are repaired as in spans (ingest/text_repair.py).
 """
 
 from __future__ import annotations
@@ -33,10 +35,13 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
     ExportMetricsServiceRequest,
     ExportMetricsServiceResponse,
 )
+from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 
 from tui.server.ingest import otlp_json, otlp_proto
 from tui.server.ingest.body import JSON
-from tui.server.ingest.spans import ZERO_SPAN, ZERO_TRACE, Rejected, clean, dumps_ascii
+from tui.server.ingest.bounds import check_json, check_json_items, check_protobuf
+from tui.server.ingest.spans import ZERO_SPAN, ZERO_TRACE, Rejected, dumps
+from tui.server.ingest.text_repair import load_json, parse_protobuf, without_nul
 from tui.server.ingest.types import Unreadable, project_hint
 from tui.server.store.rows import LogGroup, SpanLog
 
@@ -79,13 +84,12 @@ def span_log(
     if len(trace_id) != 32 or len(span_id) != 16:
         raise Rejected("trace_id must be 16 bytes and span_id 8 bytes")
     event = {
-        "name": clean(name),
+        "name": name,
         "time_unix_nano": time_unix_nano,
         "attributes": attributes,
         "body": body,
     }
-    # ASCII-escaped: JSON input may carry lone surrogates, which UTF-8 cannot.
-    return SpanLog(trace_id, span_id, time_unix_nano, dumps_ascii(event))
+    return SpanLog(trace_id, span_id, time_unix_nano, dumps(event))
 
 
 def decode_logs(media: str, body: bytes) -> DecodedLogs:
@@ -94,10 +98,10 @@ def decode_logs(media: str, body: bytes) -> DecodedLogs:
 
 
 def _logs_from_protobuf(body: bytes) -> DecodedLogs:
-    request = ExportLogsServiceRequest()
+    check_protobuf(body, ExportLogsServiceRequest, LogRecord.DESCRIPTOR, "log records")
     try:
-        request.ParseFromString(body)
-    except DecodeError as error:
+        request = parse_protobuf(ExportLogsServiceRequest, body)
+    except (DecodeError, RecursionError, ValueError) as error:
         raise Unreadable("The body is not an OTLP ExportLogsServiceRequest.") from error
     decoded = DecodedLogs()
     for resource_logs in request.resource_logs:
@@ -109,7 +113,7 @@ def _logs_from_protobuf(body: bytes) -> DecodedLogs:
                     found = span_log(
                         record.trace_id.hex(),
                         record.span_id.hex(),
-                        record.event_name,
+                        without_nul(record.event_name),
                         record.time_unix_nano or record.observed_time_unix_nano,
                         otlp_proto.attributes_of(record.attributes),
                         otlp_proto.value_of(record.body) if record.HasField("body") else None,
@@ -126,6 +130,10 @@ def _logs_from_protobuf(body: bytes) -> DecodedLogs:
 
 def _logs_from_json(body: bytes) -> DecodedLogs:
     document = _document(body, "ExportLogsServiceRequest")
+    groups = otlp_json.get(document, "resourceLogs", "resource_logs")
+    check_json_items(
+        groups, ("scopeLogs", "scope_logs"), ("logRecords", "log_records"), "log records"
+    )
     decoded = DecodedLogs()
     for n, resource_logs in enumerate(
         otlp_json.items(document, "resourceLogs", "resource_logs", "request")
@@ -160,7 +168,7 @@ def _logs_from_json(body: bytes) -> DecodedLogs:
                     logs.append(found)
         if logs:
             hint = project_hint(resource)
-            decoded.groups.append(LogGroup(clean(hint) if hint else None, logs))
+            decoded.groups.append(LogGroup(hint, logs))
     return decoded
 
 
@@ -191,15 +199,17 @@ def check_metrics(media: str, body: bytes) -> None:
         document = _document(body, "ExportMetricsServiceRequest")
         otlp_json.items(document, "resourceMetrics", "resource_metrics", "request")
         return
+    check_protobuf(body, ExportMetricsServiceRequest, None, "metrics")
     try:
-        ExportMetricsServiceRequest().ParseFromString(body)
-    except DecodeError as error:
+        parse_protobuf(ExportMetricsServiceRequest, body)
+    except (DecodeError, RecursionError, ValueError) as error:
         raise Unreadable("The body is not an OTLP ExportMetricsServiceRequest.") from error
 
 
 def _document(body: bytes, message: str) -> dict[str, Any]:
+    check_json(body)
     try:
-        document = json.loads(body)
+        document = load_json(body)
     except (ValueError, RecursionError) as error:
         raise Unreadable("The body is not valid JSON.") from error
     if not isinstance(document, dict):

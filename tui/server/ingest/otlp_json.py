@@ -7,19 +7,21 @@ length is read too, as some emitters send it), 64-bit integers as strings or num
 integers or their names, AnyValue with arrayValue, kvlistValue and bytesValue (base64).
 
 A body whose structure is wrong (not an object, resourceSpans not a list...) is unreadable (400);
-a span with wrong fields is refused alone and counted.
+a span with wrong fields is refused alone and counted. Lone surrogates and NUL in its strings
+are repaired as the body is parsed (text_repair.load_json).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import json
 import math
 from typing import Any
 
+from tui.server.ingest.bounds import check_json, check_json_items
 from tui.server.ingest.costs import PriceBook
-from tui.server.ingest.spans import Rejected, clean, dumps_ascii, non_finite, span_row
+from tui.server.ingest.spans import Rejected, dumps, non_finite, span_row
+from tui.server.ingest.text_repair import load_json
 from tui.server.ingest.types import Decoded, Draft, Unreadable, project_hint
 
 STATUS_CODES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
@@ -184,7 +186,7 @@ def status_of(span: dict[str, Any]) -> tuple[int, str]:
     message = status.get("message") or ""
     if not isinstance(message, str):
         raise Rejected("status.message must be a string")
-    return code, clean(message)
+    return code, message
 
 
 def one_span(span: Any, prices: PriceBook, now_ms: int) -> Any:
@@ -199,7 +201,7 @@ def one_span(span: Any, prices: PriceBook, now_ms: int) -> Any:
         span_id_of(get(span, "traceId", "trace_id"), 16, "traceId"),
         span_id_of(get(span, "spanId", "span_id"), 8, "spanId"),
         parent or None,
-        clean(name),
+        name,
         integer(get(span, "startTimeUnixNano", "start_time_unix_nano") or 0, "startTimeUnixNano"),
         integer(get(span, "endTimeUnixNano", "end_time_unix_nano") or 0, "endTimeUnixNano"),
         code,
@@ -209,17 +211,21 @@ def one_span(span: Any, prices: PriceBook, now_ms: int) -> Any:
         _links(span),
         prices,
         now_ms,
-        ascii_only=True,
     )
 
 
 def decode(body: bytes, prices: PriceBook, now_ms: int) -> Decoded:
+    """Unreadable if `body` is not an OTLP JSON trace export, TooLarge if it holds too many
+    spans or values (ingest.bounds); refused spans are counted."""
+    check_json(body)
     try:
-        document = json.loads(body)
+        document = load_json(body)
     except (ValueError, RecursionError) as error:
         raise Unreadable("The body is not valid JSON.") from error
     if not isinstance(document, dict):
         raise Unreadable("The body must be a JSON object (an ExportTraceServiceRequest).")
+    groups = get(document, "resourceSpans", "resource_spans")
+    check_json_items(groups, ("scopeSpans", "scope_spans"), ("spans", "spans"), "spans")
     decoded = Decoded()
     for n, resource_spans in enumerate(
         items(document, "resourceSpans", "resource_spans", "request")
@@ -247,5 +253,5 @@ def decode(body: bytes, prices: PriceBook, now_ms: int) -> Decoded:
                     decoded.refuse("attribute values are nested too deeply")
         if rows:
             hint = project_hint(resource)
-            decoded.drafts.append(Draft(clean(hint) if hint else None, dumps_ascii(resource), rows))
+            decoded.drafts.append(Draft(hint, dumps(resource), rows))
     return decoded

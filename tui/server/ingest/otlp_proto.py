@@ -1,7 +1,8 @@
 """`application/x-protobuf` bodies: ExportTraceServiceRequest (opentelemetry-proto) to groups.
 
 protobuf's upb backend parses 512 spans in well under a millisecond; what costs is Python per
-span, so this file keeps it to one pass over each span's attributes.
+span, so this file keeps it to one pass over each span's attributes. Strings that are not UTF-8
+are repaired before (text_repair.parse_protobuf), and NUL is replaced as each string is read.
 """
 
 from __future__ import annotations
@@ -13,9 +14,12 @@ from typing import Any
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
+from tui.server.ingest.bounds import check_protobuf
 from tui.server.ingest.costs import PriceBook
 from tui.server.ingest.spans import Rejected, dumps, non_finite, span_row
+from tui.server.ingest.text_repair import parse_protobuf, without_nul
 from tui.server.ingest.types import Decoded, Draft, Unreadable, project_hint
 
 
@@ -24,7 +28,7 @@ def value_of(value: AnyValue) -> Any:
     non-finite doubles the strings "NaN", "Infinity", "-Infinity" (JSON has no such numbers)."""
     kind = value.WhichOneof("value")
     if kind == "string_value":
-        return value.string_value
+        return without_nul(value.string_value)
     if kind == "int_value":
         return value.int_value
     if kind == "double_value":
@@ -50,14 +54,18 @@ def attributes_of(pairs: Any) -> dict[str, Any]:
     for pair in pairs:
         value = pair.value
         kind = value.WhichOneof("value")
-        out[pair.key] = getattr(value, kind) if kind in PLAIN else value_of(value)
+        item = getattr(value, kind) if kind in PLAIN else value_of(value)
+        if kind == "string_value" and "\x00" in item:
+            item = without_nul(item)
+        key = pair.key
+        out[without_nul(key) if "\x00" in key else key] = item
     return out
 
 
 def _events(span: Any) -> list[dict[str, Any]]:
     return [
         {
-            "name": event.name,
+            "name": without_nul(event.name),
             "time_unix_nano": event.time_unix_nano,
             "attributes": attributes_of(event.attributes),
         }
@@ -77,9 +85,11 @@ def _links(span: Any) -> list[dict[str, Any]]:
 
 
 def decode(body: bytes, prices: PriceBook, now_ms: int) -> Decoded:
-    """Unreadable if `body` is not an ExportTraceServiceRequest; refused spans are counted."""
+    """Unreadable if `body` is not an ExportTraceServiceRequest, TooLarge if it holds too
+    many spans or values (ingest.bounds); refused spans are counted."""
+    check_protobuf(body, ExportTraceServiceRequest, Span.DESCRIPTOR, "spans")
     try:
-        request = ExportTraceServiceRequest.FromString(body)
+        request = parse_protobuf(ExportTraceServiceRequest, body)
     except (DecodeError, RecursionError, ValueError) as error:
         raise Unreadable("The body is not a protobuf ExportTraceServiceRequest.") from error
     decoded = Decoded()
@@ -97,11 +107,11 @@ def decode(body: bytes, prices: PriceBook, now_ms: int) -> Decoded:
                             span.trace_id.hex(),
                             span.span_id.hex(),
                             parent.hex() if parent else None,
-                            span.name,
+                            without_nul(span.name),
                             span.start_time_unix_nano,
                             span.end_time_unix_nano,
                             span.status.code,
-                            span.status.message,
+                            without_nul(span.status.message),
                             attributes,
                             _events(span) if span.events else [],
                             _links(span) if span.links else [],

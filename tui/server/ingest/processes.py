@@ -56,7 +56,7 @@ from tui.server.ingest.body import PROTOBUF
 from tui.server.ingest.conventions import counted_once
 from tui.server.ingest.costs import PRICES, PriceBook
 from tui.server.ingest.summaries import summarize
-from tui.server.ingest.types import Decoded, Unreadable
+from tui.server.ingest.types import Decoded, TooLarge, Unreadable
 from tui.server.store.errors import StoreBusy, StoreUnavailable, StoreUnreachable
 from tui.server.store.protocol import TraceStore
 from tui.server.store.rows import SpanGroup
@@ -171,11 +171,11 @@ class IngestFailed(Exception):
 
 def ingest_in_worker(media: str, body: bytes, now_ms: int, project_id: str | None) -> Refusals:
     """Decode, map and write one body in this worker (one transaction). Raises Unreadable for a
-    body that is not OTLP, StoreBusy when other writers held the store too long, IngestFailed
-    for anything else."""
+    body that is not OTLP, TooLarge for one that holds too much, StoreBusy when other writers
+    held the store too long, IngestFailed for anything else."""
     try:
         return _ingest(media, body, now_ms, project_id)
-    except (Unreadable, StoreBusy):
+    except (Unreadable, TooLarge, StoreBusy):
         raise
     except Exception as error:
         log.warning("ingest: a batch failed (%s)", type(error).__name__)

@@ -17,7 +17,6 @@ too, for queries.
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
@@ -36,15 +35,12 @@ ZERO_SPAN = "0" * 16
 # Compact, and never NaN: attributes are spliced into answers as they are stored. msgspec's
 # encoder writes the same compact UTF-8 JSON as json's with ensure_ascii=False, in a tenth of
 # the time (a sixth of decoding a span went to json's); the decoders have turned non-finite
-# numbers into strings already, and protobuf strings are valid UTF-8.
+# numbers into strings already, and made every string sound UTF-8 (ingest/text_repair.py).
 _encode = msgspec.json.Encoder().encode
 
 
 def dumps(value: Any) -> str:
     return _encode(value).decode()
-
-
-dumps_ascii = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode
 
 
 class Rejected(ValueError):
@@ -56,15 +52,6 @@ def non_finite(number: float) -> str:
     if math.isnan(number):
         return "NaN"
     return "Infinity" if number > 0 else "-Infinity"
-
-
-def clean(text: str) -> str:
-    """`text` as valid UTF-8: JSON escapes can carry lone surrogates, which SQLite refuses."""
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "replace").decode()
-    return text
 
 
 def check_ids(trace_id: str, span_id: str, parent_id: str | None) -> None:
@@ -103,10 +90,8 @@ def span_row(
     links: list[dict[str, Any]],
     prices: PriceBook,
     now_ms: int,
-    ascii_only: bool = False,
 ) -> SpanRow:
-    """The stored span. `ascii_only` escapes non-ASCII in the attributes' JSON (for strings
-    that may hold lone surrogates, which JSON input can carry and UTF-8 cannot)."""
+    """The stored span, from strings already made sound (ingest/text_repair.py)."""
     check_ids(trace_id, span_id, parent_id)
     if start_ns <= 0:
         raise Rejected("start_time_unix_nano is missing")
@@ -121,9 +106,6 @@ def span_row(
         error = status_message or exception_message(events) or None
     found = facts(attributes, prices)
     model = found.model
-    if ascii_only:
-        model = clean(model) if model else model
-        error = clean(error) if error else error
     if found.cost_source is not None:
         attributes["tracetui.cost_source"] = found.cost_source
     if found.cache_read_tokens:
@@ -150,7 +132,7 @@ def span_row(
         found.cost_usd,
         status,
         error,
-        (dumps_ascii if ascii_only else dumps)(attributes),
+        dumps(attributes),
         found.cost_source,
         found.cache_read_tokens,
         found.cache_write_tokens,

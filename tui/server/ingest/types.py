@@ -16,6 +16,10 @@ class Unreadable(ValueError):
     """The body as a whole is not an OTLP trace export (400)."""
 
 
+class TooLarge(ValueError):
+    """The body holds more spans or values than one export may (413): see ingest.bounds."""
+
+
 @dataclass(frozen=True)
 class Draft:
     """The spans of one resource, before a key decides their project."""

@@ -4,6 +4,7 @@ from fastapi import APIRouter
 
 from tui.server.routes import (
     alerts,
+    annotations,
     health,
     keys,
     otlp,
@@ -24,4 +25,5 @@ ROUTERS: tuple[APIRouter, ...] = (
     alerts.router,
     keys.router,
     sessions.router,
+    annotations.router,
 )

@@ -35,6 +35,7 @@ from tui.server.http.deps import (
     apply_once,
     create_once,
     readable_project,
+    reply_to,
 )
 from tui.server.http.errors import ServiceError
 from tui.server.http.paging import decode_cursor, encode_cursor
@@ -55,7 +56,7 @@ from tui.server.store.alert_rows import (
     new_event_id,
 )
 from tui.server.store.protocol import TraceStore
-from tui.server.store.rows import ProjectRow
+from tui.server.store.rows import Once, ProjectRow
 
 MAX_LIMIT = 500
 # After a rotation, webhooks carry signatures by both secrets this long: receivers move to the
@@ -291,9 +292,10 @@ def update_alert(
         changes["muted_until"] = None if muted is None else parse_timestamp(muted)
     changed = alert._replace(**changes)
 
-    def change() -> tuple[int, dict[str, Any]]:
-        store.update_alert(changed)
-        return 200, alert_json(changed, store.alert_states(project.id).get(alert.id))
+    def change(once: Once | None) -> tuple[int, dict[str, Any]]:
+        body = alert_json(changed, store.alert_states(project.id).get(alert.id))
+        store.update_alert(changed, reply_to(once, 200, body))
+        return 200, body
 
     return apply_once(request, store, scope, {"patch": payload.changes()}, change)
 
@@ -310,10 +312,10 @@ def delete_alert(
     project_id: Annotated[str, Path()],
     alert_id: Annotated[str, Path()],
 ) -> Response:
-    def delete() -> tuple[int, None]:
+    def delete(once: Once | None) -> tuple[int, None]:
         # In here: a repeat of a deletion answers as the first did, though the alert is gone.
         alert = alert_in(store, readable_project(store, scope, project_id), alert_id)
-        if not store.delete_alert(alert.id):
+        if not store.delete_alert(alert.id, reply_to(once, 204, None)):
             raise ServiceError(404, "not_found", "No alert with that id in this project.")
         return 204, None
 
@@ -335,13 +337,13 @@ def rotate_secret(
 ) -> Response:
     alert = alert_in(store, project, alert_id)
 
-    def rotate() -> tuple[int, dict[str, Any]]:
+    def rotate(once: Once | None) -> tuple[int, dict[str, Any]]:
         secret = new_secret()
         valid_until = clock() + SECRET_GRACE_MS
-        if not store.rotate_secret(alert.id, secret, valid_until):
-            raise ServiceError(404, "not_found", "No alert with that id in this project.")
         # The secret is in this answer (and its replay to the same Idempotency-Key) only.
-        answer = RotatedSecret(secret=secret, previous_valid_until=iso_ms(valid_until))
-        return 200, answer.model_dump()
+        body = RotatedSecret(secret=secret, previous_valid_until=iso_ms(valid_until)).model_dump()
+        if not store.rotate_secret(alert.id, secret, valid_until, reply_to(once, 200, body)):
+            raise ServiceError(404, "not_found", "No alert with that id in this project.")
+        return 200, body
 
     return apply_once(request, store, scope, {"rotate": alert.id}, rotate)

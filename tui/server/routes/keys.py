@@ -16,11 +16,12 @@ from tui.server.http.deps import (
     apply_once,
     create_once,
     readable_project,
+    reply_to,
 )
 from tui.server.http.errors import ServiceError
 from tui.server.http.schemas import KeyCreate, key_json
 from tui.server.store.protocol import TraceStore
-from tui.server.store.rows import KeyScope
+from tui.server.store.rows import KeyScope, Once
 
 router = APIRouter(responses=ERRORS)
 
@@ -131,8 +132,8 @@ def created(
 def revoked(
     request: Request, store: TraceStore, scope: KeyScope, key_id: str, project_id: str | None
 ) -> Response:
-    def revoke() -> tuple[int, None]:
-        outcome = revoke_key(store, key_id, project_id)
+    def revoke(once: Once | None) -> tuple[int, None]:
+        outcome = revoke_key(store, key_id, project_id, reply_to(once, 204, None))
         if outcome == LAST_WORKSPACE_KEY:
             raise ServiceError(
                 409,

@@ -3,8 +3,10 @@
 `OTEL_EXPORTER_OTLP_ENDPOINT=http://HOST:PORT` makes any OTel SDK post here. Answers are in the
 request's encoding (see ingest.responses), errors included, which is why this route checks the
 key itself instead of through the Auth dependency (whose errors are the JSON API's). Order of
-checks: content type and encoding (415), key (401), room (503), body (413, 400), then the spans;
-the writer's commit comes before the answer, so a trace is listable when its request returns.
+checks: content type and encoding (415), key (401), room for the body, in all and for its key
+(503), body (413), its turn at the workers (ingest.turns), how much it holds (413, before it is
+decoded: ingest.bounds), whether it is OTLP (400), then the spans; the writer's commit comes
+before the answer, so a trace is listable when its request returns.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
 from tui.server.http.answers import EXPORT_RESPONSE_JSON
 from tui.server.http.deps import scope_of
@@ -32,7 +35,8 @@ from tui.server.ingest.processes import (
     refusals_of,
 )
 from tui.server.ingest.responses import answer_type, failure, success
-from tui.server.ingest.types import Unreadable
+from tui.server.ingest.turns import FairTurns, InFlight
+from tui.server.ingest.types import TooLarge, Unreadable
 from tui.server.ingest.writer import IngestWriter, Overloaded
 from tui.server.store.errors import StoreBusy
 from tui.server.store.protocol import TraceStore
@@ -40,6 +44,11 @@ from tui.server.store.protocol import TraceStore
 log = logging.getLogger("tracetui.server")
 
 MAX_IN_FLIGHT = 8  # requests being read and decoded at once: bounds the memory bodies take
+# One key's share of them: a key sending more at once is answered 503 (retried), and the others
+# still have room. Four: an exporting process sends one body at a time (BatchSpanProcessor),
+# so this is four processes of one app sending at the same moment.
+MAX_IN_FLIGHT_PER_KEY = 4
+TURNS_PER_WORKER = 2  # one body decoding, one ready behind it (ingest.turns)
 RETRY_AFTER_S = 1
 
 router = APIRouter()
@@ -48,13 +57,25 @@ router = APIRouter()
 @dataclass
 class Ingest:
     """The route's state, in app.state.ingest: the worker processes, the writer thread (when
-    there are none, or while they start) and what bounds the work in hand."""
+    there are none, or while they start) and what bounds and shares the work in hand."""
 
     writer: IngestWriter
     processes: IngestProcesses = field(default_factory=IngestProcesses)
     prices: PriceBook = PRICES
-    max_in_flight: int = MAX_IN_FLIGHT
-    in_flight: int = field(default=0)
+    in_flight: InFlight = field(
+        default_factory=lambda: InFlight(MAX_IN_FLIGHT, MAX_IN_FLIGHT_PER_KEY)
+    )
+    turns: FairTurns = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.turns = FairTurns(self.turns_out)
+
+    def turns_out(self) -> int:
+        """How many bodies go to the workers at once. In the service's own threads, all those
+        in hand: they decode side by side and the writer thread writes them together."""
+        if self.processes.ready:
+            return TURNS_PER_WORKER * self.processes.processes
+        return self.in_flight.total
 
 
 BOTH = {
@@ -71,7 +92,7 @@ RESPONSES: dict[int | str, dict[str, Any]] = {
         (200, "ExportTraceServiceResponse (partial_success names refused spans)"),
         (400, "Unreadable body (google.rpc.Status)"),
         (401, "Missing or unknown key"),
-        (413, "Body over the limit after decompression"),
+        (413, "Body over the limit after decompression, or too many spans or values"),
         (415, "Not application/x-protobuf or application/json; not gzip or deflate"),
         (429, "Ingest rate limit; retry after Retry-After"),
         (500, "Internal error"),
@@ -96,6 +117,9 @@ async def export_traces(request: Request) -> Response:
         return Response(body, status_code=error.status, media_type=answer)
     except Unreadable as error:
         return Response(failure(answer, 400, "invalid_body", str(error)), 400, media_type=answer)
+    except TooLarge as error:
+        body = failure(answer, 413, "payload_too_large", str(error))
+        return Response(body, 413, media_type=answer)
     except StoreBusy as error:
         code, message, retry_after = refused_write(error)
         return Response(
@@ -116,6 +140,20 @@ async def export_traces(request: Request) -> Response:
             headers={"Retry-After": str(RETRY_AFTER_S)},
             media_type=answer,
         )
+    except ClientDisconnect:  # the client left before its body was read: nobody to answer
+        return Response(status_code=400)
+    except Exception as error:  # any other: a 500 the exporter can still read
+        return internal_error(answer, request, error)
+
+
+def internal_error(answer: str, request: Request, error: Exception) -> Response:
+    """A 500 in the request's encoding (an exporter reads a protobuf Status from a protobuf
+    request), logged by the route's template and the error's type only: its message could
+    quote the body, as the path could a key."""
+    route = getattr(request.scope.get("route"), "path", "an OTLP route")
+    log.error("internal error on POST %s (%s)", route, type(error).__name__)
+    message = "The service failed unexpectedly."
+    return Response(failure(answer, 500, "internal_error", message), 500, media_type=answer)
 
 
 async def ingest(request: Request, answer: str) -> Response:
@@ -124,17 +162,18 @@ async def ingest(request: Request, answer: str) -> Response:
     store: TraceStore = request.app.state.store
     scope = await scope_of(request, store, request.headers.get("authorization"))
     state: Ingest = request.app.state.ingest
-    if state.in_flight >= state.max_in_flight:
+    key = scope.key_hash
+    if not state.in_flight.enter(key):
         raise Overloaded("too many ingest requests at once")
-    state.in_flight += 1
     try:
         body = await read_body(request.stream(), compression)
-        now = request.app.state.clock()
-        refusals = await state.processes.ingest(media, body, now, scope.project_id)
-        if refusals is None:  # no worker processes (yet): decode here, the writer thread writes
-            refusals = await ingest_here(state, media, body, now, scope.project_id)
+        async with state.turns.turn(key):
+            now = request.app.state.clock()
+            refusals = await state.processes.ingest(media, body, now, scope.project_id)
+            if refusals is None:  # no worker processes (yet): decode here, the writer writes
+                refusals = await ingest_here(state, media, body, now, scope.project_id)
     finally:
-        state.in_flight -= 1
+        state.in_flight.leave(key)
     return Response(success(answer, refusals.spans, refusals.reason), media_type=answer)
 
 

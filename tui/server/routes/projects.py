@@ -19,11 +19,12 @@ from tui.server.http.deps import (
     create_once,
     once_of,
     readable_project,
+    reply_to,
 )
 from tui.server.http.errors import ServiceError
 from tui.server.http.schemas import ProjectCreate, ProjectUpdate, project_json
 from tui.server.store.errors import NameTaken
-from tui.server.store.rows import DAY_MS, new_project
+from tui.server.store.rows import DAY_MS, Once, new_project
 
 WORKSPACE_ONLY = "Only the workspace key can change or delete projects."
 
@@ -104,9 +105,10 @@ def update_project(
     if dry_run:
         return JSONResponse(body)
 
-    def change() -> tuple[int, dict[str, Any]]:
+    def change(once: Once | None) -> tuple[int, dict[str, Any]]:
         try:
-            store.update_project(changed)  # looks again, with project writes held off
+            # Looks again, with project writes held off.
+            store.update_project(changed, reply_to(once, 200, body))
         except NameTaken:
             raise name_taken() from None
         return 200, body
@@ -122,12 +124,12 @@ def update_project(
 def delete_project(
     request: Request, scope: Auth, store: StoreDep, project_id: Annotated[str, Path()]
 ) -> Response:
-    def delete() -> tuple[int, None]:
+    def delete(once: Once | None) -> tuple[int, None]:
         # In here: a repeat of a deletion answers as the first did, though the project is gone.
         project = readable_project(store, scope, project_id)
         if not scope.is_workspace:
             raise ServiceError(403, "forbidden", WORKSPACE_ONLY)
-        if not store.delete_project(project.id):
+        if not store.delete_project(project.id, reply_to(once, 204, None)):
             raise ServiceError(404, "not_found", "No project with this id.")
         return 204, None
 

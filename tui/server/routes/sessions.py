@@ -6,35 +6,46 @@ of its first and last trace, so that GET /v1/traces with from = first_seen and
 to = last_seen + 1 ms holds every one of its traces. The window (default: the last 24 hours)
 selects by last_seen; the totals are over all its traces within the project's retention. The
 cursor carries the window (and the user a sessions listing is narrowed to); a session whose
-last_seen moves while it is paged (a new trace) may move in the order.
+last_seen moves while it is paged (a new trace) may move in the order. Each page is a search,
+bounded as http/searches.py says.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
 
 from tui.server.http.answers import ERRORS, SessionList, UserList
 from tui.server.http.deps import Auth, ClockDep, StoreDep, readable_project, retention_start
 from tui.server.http.errors import ServiceError
-from tui.server.http.paging import decode_cursor, encode_cursor
+from tui.server.http.paging import (
+    Time,
+    decode_cursor,
+    decode_window,
+    encode_cursor,
+    invalid_cursor,
+)
 from tui.server.http.schemas import iso_ms
+from tui.server.http.searches import searched
 from tui.server.routes.traces import DEFAULT_WINDOW_MS, MAX_LIMIT, time_param
 from tui.server.search.filters import MAX_VALUE
 from tui.server.store.protocol import TraceStore
-from tui.server.store.rows import GroupPosition, GroupRow
+from tui.server.store.reads import ReadGuard
+from tui.server.store.rows import GroupPosition, GroupRow, KeyScope
 
 router = APIRouter(responses=ERRORS)
 
-GROUP_CURSOR = {"t": int, "i": str, "f": int, "u": int}
+GROUP_CURSOR = {"t": int, "i": str, "f": Time, "u": Time}
 GROUP_CURSOR_USER = {"w": str}
 
 
-def page(
+async def page(
+    request: Request,
     column: str,
-    scope: Any,
+    scope: KeyScope,
     store: TraceStore,
     now: int,
     project_id: str,
@@ -44,13 +55,17 @@ def page(
     cursor: str | None,
     user_id: str | None = None,
 ) -> tuple[list[GroupRow], str | None, bool]:
-    """One page of sessions or users, and the cursor of the next."""
-    project = readable_project(store, scope, project_id)
+    """One page of sessions or users, and the cursor of the next: a search (http/searches.py),
+    its reads bounded in time, cancelled if its client leaves."""
+    project = await run_in_threadpool(readable_project, store, scope, project_id)
     after: GroupPosition | None = None
     if cursor:
         values = decode_cursor(cursor, GROUP_CURSOR, GROUP_CURSOR_USER)
         after = GroupPosition(values["t"], values["i"])
-        start, end, user_id = values["f"], values["u"], values["w"]
+        start, end = decode_window(values)
+        user_id = values["w"]
+        if user_id is not None and not 0 < len(user_id) <= MAX_VALUE:
+            raise invalid_cursor()  # as the user_id parameter takes it
     else:
         end = time_param("to", to, now)
         start = time_param("from", from_, end - DEFAULT_WINDOW_MS)
@@ -61,9 +76,15 @@ def page(
                 "from must not be after to.",
                 [{"field": "from", "message": "must not be after to"}],
             )
-    rows, more = store.list_groups(
-        column, project_id, start, end, limit, after, retention_start(project, now), user_id
-    )
+
+    def listed(guard: ReadGuard) -> tuple[list[GroupRow], bool]:
+        kept_since = retention_start(project, now)
+        with guard.applied():
+            return store.list_groups(
+                column, project_id, start, end, limit, after, kept_since, user_id
+            )
+
+    rows, more = await searched(request, scope.key_hash, listed)
     next_cursor = None
     if more and rows:
         last: dict[str, Any] = {"t": int(rows[-1][2]), "i": rows[-1][0], "f": start, "u": end}
@@ -96,7 +117,8 @@ Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT)]
     summary="Extension: list a project's sessions, last seen first",
     response_model=SessionList,
 )
-def list_sessions(
+async def list_sessions(
+    request: Request,
     scope: Auth,
     store: StoreDep,
     clock: ClockDep,
@@ -109,8 +131,8 @@ def list_sessions(
         str | None, Query(max_length=MAX_VALUE, description="Only this user's sessions.")
     ] = None,
 ) -> Response:
-    rows, next_cursor, more = page(
-        "session_id", scope, store, clock(), project_id, from_, to, limit, cursor, user_id
+    rows, next_cursor, more = await page(
+        request, "session_id", scope, store, clock(), project_id, from_, to, limit, cursor, user_id
     )
     data = [{"id": row[0], "user_id": row[7], **totals(row)} for row in rows]
     return JSONResponse({"data": data, "next_cursor": next_cursor, "has_more": more})
@@ -121,7 +143,8 @@ def list_sessions(
     summary="Extension: list a project's users, last seen first",
     response_model=UserList,
 )
-def list_users(
+async def list_users(
+    request: Request,
     scope: Auth,
     store: StoreDep,
     clock: ClockDep,
@@ -131,8 +154,8 @@ def list_users(
     limit: Limit = 100,
     cursor: Annotated[str | None, Query()] = None,
 ) -> Response:
-    rows, next_cursor, more = page(
-        "user_id", scope, store, clock(), project_id, from_, to, limit, cursor
+    rows, next_cursor, more = await page(
+        request, "user_id", scope, store, clock(), project_id, from_, to, limit, cursor
     )
     data = [{"id": row[0], **totals(row), "session_count": int(row[7])} for row in rows]
     return JSONResponse({"data": data, "next_cursor": next_cursor, "has_more": more})

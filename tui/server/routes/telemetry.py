@@ -17,6 +17,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
 from tui.server.http.answers import ERRORS
 from tui.server.http.deps import scope_of
@@ -24,7 +25,8 @@ from tui.server.http.errors import ServiceError, refused_write
 from tui.server.ingest.body import JSON, PROTOBUF, BodyError, encoding, media_type, read_body
 from tui.server.ingest.logs import check_metrics, decode_logs, logs_answer, metrics_answer
 from tui.server.ingest.responses import answer_type, failure
-from tui.server.ingest.types import Unreadable
+from tui.server.ingest.types import TooLarge, Unreadable
+from tui.server.routes.otlp import internal_error
 from tui.server.store.errors import StoreBusy
 from tui.server.store.protocol import TraceStore
 from tui.server.store.rows import KeyScope
@@ -62,7 +64,7 @@ def responses(what: str, schema: dict[str, Any]) -> dict[int | str, dict[str, An
         for status, text in (
             (400, "Unreadable body (google.rpc.Status)"),
             (401, "Missing or unknown key"),
-            (413, "Body over the limit after decompression"),
+            (413, "Body over the limit after decompression, or too many records or values"),
             (415, "Not application/x-protobuf or application/json; not gzip or deflate"),
             (503, "The store cannot write now; retry after Retry-After"),
         )
@@ -128,6 +130,9 @@ async def answered(request: Request, handle: Handler) -> Response:
         return Response(body, status_code=error.status, media_type=answer)
     except Unreadable as error:
         return Response(failure(answer, 400, "invalid_body", str(error)), 400, media_type=answer)
+    except TooLarge as error:
+        body = failure(answer, 413, "payload_too_large", str(error))
+        return Response(body, 413, media_type=answer)
     except StoreBusy as error:
         code, message, retry_after = refused_write(error)
         return Response(
@@ -136,3 +141,7 @@ async def answered(request: Request, handle: Handler) -> Response:
             headers={"Retry-After": str(retry_after)},
             media_type=answer,
         )
+    except ClientDisconnect:  # the client left before its body was read: nobody to answer
+        return Response(status_code=400)
+    except Exception as error:  # any other: a 500 the exporter can still read
+        return internal_error(answer, request, error)

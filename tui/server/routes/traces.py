@@ -1,22 +1,32 @@
 """GET /v1/traces (keyset-paged, newest first), /v1/traces/{trace_id} and its /spans.
 
 Extensions of GET /v1/traces (docs/api.md): filters (`q`, `status`, `model`, `name`, latency,
+Extensions of GET /v1/traces (docs/api.md): filters (`q`, `status`, `model`, `name`, latency,
 cost, `user_id`, `session_id`, `tag`, the text of inputs or outputs alone: `input`, `output`,
-and conditions on one span: `span_model`, `span_name`, `span_kind`, `span_status`,
-`span_min_latency_ms`, `span_max_latency_ms`) and `sort` / `order`, read once into a
-search.filters.TraceFilters, which the cursor carries with the window: a walk keeps the
-filters and the order of its first page.
+conditions on one span: `span_model`, `span_name`, `span_kind`, `span_status`,
+`span_min_latency_ms`, `span_max_latency_ms`, and the annotations' `annotation`, `label`,
+`min_score`, `max_score`) and `sort` / `order`, read once into a search.filters.TraceFilters,
+which the cursor carries with the window: a walk keeps the filters and the order of its first
+page. Every trace answered carries its annotations' summary (`annotations`), and the single
+trace's spans their own (one read for the whole trace, however many spans).
+
+A filtered or sorted listing is a search: bounded in time and in number under way, and cancelled
+when its client leaves (http/searches.py). The listing runs in a thread (trace_page), the route
+itself on the event loop, where it watches its client.
 
 A trace's spans are answered as JSON text built by splicing (schemas.spans_json_text), not
 through FastAPI's encoder: big traces are tens of megabytes. A trace id is its project's: the
 two trace routes take `project_id` (deps.readable_trace says which trace a key reads).
 """
 
+import functools
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
 
+from tui.server.http.annotation_schemas import summary_json
 from tui.server.http.answers import ERRORS, SpanList, TraceList, TraceWithSpans
 from tui.server.http.deps import (
     Auth,
@@ -27,10 +37,26 @@ from tui.server.http.deps import (
     retention_start,
 )
 from tui.server.http.errors import ServiceError
-from tui.server.http.paging import decode_cursor, encode_cursor, invalid_cursor
+from tui.server.http.paging import (
+    Time,
+    decode_cursor,
+    decode_window,
+    encode_cursor,
+    invalid_cursor,
+)
 from tui.server.http.schemas import json_text, parse_timestamp, spans_json_text, trace_json
-from tui.server.search.filters import MAX_VALUE, InvalidFilter, TraceFilters
-from tui.server.store.rows import SearchPosition, TracePosition
+from tui.server.http.searches import searched
+from tui.server.search.filters import (
+    MAX_VALUE,
+    InvalidFilter,
+    TraceFilters,
+    label_filter,
+    score_filter,
+)
+from tui.server.store.annotation_rows import Summary
+from tui.server.store.protocol import TraceStore
+from tui.server.store.reads import ReadGuard
+from tui.server.store.rows import ProjectRow, SearchPosition, TracePosition
 from tui.server.store.search import sort_value
 
 DEFAULT_WINDOW_MS = 24 * 3_600_000
@@ -40,7 +66,8 @@ router = APIRouter(responses=ERRORS)
 
 
 @router.get("/traces", summary="List traces, newest first", response_model=TraceList)
-def list_traces(
+async def list_traces(
+    request: Request,
     scope: Auth,
     store: StoreDep,
     clock: ClockDep,
@@ -105,7 +132,7 @@ def list_traces(
         list[str] | None,
         Query(
             alias="input",
-            description="Extension: text (3 characters or more, case-insensitive, a"
+            description="Extension: text (3 to 64 characters, case-insensitive, a"
             " substring) in some input of the trace: an attribute named for input, prompt or"
             " query; repeated: every one.",
         ),
@@ -143,6 +170,35 @@ def list_traces(
     span_max_latency_ms: Annotated[
         float | None, Query(ge=0, description="Extension: that span's duration_ms at most.")
     ] = None,
+    annotation: Annotated[
+        list[str] | None,
+        Query(
+            description="Extension: the trace or one of its spans has an annotation of this"
+            " name; repeated: every one."
+        ),
+    ] = None,
+    label: Annotated[
+        list[str] | None,
+        Query(
+            description="Extension: `NAME:VALUE` (split at the first colon): the trace or one"
+            " of its spans has an annotation of this name with this label (exact); repeated:"
+            " every one."
+        ),
+    ] = None,
+    min_score: Annotated[
+        list[str] | None,
+        Query(
+            description="Extension: `NAME:NUMBER`: the trace or one of its spans has an"
+            " annotation of this name whose score is at least the number; repeated: every one."
+        ),
+    ] = None,
+    max_score: Annotated[
+        list[str] | None,
+        Query(
+            description="Extension: `NAME:NUMBER`: ...whose score is at most the number;"
+            " repeated: every one."
+        ),
+    ] = None,
     sort: Annotated[
         Literal["started_at", "duration_ms", "total_cost_usd", "total_tokens"],
         Query(
@@ -153,7 +209,7 @@ def list_traces(
     order: Annotated[Literal["desc", "asc"], Query(description="Extension.")] = "desc",
 ) -> Response:
     # Called here, not as a dependency: project_id stays the first query parameter documented.
-    project = readable_project(store, scope, project_id)
+    project = await run_in_threadpool(readable_project, store, scope, project_id)
     now = clock()
     if cursor:
         # The window and the filters travel in the cursor, so "the last 24 hours" does not
@@ -189,20 +245,47 @@ def list_traces(
             span_status=span_status,
             span_min_latency_ms=span_min_latency_ms,
             span_max_latency_ms=span_max_latency_ms,
+            annotations=tuple(annotation or ()),
+            labels=tuple(label or ()),
+            min_scores=tuple(min_score or ()),
+            max_scores=tuple(max_score or ()),
             sort=sort,
             order=order,
         )
+    page = functools.partial(
+        trace_page, store, project, filters, position, start, end, limit, include, now
+    )
+    if filters.is_default:
+        return await run_in_threadpool(page, None)
+    return await searched(request, scope.key_hash, page)
+
+
+def trace_page(
+    store: TraceStore,
+    project: ProjectRow,
+    filters: TraceFilters,
+    position: SearchPosition | None,
+    start: int,
+    end: int,
+    limit: int,
+    include: str | None,
+    now: int,
+    guard: ReadGuard | None,
+) -> Response:
+    """One page of the project's traces, and the cursor of the next; a search's reads within
+    `guard` (http/searches.py), the spec's listing (no filter: a seek) as it is."""
     # Nothing past the project's retention (by each trace's newest span, as the sweep goes),
     # although the sweep may not have deleted it yet. Applied on every page, not stored in the
     # cursor: a page read later shows less, never more.
     kept_since = retention_start(project, now)
-    if filters.is_default:
+    if guard is None:
         after = None if position is None else TracePosition(int(position.value), position.trace_id)
-        rows, more = store.list_traces(project_id, start, end, limit, after, kept_since)
+        rows, more = store.list_traces(project.id, start, end, limit, after, kept_since)
     else:
-        rows, more = store.search_traces(
-            project_id, filters, start, end, limit, position, kept_since
-        )
+        with guard.applied():
+            rows, more = store.search_traces(
+                project.id, filters, start, end, limit, position, kept_since
+            )
     next_cursor = None
     if more and rows:
         last = rows[-1]
@@ -210,8 +293,11 @@ def list_traces(
             SearchPosition(sort_value(last, filters), last.id), start, end, filters
         )
     data = [trace_json(r) for r in rows]
+    summaries = store.annotation_summaries(project.id, [r.id for r in rows])
+    for item, row in zip(data, rows, strict=True):
+        item["annotations"] = summary_json(summaries.get(row.id))
     if include and "models" in include.split(","):
-        by_trace = store.models_of(project_id, [r.id for r in rows])
+        by_trace = store.models_of(project.id, [r.id for r in rows])
         for item, row in zip(data, rows, strict=True):
             item["models"] = {
                 model: {"cost_usd": cost, "tokens": tokens}
@@ -224,8 +310,11 @@ def list_traces(
     "/traces/{trace_id}", summary="Get one trace with all its spans", response_model=TraceWithSpans
 )
 def get_trace(trace: ReadableTrace, store: StoreDep) -> Response:
-    head = json_text({**trace_json(trace), "spans": None})
-    spans = spans_json_text(store.iter_spans(trace.id, trace.project_id), trace.id)
+    summary, by_span = store.trace_annotations(trace.project_id, trace.id)
+    head = json_text({**trace_json(trace), "annotations": summary_json(summary), "spans": None})
+    spans = spans_json_text(
+        store.iter_spans(trace.id, trace.project_id), trace.id, span_annotations(by_span)
+    )
     return Response((head[: -len("null}")] + spans + "}").encode(), media_type="application/json")
 
 
@@ -235,13 +324,25 @@ def get_trace(trace: ReadableTrace, store: StoreDep) -> Response:
     response_model=SpanList,
 )
 def list_spans(trace: ReadableTrace, store: StoreDep) -> Response:
-    spans = spans_json_text(store.iter_spans(trace.id, trace.project_id), trace.id)
+    _, by_span = store.trace_annotations(trace.project_id, trace.id)
+    spans = spans_json_text(
+        store.iter_spans(trace.id, trace.project_id), trace.id, span_annotations(by_span)
+    )
     return Response(('{"data":' + spans + "}").encode(), media_type="application/json")
 
 
+def span_annotations(by_span: dict[str, Summary]) -> dict[str, str]:
+    """Each annotated span's summary as JSON text, to splice into its span."""
+    return {span_id: json_text(summary_json(summary)) for span_id, summary in by_span.items()}
+
+
 def checked_filters(**given: Any) -> TraceFilters:
-    """The request's filters, or 422 naming the first one the service does not take."""
+    """The request's filters, or 422 naming the first one the service does not take. Labels
+    and scores come as `NAME:VALUE` texts, read here."""
     try:
+        given["labels"] = tuple(label_filter(text) for text in given["labels"])
+        for field, key in (("min_score", "min_scores"), ("max_score", "max_scores")):
+            given[key] = tuple(score_filter(field, text) for text in given[key])
         return TraceFilters(**given)
     except InvalidFilter as refused:
         details = [{"field": refused.field, "message": refused.message}]
@@ -269,7 +370,7 @@ def time_param(name: str, value: str | None, default: int) -> int:
 
 # The last row's sort value and id, the first page's window, and (when not the spec's listing)
 # the filters and order.
-TRACE_CURSOR = {"t": float, "i": str, "f": int, "u": int}
+TRACE_CURSOR = {"t": float, "i": str, "f": Time, "u": Time}
 TRACE_CURSOR_FILTERS = {"x": dict}
 
 
@@ -289,4 +390,5 @@ def read_trace_cursor(cursor: str) -> tuple[SearchPosition, int, int, TraceFilte
         raise invalid_cursor() from error
     if filters.sort != "total_cost_usd" and type(values["t"]) is not int:
         raise invalid_cursor()  # every other order's values are integers
-    return SearchPosition(values["t"], values["i"]), values["f"], values["u"], filters
+    start, end = decode_window(values)
+    return SearchPosition(values["t"], values["i"]), start, end, filters

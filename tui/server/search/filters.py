@@ -1,14 +1,29 @@
 """What a GET /v1/traces request asks beyond the spec's window: its filters and its sort, checked
 once, whether they come from the query's parameters or back from a cursor.
 
+Annotation filters (`annotation`, `label`, `min_score`, `max_score`, each repeatable) keep the
+traces that have, on themselves or on one of their spans, an annotation of the name given (with
+that label, or a score within the bound): `label` is `NAME:VALUE`, split at the first colon,
+and a score `NAME:NUMBER`, split at the last.
+
 `q` is split into words and "quoted phrases"; each must occur, case-insensitive, as a substring
 of the trace's text (search.text), and each must be 3 characters or more (the trigram indexes
-of both stores need 3). A model is matched as ingest stores it: lower-cased. `input` and
-`output` (repeatable) are each one substring, found in the trace's inputs only, or outputs only.
+of both stores need 3) and MAX_TERM at most. A model is matched as ingest stores it:
+lower-cased. `input` and `output` (repeatable) are each one substring, MIN_TERM to MAX_TERM
+characters, found in the trace's inputs only, or outputs only.
 
 The `span_` filters are conditions on one span: a trace is kept when ONE of its spans meets
 every one given (its model, name, kind, status and duration bounds), not when each is met by
 some span or by the trace as a whole.
+
+Why a term is bounded by its length: finding one in a trace's text costs up to the text's
+length times the term's on both stores, whatever the index (PostgreSQL's strpos, a Horspool
+search, compares up to the whole term at each position of the text when the text repeats its
+end; SQLite's FTS5 checks the term's trigrams at each position where its first one is). The
+text is bounded (search.text.MAX_TRACE), so with the term bounded each trace costs a bounded
+time: measured over 8,000 characters made for it, 0.4 ms per trace on PostgreSQL and 4 ms on
+SQLite at 64 characters, against 2.5 ms (strpos) or 13.6 ms (ILIKE) and 40 ms at 498. How many
+traces a search reads is bounded by its time budget (http/searches.py).
 """
 
 from __future__ import annotations
@@ -17,6 +32,8 @@ import math
 import re
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from tui.server.search.text import folded
 
 KINDS = ("llm", "retrieval", "tool", "agent", "chain")  # a span's kinds, as ingest stores them
 SPAN_FIELDS = (
@@ -38,11 +55,29 @@ SORTS = {  # the parameter's value -> the column or expression the traces are or
 ORDERS = ("desc", "asc")
 STATUSES = ("ok", "error")
 MIN_TERM = 3
+MAX_TERM = 64  # a word or a quoted phrase: a dozen words
 MAX_TERMS = 10
 MAX_Q = 500
 MAX_VALUE = 200  # a name, model, user, session or tag
 MAX_TAGS = 10
+MAX_ANNOTATION_NAME = 64
+MAX_LABEL = 200
+MAX_ANNOTATION_FILTERS = 10  # of each kind
 _TERMS = re.compile(r'"([^"]*)"?|(\S+)')
+
+
+NUMBERS = ("min_latency_ms", "max_latency_ms", "min_cost_usd", *SPAN_FIELDS[4:])
+
+
+def is_number_at_least_0(value: object) -> bool:
+    """A finite int or float >= 0, within a float's range (bool is no number here)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        number = float(value)
+    except OverflowError:  # an int past 1.8e308
+        return False
+    return math.isfinite(number) and number >= 0
 
 
 def terms_of(q: str) -> tuple[str, ...]:
@@ -92,6 +127,12 @@ class TraceFilters:
     # Text the trace's inputs hold, its outputs hold: each a substring, case-insensitive.
     inputs: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ()
+    # Annotations (names; (name, label); (name, bound)): each must be held by the trace or
+    # one of its spans.
+    annotations: tuple[str, ...] = ()
+    labels: tuple[tuple[str, str], ...] = ()
+    min_scores: tuple[tuple[str, float], ...] = ()
+    max_scores: tuple[tuple[str, float], ...] = ()
     sort: str = "started_at"
     order: str = "desc"
 
@@ -111,6 +152,11 @@ class TraceFilters:
     def has_text(self) -> bool:
         """Whether any text is searched for (`q`, `input`, `output`)."""
         return bool(self.terms or self.inputs or self.outputs)
+
+    @property
+    def searched_terms(self) -> tuple[str, ...]:
+        """The terms as the stores search them: folded, as the stored texts are."""
+        return tuple(folded(term) for term in self.terms)
 
     @property
     def sort_key(self) -> str:
@@ -138,6 +184,10 @@ class TraceFilters:
                 raise invalid("q", f"must hold at most {MAX_TERMS} words")
             if any(len(term) < MIN_TERM for term in terms):
                 raise invalid("q", f"every word must be {MIN_TERM} characters or more")
+            if any(len(term) > MAX_TERM for term in terms):
+                raise invalid(
+                    "q", f'every word and "quoted phrase" must be {MAX_TERM} characters at most'
+                )
         if self.status is not None and self.status not in STATUSES:
             raise invalid("status", "must be ok or error")
         self._check_span_and_parts()
@@ -149,19 +199,47 @@ class TraceFilters:
             value = getattr(self, field)
             if value is not None and not (isinstance(value, str) and 0 < len(value) <= MAX_VALUE):
                 raise invalid(field, f"must be 1 to {MAX_VALUE} characters")
-        for field in ("min_latency_ms", "max_latency_ms", "min_cost_usd"):
+        for field in NUMBERS:
             number = getattr(self, field)
-            if number is not None and (
-                isinstance(number, bool)
-                or not isinstance(number, (int, float))
-                or not math.isfinite(number)
-                or number < 0
-            ):
+            if number is not None and not is_number_at_least_0(number):
                 raise invalid(field, "must be a number >= 0")
         if len(self.tags) > MAX_TAGS:
             raise invalid("tag", f"may be given {MAX_TAGS} times at most")
         if any(not isinstance(t, str) or not 0 < len(t) <= MAX_VALUE for t in self.tags):
             raise invalid("tag", f"must be 1 to {MAX_VALUE} characters")
+        self._check_annotations()
+
+    def _check_annotations(self) -> None:
+        given = {
+            "annotation": self.annotations,
+            "label": self.labels,
+            "min_score": self.min_scores,
+            "max_score": self.max_scores,
+        }
+        for field, values in given.items():
+            if len(values) > MAX_ANNOTATION_FILTERS:
+                raise invalid(field, f"may be given {MAX_ANNOTATION_FILTERS} times at most")
+        for name in self.annotations:
+            check_annotation_name("annotation", name)
+        for labelled in self.labels:
+            if not (isinstance(labelled, tuple) and len(labelled) == 2):
+                raise invalid("label", "must be NAME:VALUE")
+            check_annotation_name("label", labelled[0])
+            label: object = labelled[1]
+            if not (isinstance(label, str) and 0 < len(label) <= MAX_LABEL and "\x00" not in label):
+                raise invalid("label", f"must be NAME:VALUE, the value 1 to {MAX_LABEL} characters")
+        for field, pairs in (("min_score", self.min_scores), ("max_score", self.max_scores)):
+            for pair in pairs:
+                if not (isinstance(pair, tuple) and len(pair) == 2):
+                    raise invalid(field, "must be NAME:NUMBER")
+                check_annotation_name(field, pair[0])
+                number: object = pair[1]
+                if (
+                    isinstance(number, bool)
+                    or not isinstance(number, (int, float))
+                    or not math.isfinite(number)
+                ):
+                    raise invalid(field, "must be NAME:NUMBER, the number finite")
 
     def _check_span_and_parts(self) -> None:
         for field in ("span_model", "span_name"):
@@ -174,28 +252,22 @@ class TraceFilters:
             raise invalid("span_kind", "must be one of " + ", ".join(KINDS))
         if self.span_status is not None and self.span_status not in STATUSES:
             raise invalid("span_status", "must be ok or error")
-        for field in ("span_min_latency_ms", "span_max_latency_ms"):
-            number = getattr(self, field)
-            if number is not None and (
-                isinstance(number, bool)
-                or not isinstance(number, (int, float))
-                or not math.isfinite(number)
-                or number < 0
-            ):
-                raise invalid(field, "must be a number >= 0")
         for field, texts in (("input", self.inputs), ("output", self.outputs)):
             if len(texts) > MAX_TERMS:
                 raise invalid(field, f"may be given {MAX_TERMS} times at most")
             for text in texts:
                 if not isinstance(text, str) or "\x00" in text:
                     raise invalid(field, "must be text without a NUL character")
-                if len(text.strip()) < MIN_TERM or len(text) > MAX_VALUE:
-                    raise invalid(field, f"must be {MIN_TERM} to {MAX_VALUE} characters")
+                if len(text.strip()) < MIN_TERM or len(text) > MAX_TERM:
+                    raise invalid(field, f"must be {MIN_TERM} to {MAX_TERM} characters")
 
     def to_json(self) -> dict[str, Any]:
         """The filters as a cursor carries them (only those set)."""
         found = {k: v for k, v in asdict(self).items() if v not in (None, ())}
-        for field in ("tags", "inputs", "outputs"):
+        for field in PAIRED:
+            if field in found:
+                found[field] = [list(pair) for pair in found[field]]
+        for field in LISTED:
             if getattr(self, field):
                 found[field] = list(getattr(self, field))
         return found
@@ -209,17 +281,64 @@ class TraceFilters:
             raise ValueError("unknown filter")
         values = dict(data)
         lists: dict[str, Any] = {}
-        for field in ("tags", "inputs", "outputs"):
+        for field in LISTED:
             listed = values.pop(field, [])
             if not isinstance(listed, list):
                 raise ValueError(field)
             lists[field] = tuple(listed)
+        for field in PAIRED:
+            pairs = values.pop(field, [])
+            if not isinstance(pairs, list) or not all(
+                isinstance(p, list) and len(p) == 2 for p in pairs
+            ):
+                raise ValueError(field)
+            lists[field] = tuple(tuple(p) for p in pairs)
         texts: tuple[str, ...] = ("q", "status", "model", "name", "user_id", "session_id")
         texts += ("sort", "order", *SPAN_FIELDS[:4])  # the span's model, name, kind, status
         for field in texts:
             if field in values and not isinstance(values[field], str):
                 raise ValueError(field)
+        for field in NUMBERS:
+            # As the query's parameters are: floats (a JSON integer may be past a float's range,
+            # or past what the stores bind as an integer).
+            if values.get(field) is not None:
+                if not is_number_at_least_0(values[field]):
+                    raise ValueError(field)
+                values[field] = float(values[field])
         try:
             return cls(**values, **lists)
         except (InvalidFilter, TypeError) as error:
             raise ValueError("filters") from error
+
+
+PAIRED = ("labels", "min_scores", "max_scores")  # filters of (name, value) pairs
+LISTED = ("tags", "inputs", "outputs", "annotations")  # filters of values
+
+
+def check_annotation_name(field: str, name: object) -> None:
+    if not (isinstance(name, str) and name.strip() and len(name) <= MAX_ANNOTATION_NAME):
+        raise invalid(field, f"must name an annotation of 1 to {MAX_ANNOTATION_NAME} characters")
+    if "\x00" in name:
+        raise invalid(field, "must not hold a NUL character")
+
+
+def label_filter(text: str) -> tuple[str, str]:
+    """`NAME:VALUE` (split at the first colon) as (name, label); InvalidFilter on `label`."""
+    name, colon, label = text.partition(":")
+    if not colon:
+        raise invalid("label", "must be NAME:VALUE, e.g. root_cause:retriever")
+    return name, label
+
+
+def score_filter(field: str, text: str) -> tuple[str, float]:
+    """`NAME:NUMBER` (split at the last colon) as (name, number); InvalidFilter on `field`."""
+    name, colon, number = text.rpartition(":")
+    if not colon:
+        raise invalid(field, "must be NAME:NUMBER, e.g. correctness:0.5")
+    try:
+        value = float(number)
+    except ValueError:
+        raise invalid(field, "must be NAME:NUMBER, e.g. correctness:0.5") from None
+    if not math.isfinite(value):
+        raise invalid(field, "must be NAME:NUMBER, the number finite")
+    return name, value

@@ -11,10 +11,18 @@ message of neither), so that `input:` and `output:` find a text in one kind of s
 (store/io_text.py), with the same index as `q`. A string's own marks become spaces. Traces
 stored before the marks have none (their strings are joined by newlines): `q` finds their
 text, `input:` and `output:` do not.
+
+The text is stored folded (`folded`: Unicode's full case folding, str.casefold, which leaves
+the marks as they are), and a query's words are folded the same way, so both stores find a
+word exactly where its folded form is a substring of the folded text: case-insensitive in
+every script, and the same answers whatever the database's locale (PostgreSQL's ILIKE under
+the C locale folded ASCII only). Texts stored before they were folded are folded by a
+migration (`needs_folding` says which).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -30,10 +38,27 @@ MARKS = INPUT + OUTPUT + OTHER
 _UNMARKED = str.maketrans(MARKS, "   ")
 
 
+def folded(text: str) -> str:
+    """`text` as it is stored and searched: casefolded ("ÉCOLE" and "école" are "école",
+    "Straße" "strasse", "ΟΔΥΣΣΕΑΣ" "οδυσσεασ")."""
+    return text.casefold()
+
+
+def needs_folding(stored: str) -> bool:
+    """Whether a text stored before texts were folded is to be folded: one with a character
+    past ASCII, that folding changes (in an ASCII text, both stores' matching folds the case
+    itself)."""
+    return not stored.isascii() and folded(stored) != stored
+
+
+# Remembered: the same few keys come in every span, and this ran for each key of each span
+# (28% of decoding a span, where it now takes a third of that). Bounded, as keys are a sender's.
+@functools.lru_cache(maxsize=4096)
 def is_text_name(key: str) -> bool:
     return not key.startswith("tracetui.") and any(name in key for name in TEXT_NAMES)
 
 
+@functools.lru_cache(maxsize=4096)
 def mark_of(key: str) -> str:
     """What an attribute's strings are, by its name: OUTPUT, INPUT or OTHER (the output words
     first: `llm.output_messages.0.message.content` is an output)."""
@@ -99,7 +124,8 @@ def span_text(
 
 
 def searched_text(parts: Iterable[tuple[str, str | None, dict[str, Any] | None]]) -> str:
-    """A trace's text from its spans' (name, error message, attributes), MAX_TRACE at most.
+    """A trace's text from its spans' (name, error message, attributes), folded, MAX_TRACE at
+    most.
     A string already taken is left out before it counts against the bound: each model call of
     an agent carries the conversation so far, and the same span names repeat, so the bound
     goes to what is new (and the index has less to read)."""
@@ -112,7 +138,7 @@ def searched_text(parts: Iterable[tuple[str, str | None, dict[str, Any] | None]]
         more = span_text(name, error, attributes, budget, seen)
         budget -= sum(len(t) for t in more)
         found += more
-    return "".join(found)[:MAX_TRACE]
+    return folded("".join(found))[:MAX_TRACE]
 
 
 def joined(stored: str | None, more: str) -> str:
@@ -131,12 +157,12 @@ _PARTS = {mark: re.compile(re.escape(mark) + "[^" + MARKS + "]*") for mark in MA
 
 def in_part(body: str | None, mark: str, term: str) -> bool:
     """Whether a string of `body` (a trace's text) after `mark` holds `term`, case-insensitive
-    (lower-cased both, as the stores' text search folds case): what `input:` and `output:`
+    (folded both, as the text is stored and `q` searches it): what `input:` and `output:`
     check of the traces their index finds."""
     if not body or mark not in _PARTS:
         return False
-    folded = term.lower()
-    return any(folded in part for part in _PARTS[mark].findall(body.lower()))
+    wanted = folded(term)
+    return any(wanted in part for part in _PARTS[mark].findall(folded(body)))
 
 
 def part_pattern(mark: str, term: str) -> str:

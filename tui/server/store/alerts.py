@@ -128,15 +128,16 @@ class AlertTables(Tables):
         """Store a round's results in one transaction, under the rounds' lock: each alert's new
         state, its state-change events and the webhooks to send. An alert whose stored state is
         no longer the one the round started from (`expected`, by alert id; "no_data" for none),
-        because another evaluator (another replica) got there first, is left alone with its
-        events and webhooks. Returns the ids of the alerts left alone."""
+        because another evaluator (another replica) got there first, or deleted since, is left
+        alone with its events and webhooks. Returns the ids of the alerts left alone."""
         with self._write() as db:
             self._lock_rounds(db)
             stored = dict(db.execute("SELECT alert_id, state FROM alert_states").fetchall())
+            alive = {row[0] for row in db.execute("SELECT id FROM alerts").fetchall()}
             stale = [
                 alert_id
                 for alert_id, state in expected.items()
-                if stored.get(alert_id, "no_data") != state
+                if stored.get(alert_id, "no_data") != state or alert_id not in alive
             ]
             skip = set(stale)
             self._execute_many(
@@ -256,13 +257,15 @@ class AlertTables(Tables):
     ) -> None:
         """One attempt made: its event in the alert's history and the delivery's new state
         (pending again with its next time, delivered, or failed) with its claim dropped, in one
-        transaction."""
+        transaction. A delivery deleted meanwhile (with its alert or project) leaves no event:
+        nothing of a deleted alert is written after it."""
         with self._write() as db:
-            db.execute(self._sql(INSERT[AlertEventRow]), attempt)
-            db.execute(
+            kept = db.execute(
                 self._sql(
                     "UPDATE webhook_deliveries SET attempts = ?, next_attempt_at = ?, status = ?, "
                     "claimed_by = NULL, claimed_until = NULL WHERE id = ?"
                 ),
                 (attempt.attempt, next_attempt_at, status, delivery_id),
             )
+            if kept.rowcount:
+                db.execute(self._sql(INSERT[AlertEventRow]), attempt)

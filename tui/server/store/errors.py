@@ -1,8 +1,11 @@
 """What a store raises that its callers answer: a write refused for now (StoreBusy,
 StoreUnavailable: 503 with Retry-After), a database that cannot be opened (StoreUnreachable) or
-was written by a newer tracetui (SchemaTooNew), and a project name taken (NameTaken: 409)."""
+was written by a newer tracetui (SchemaTooNew), a project name taken (NameTaken: 409), and a
+change whose Idempotency-Key was answered before (AlreadyAnswered: the first answer again)."""
 
 from __future__ import annotations
+
+from tui.server.store.rows import Remembered
 
 
 class StoreBusy(Exception):
@@ -29,3 +32,12 @@ class SchemaTooNew(RuntimeError):
 class NameTaken(Exception):
     """Another project has this name: two projects of one name could not be told apart in a
     list, a palette or an ingest routed by name."""
+
+
+class AlreadyAnswered(Exception):
+    """The change's Idempotency-Key has an answer (a repeat, maybe racing the first): nothing
+    was changed again, and `seen` is the first answer."""
+
+    def __init__(self, seen: Remembered) -> None:
+        super().__init__("this Idempotency-Key was answered before")
+        self.seen = seen

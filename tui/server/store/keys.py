@@ -3,7 +3,9 @@ per Idempotency-Key, on both stores.
 
 A create with an Idempotency-Key looks the key up, inserts and remembers its answer in one
 transaction, holding the key's lock (PostgreSQL: replicas too), so two racing requests with one
-key never both insert: the second waits and finds the first's answer.
+key never both insert: the second waits and finds the first's answer. A change (PATCH, DELETE,
+rotate-secret, a key's revocation) does the same with `answered_before` and `remember` around
+its own statements, in its own transaction.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from tui.server.api_keys import (
     key_prefix,
 )
 from tui.server.store.alert_rows import AlertRow, AlertSecretRow, DeliveryRow
-from tui.server.store.errors import NameTaken
+from tui.server.store.errors import AlreadyAnswered, NameTaken
 from tui.server.store.replicas import COUNT_REQUESTS
 from tui.server.store.rows import (
     ApiKeyRow,
@@ -33,6 +35,7 @@ from tui.server.store.rows import (
     Once,
     ProjectRow,
     Remembered,
+    Reply,
     now_ms,
 )
 from tui.server.store.sql import INSERT, columns, updated
@@ -46,6 +49,31 @@ KEEP_RESPONSE = f"{INSERT[IdempotencyRow]} ON CONFLICT (key_hash, idempotency_ke
 REMEMBERED = (
     "SELECT request_hash, status, body FROM idempotency WHERE key_hash = ? AND idempotency_key = ?"
 )
+
+
+def remembered(tables: Tables, db: Any, key_hash: str, idempotency_key: str) -> Remembered | None:
+    """The answer stored for this key's Idempotency-Key, if any."""
+    row = db.execute(tables._sql(REMEMBERED), (key_hash, idempotency_key)).fetchone()
+    return None if row is None else Remembered(row[0], row[1], json.loads(row[2]))
+
+
+def answered_before(tables: Tables, db: Any, reply: Reply | None) -> None:
+    """First in a change's transaction: hold its Idempotency-Key's lock until the transaction
+    ends (a racing repeat waits here), then AlreadyAnswered if the key has an answer already,
+    which undoes the transaction with nothing changed."""
+    if reply is None:
+        return
+    tables._lock_idempotency_key(db, reply.once.key_hash, reply.once.idempotency_key)
+    seen = remembered(tables, db, reply.once.key_hash, reply.once.idempotency_key)
+    if seen is not None:
+        raise AlreadyAnswered(seen)
+
+
+def remember(tables: Tables, db: Any, reply: Reply | None) -> None:
+    """Last in a change's transaction: its answer, which the key's repeats will get."""
+    if reply is not None:
+        row = IdempotencyRow(*reply.once, reply.status, json.dumps(reply.body), now_ms())
+        db.execute(tables._sql(INSERT[IdempotencyRow]), row)
 
 
 class KeyTables(Tables):
@@ -89,11 +117,12 @@ class KeyTables(Tables):
             )
         return bool(cursor.rowcount > 0)
 
-    def remove_key(self, key_id: str, project_id: str | None) -> str:
+    def remove_key(self, key_id: str, project_id: str | None, reply: Reply | None = None) -> str:
         """Revoke the key whose id is `key_id` (whole) if it is `project_id`'s (None: a
         workspace key): REVOKED, NO_SUCH_KEY, or LAST_WORKSPACE_KEY (refused: nobody could
         manage the service through the API any more). One transaction, so two racing
-        revocations never remove the last two workspace keys."""
+        revocations never remove the last two workspace keys; with `reply`, the answer to
+        remember when revoked (AlreadyAnswered if its Idempotency-Key has one)."""
         if len(key_id) != KEY_ID_LENGTH:
             return NO_SUCH_KEY
         owner = "project_id IS NULL" if project_id is None else "project_id = ?"
@@ -101,6 +130,7 @@ class KeyTables(Tables):
         if project_id is not None:
             args += (project_id,)
         with self._write() as db:
+            answered_before(self, db, reply)
             found = db.execute(
                 self._sql(
                     f"SELECT key_hash FROM api_keys WHERE substr(key_hash, 1, ?) = ? AND {owner}"
@@ -116,6 +146,7 @@ class KeyTables(Tables):
                 if int(workspace[0]) <= 1:
                     return LAST_WORKSPACE_KEY
             db.execute(self._sql("DELETE FROM api_keys WHERE key_hash = ?"), (found[0][0],))
+            remember(self, db, reply)
         return REVOKED
 
     def has_workspace_key(self) -> bool:
@@ -173,7 +204,7 @@ class KeyTables(Tables):
         with self._write() as db:
             if once is not None:
                 self._lock_idempotency_key(db, once.key_hash, once.idempotency_key)
-                seen = self._remembered(db, once.key_hash, once.idempotency_key)
+                seen = remembered(self, db, once.key_hash, once.idempotency_key)
                 if seen is not None:
                     return seen
             if isinstance(row, ProjectRow):
@@ -187,20 +218,13 @@ class KeyTables(Tables):
             db.execute(self._sql(INSERT[type(row)]), row)
             for extra in also:
                 db.execute(self._sql(INSERT[type(extra)]), extra)
-            if once is not None:
-                remembered = IdempotencyRow(*once, status, json.dumps(body), now_ms())
-                db.execute(self._sql(INSERT[IdempotencyRow]), remembered)
+            remember(self, db, None if once is None else Reply(once, status, body))
         return None
-
-    def _remembered(self, db: Any, key_hash: str, idempotency_key: str) -> Remembered | None:
-        """The answer stored for this key's Idempotency-Key, if any."""
-        row = db.execute(self._sql(REMEMBERED), (key_hash, idempotency_key)).fetchone()
-        return None if row is None else Remembered(row[0], row[1], json.loads(row[2]))
 
     def recall_response(self, key_hash: str, idempotency_key: str) -> Remembered | None:
         """The answer remembered for this key's Idempotency-Key, if any."""
         with self._read() as db:
-            return self._remembered(db, key_hash, idempotency_key)
+            return remembered(self, db, key_hash, idempotency_key)
 
     def keep_response(
         self, key_hash: str, idempotency_key: str, request_hash: str, status: int, body: object

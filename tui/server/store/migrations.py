@@ -12,10 +12,10 @@ migration; append a new one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from tui.server.store.errors import SchemaTooNew
 
@@ -24,7 +24,10 @@ from tui.server.store.errors import SchemaTooNew
 class Migration:
     version: int
     summary: str
-    sql: str  # one or more statements; no transaction control (the runner owns it)
+    sql: str  # statements (none or more); no transaction control (the runner owns it)
+    # Then, in the same transaction, what SQL cannot do (Python's case folding of stored
+    # texts): called with the store's connection.
+    rewrite: Callable[[Any], None] | None = None
 
 
 class Schema(Protocol):
@@ -44,6 +47,10 @@ class Schema(Protocol):
         ...
 
     def execute(self, statement: str) -> None: ...
+
+    def rewrite(self, step: Callable[[Any], None]) -> None:
+        """Run a migration's Python step on the connection (in its transaction)."""
+        ...
 
     def record(self, migration: Migration) -> None:
         """Record that the database is at `migration`'s version (in its transaction)."""
@@ -66,6 +73,8 @@ def migrate(schema: Schema, location: str, migrations: Sequence[Migration]) -> i
             if version < migration.version:
                 for statement in schema.statements(migration):
                     schema.execute(statement)
+                if migration.rewrite is not None:
+                    schema.rewrite(migration.rewrite)
                 schema.record(migration)
     return found
 

@@ -22,6 +22,7 @@ from tui.server.store.alert_rows import (
     DeliveryRow,
     WindowStats,
 )
+from tui.server.store.annotation_protocol import AnnotationStore
 from tui.server.store.health import HealthStore
 from tui.server.store.rows import (
     ApiKeyRow,
@@ -33,6 +34,7 @@ from tui.server.store.rows import (
     Once,
     ProjectRow,
     Remembered,
+    Reply,
     SearchPosition,
     SpanGroup,
     SpanInTrace,
@@ -40,6 +42,7 @@ from tui.server.store.rows import (
     TraceRow,
     TraceSummary,
 )
+from tui.server.store.texts import INDEX_BATCH
 
 
 class AlertStore(Protocol):
@@ -216,9 +219,10 @@ class KeyStore(Protocol):
         """Delete the key whose id is `key_id` (whole), whoever's it is; True if there was one."""
         ...
 
-    def remove_key(self, key_id: str, project_id: str | None) -> str:
+    def remove_key(self, key_id: str, project_id: str | None, reply: Reply | None = None) -> str:
         """Revoke `project_id`'s key (None: a workspace key) whose id is `key_id`: REVOKED,
-        NO_SUCH_KEY or LAST_WORKSPACE_KEY (refused), see api_keys."""
+        NO_SUCH_KEY or LAST_WORKSPACE_KEY (refused), see api_keys; `reply` as AdminStore's
+        changes take it."""
         ...
 
     def note_key_used(self, key_hash: str, now: int | None = None) -> None:
@@ -261,25 +265,38 @@ class SearchStore(Protocol):
         tokens, cost, errors[, sessions][, user]); and whether more follow."""
         ...
 
+    def index_texts(self, limit: int = INDEX_BATCH) -> int:
+        """Move up to `limit` texts that ingest left waiting for the text index into it, in
+        one transaction; returns how many (0: none was waiting). Replicas sharing a database
+        may run it at once: each text is indexed by one of them (store/texts.py)."""
+        ...
+
 
 class AdminStore(Protocol):
     """What running a project through the API needs (admin.AdminTables, keys.KeyTables):
     project changes and deletion, alert changes, deletion and secrets, and the answers of
-    non-creating writes per Idempotency-Key."""
+    non-creating writes per Idempotency-Key.
 
-    def update_project(self, row: ProjectRow) -> None: ...
+    Each change takes `reply`, the answer to remember for the request's Idempotency-Key (None
+    without one): it is stored in the change's own transaction, once the key's lock is held
+    and no answer found; if one is (a repeat, maybe racing the first), nothing is changed and
+    AlreadyAnswered carries it. A change that finds nothing to change remembers nothing."""
+
+    def update_project(self, row: ProjectRow, reply: Reply | None = None) -> None: ...
 
     def count_traces_ending_before(self, project_id: str, cutoff: int) -> int: ...
 
-    def delete_project(self, project_id: str) -> bool:
+    def delete_project(self, project_id: str, reply: Reply | None = None) -> bool:
         """The project and everything of it, in one transaction."""
         ...
 
-    def update_alert(self, row: AlertRow) -> None: ...
+    def update_alert(self, row: AlertRow, reply: Reply | None = None) -> None: ...
 
-    def delete_alert(self, alert_id: str) -> bool: ...
+    def delete_alert(self, alert_id: str, reply: Reply | None = None) -> bool: ...
 
-    def rotate_secret(self, alert_id: str, secret: str, previous_valid_until: int) -> bool: ...
+    def rotate_secret(
+        self, alert_id: str, secret: str, previous_valid_until: int, reply: Reply | None = None
+    ) -> bool: ...
 
     def recall_response(self, key_hash: str, idempotency_key: str) -> Remembered | None: ...
 
@@ -289,7 +306,14 @@ class AdminStore(Protocol):
 
 
 class TraceStore(
-    AlertStore, ReplicaStore, KeyStore, SearchStore, HealthStore, AdminStore, Protocol
+    AlertStore,
+    ReplicaStore,
+    KeyStore,
+    SearchStore,
+    HealthStore,
+    AdminStore,
+    AnnotationStore,
+    Protocol,
 ):
     """The service's storage, whole. Every method may block: call from a thread."""
 

@@ -166,6 +166,16 @@ class Once(NamedTuple):
     request_hash: str
 
 
+class Reply(NamedTuple):
+    """The answer to a change (PATCH, DELETE, rotate-secret) sent with an Idempotency-Key,
+    stored in the change's own transaction: a repeat racing the change finds either nothing
+    done or this answer, never the change done and no answer."""
+
+    once: Once
+    status: int
+    body: Any  # JSON; None for no content
+
+
 class Remembered(NamedTuple):
     """The first answer to an Idempotency-Key, to be replayed (or refused for another body)."""
 

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from tui.server.search.filters import TraceFilters
-from tui.server.search.text import INPUT, OUTPUT
+from tui.server.search.text import INPUT, OUTPUT, folded
+from tui.server.store.annotation_search import annotated_rows
+from tui.server.store.annotations import annotation_clauses
 from tui.server.store.dialect import Dialect, Parts
 from tui.server.store.rows import GroupPosition, GroupRow, SearchPosition, TraceSummary
 from tui.server.store.span_search import is_rare, span_clauses
@@ -41,13 +43,15 @@ def trace_page(
     common_text: bool = False,
     scan: int | None = None,
     rare_spans: bool = False,
+    among: list[str] | None = None,
 ) -> tuple[str, list[Any]]:
     """One page of a project's traces with start <= listed_at < end, past `after`, reading
     one row beyond `limit` (to know whether more follow). `common_text`: the text's terms
     match many traces (see dialect.sqlite_text). With `scan`, only the next `scan` traces in order
     are filtered: a page it fills is the page (the first matches in order lie among them);
     one it does not fill says nothing, and the caller asks without `scan`. `rare_spans`: the
-    span conditions are met from the failed spans' index (span_search.py)."""
+    span conditions are met from the failed spans' index (span_search.py). With `among`, only
+    the traces of these ids (found by annotation_search), each read by its key, then ordered."""
     key = filters.sort_key
     descending = filters.order == "desc"
     lower, upper = start, end - 1
@@ -57,9 +61,14 @@ def trace_page(
             upper = min(upper, int(after.value))
         else:
             lower = max(lower, int(after.value))
-    window = "listed_at" if key == "listed_at" else dialect.unindexed + "listed_at"
+    window = (
+        "listed_at" if key == "listed_at" and among is None else dialect.unindexed + "listed_at"
+    )
     where = ["project_id = ?", f"{window} >= ?", f"{window} <= ?"]
     args: list[Any] = [project_id, lower, upper]
+    if among is not None:
+        where.append("id = ANY(?)")
+        args.append(dialect.values(among))
     if kept_since is not None:
         where.append(f"{NEWEST_SPAN_END} >= ?")
         args.append(kept_since)
@@ -67,7 +76,9 @@ def trace_page(
         where.append(f"({key}, id) {'<' if descending else '>'} (?, ?)")
         args += [after.value, after.trace_id]
     way = "DESC" if descending else "ASC"
-    order = f"ORDER BY {key} {way}, id {way}"
+    # Among a few traces read by their key, the order's index is not walked: they are sorted.
+    ordered = key if among is None else dialect.unindexed + key
+    order = f"ORDER BY {ordered} {way}, id {way}"
     source = "traces"
     if scan is not None:
         source = f"(SELECT * FROM traces WHERE {' AND '.join(where)} {order} LIMIT ?) AS traces"
@@ -89,7 +100,7 @@ def filter_clauses(
 ) -> list[tuple[str, list[Any]]]:
     found: list[tuple[str, list[Any]]] = []
     if filters.has_text:
-        found.append(dialect.text(filters.terms, text_parts(filters), common_text))
+        found.append(dialect.text(filters.searched_terms, text_parts(filters), common_text))
     if filters.status is not None:
         found.append(("status = ?", [filters.status]))
     if filters.model is not None:
@@ -108,14 +119,15 @@ def filter_clauses(
         found.append(("session_id = ?", [filters.session_id]))
     for tag in filters.tags:
         found.append(dialect.contains("tags", tag))
-    return found
+    return found + annotation_clauses(filters)
 
 
 def text_parts(filters: TraceFilters) -> Parts:
-    """The terms of `input` and `output`, each with the mark of its kind of string."""
+    """The terms of `input` and `output`, each with the mark of its kind of string, folded
+    as the stored texts are."""
     return (
-        *((INPUT, term) for term in filters.inputs),
-        *((OUTPUT, term) for term in filters.outputs),
+        *((INPUT, folded(term)) for term in filters.inputs),
+        *((OUTPUT, folded(term)) for term in filters.outputs),
     )
 
 
@@ -209,6 +221,10 @@ def latest_users(
 class SearchTables(Tables):
     """The filtered listing and a project's sessions and users over the store's connections."""
 
+    # Under an order other than listed_at, the traces an annotation filter keeps are read whole
+    # and sorted when fewer than this, else the traces are walked (annotation_search).
+    annotated_common: ClassVar[int] = 0
+
     def _search_rows(
         self,
         db: Any,
@@ -245,7 +261,21 @@ class SearchTables(Tables):
                 kept_since,
                 rare_spans=rare,
             )
-            rows = self._search_rows(db, filters, limit, page)
+            rows = annotated_rows(
+                db,
+                self.dialect,
+                project_id,
+                filters,
+                start,
+                end,
+                limit,
+                after,
+                page,
+                lambda statement: self._search_rows(db, filters, limit, statement),
+                self.annotated_common,
+            )
+            if rows is None:
+                rows = self._search_rows(db, filters, limit, page)
         return rows[:limit], len(rows) > limit
 
     def list_groups(

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from tui.server.ingest.conventions import COUNTED_IN
 from tui.server.store.alert_rows import (
     AlertEventRow,
     AlertRow,
@@ -19,6 +18,7 @@ from tui.server.store.alert_rows import (
     AlertState,
     DeliveryRow,
 )
+from tui.server.store.annotation_rows import AnnotationRow
 from tui.server.store.dialect import Dialect
 from tui.server.store.rows import (
     ApiKeyRow,
@@ -41,6 +41,7 @@ TABLES = {
     AlertState: "alert_states",
     AlertEventRow: "alert_events",
     DeliveryRow: "webhook_deliveries",
+    AnnotationRow: "annotations",
 }
 
 
@@ -95,33 +96,6 @@ NEWEST_SPAN_END = "started_at + duration_ms"
 SPAN_UPDATE = updated(SpanRow._fields[2:])
 
 
-def count_once(dialect: Dialect) -> str:
-    """Each model call counted once across exports, as conventions.counted_once counts it
-    within one: in project ?'s traces whose ids are in the list ?, a model-call span reporting
-    tokens whose parent is a model-call span reporting tokens (or counted in its own parent,
-    which it then reported) gets its tokens and cost set to 0 and `tracetui.counted_in` added.
-
-    Run before upsert_traces on the traces stored before: a span and its parent may come in
-    different exports, in either order. The parent is read as it was before the statement (both
-    stores read one snapshot), and a parent this changes is counted in its own parent, so still
-    counts as reporting tokens. A span it changes no longer reports tokens, so running it again
-    changes nothing, and a span sent again (which replaces itself) is changed again."""
-    return dialect.sql(f"""
-UPDATE spans SET input_tokens = 0, output_tokens = 0, cost_usd = 0.0, cost_source = NULL,
-    cache_read_tokens = 0, cache_write_tokens = 0, reasoning_tokens = 0,
-    attributes = CASE WHEN substr(attributes, length(attributes)) <> '}}' THEN attributes
-        ELSE substr(attributes, 1, length(attributes) - 1)
-        || CASE WHEN attributes = '{{}}' THEN '' ELSE ',' END
-        || '"{COUNTED_IN}":"' || parent_id || '"}}' END
-WHERE project_id = ? AND trace_id = ANY(?) AND kind = 'llm'
-    AND (input_tokens > 0 OR output_tokens > 0)
-    AND EXISTS (SELECT 1 FROM spans p WHERE p.project_id = spans.project_id
-        AND p.trace_id = spans.trace_id AND p.id = spans.parent_id AND p.kind = 'llm'
-        AND (p.input_tokens > 0 OR p.output_tokens > 0
-            OR {dialect.find}(p.attributes, '"{COUNTED_IN}":"' || p.parent_id || '"') > 0))
-""")
-
-
 def upsert_traces(dialect: Dialect) -> str:
     """The trace rows of project ?'s traces whose ids are in the list ?, computed from all their
     stored spans: right after every batch, whatever order and however often spans came.
@@ -130,7 +104,7 @@ def upsert_traces(dialect: Dialect) -> str:
     Named after the earliest root (no parent), else the earliest span while the root has not
     come (the rules of ingest.summaries). listed_at and the attributes are set when the trace is
     first stored and never change. unpriced_spans counts the spans whose model has no price (a
-    NULL cost_source, as count_once leaves a counted-once span, counts 0)."""
+    NULL cost_source, as a span counted once in its parent has, counts 0: store/counting.py)."""
     return dialect.sql(f"""
 INSERT INTO traces (id, project_id, name, started_at, duration_ms, span_count, input_tokens,
     output_tokens, total_cost_usd, status, error_count, attributes, listed_at, unpriced_spans)

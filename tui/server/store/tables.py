@@ -2,24 +2,28 @@
 places where the two stores take locks.
 
 Each store (sqlite.store.Store, postgres.store.PostgresStore) is the tables' mixins (traces,
-keys, admin, alerts, logs, search) over this base, which it fills in. A connection is a DB-API
-one (sqlite3's, psycopg's): `execute(sql, args)` returns a cursor that is iterated or read
-with fetchone / fetchall, and tells its rowcount.
+keys, admin, alerts, logs, search, annotations) over this base, which it fills in. A connection
+is a DB-API one (sqlite3's, psycopg's): `execute(sql, args)` returns a cursor that is iterated
+or read with fetchone / fetchall, and tells its rowcount.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, ClassVar
+from typing import Any
 
 from tui.server.store.dialect import Dialect
+
+PROJECTS_KEPT = "SELECT id FROM projects WHERE id = ANY(?)"
 
 
 class Tables:
     """A store's connections and locks, as the shared tables' code uses them."""
 
-    dialect: ClassVar[Dialect]
+    # A class's own, but for a PostgreSQL store whose text index is pg_trgm's (its instance's:
+    # postgres.store.PostgresStore).
+    dialect: Dialect
 
     def _read(self) -> AbstractContextManager[Any]:
         """A connection to read from: each statement sees the latest commits."""
@@ -60,9 +64,27 @@ class Tables:
     def _lock_idempotency_key(self, db: Any, key_hash: str, idempotency_key: str) -> None:
         """Hold off others using this key's Idempotency-Key until the transaction ends."""
 
+    def _lock_sessions(self, db: Any, sessions: Iterable[tuple[str, str]]) -> None:
+        """Hold off other annotation writes on these (project_id, session_id) sessions until
+        the transaction ends."""
+
     def _lock_rounds(self, db: Any) -> None:
         """Hold off other alert rounds being stored until the transaction ends."""
 
     def _hold_project_writes(self, db: Any) -> None:
         """Hold off other writes of the projects table (never its readers) until the
         transaction ends."""
+
+    def _hold_project(self, db: Any, project_id: str) -> None:
+        """Hold off writers of this project's traces (ingest: _projects_kept) until the
+        transaction ends, which deletes the project."""
+
+    def _projects_kept(self, db: Any, project_ids: Iterable[str]) -> set[str]:
+        """Which of these projects exist, kept from being deleted until the transaction ends:
+        a deletion under way (_hold_project) is waited for, and a project it deleted is not
+        among them."""
+        ids = sorted(set(project_ids))
+        if not ids:
+            return set()
+        rows = db.execute(self._sql(PROJECTS_KEPT), (self.dialect.values(ids),)).fetchall()
+        return {str(row[0]) for row in rows}

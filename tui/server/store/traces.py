@@ -15,6 +15,7 @@ from typing import Any
 from tui.server.alerts.signing import new_secret
 from tui.server.ingest.summaries import derived
 from tui.server.store.alert_rows import AlertRow, AlertSecretRow, new_alert
+from tui.server.store.annotations import forget_annotations
 from tui.server.store.rows import (
     DAY_MS,
     DEFAULT_PROJECT,
@@ -51,7 +52,7 @@ EXPIRED = (
 )
 DELETE_EXPIRED = (
     f"DELETE FROM traces WHERE project_id = ? AND id = ANY(?) AND {NEWEST_SPAN_END} < ? "
-    "RETURNING id"
+    "RETURNING id, session_id"
 )
 MODELS_OF = (
     "SELECT trace_id, model, sum(cost_usd), CAST(sum(input_tokens + output_tokens) AS BIGINT)"
@@ -214,8 +215,9 @@ class TraceTables(Tables):
     # -- retention -----------------------------------------------------------------------------
 
     def expire(self, now: int, batch: int = EXPIRE_BATCH, max_batches: int = EXPIRE_BATCHES) -> int:
-        """See TraceStore.expire: a trace goes, whole, when its newest span ended before its
-        project's retention (NEWEST_SPAN_END: its spans' latest end), never by an old root
+        """See TraceStore.expire: a trace goes, whole (its spans and annotations, and a
+        session's annotations with the session's last trace), when its newest span ended
+        before its project's retention (NEWEST_SPAN_END: its spans' latest end), never by an old root
         while newer spans came since. One short transaction per `batch` traces; in each, the
         traces' locks are taken (as ingest takes them) and the rule checked again under them,
         so a span that a replica adds meanwhile keeps its trace."""
@@ -229,17 +231,19 @@ class TraceTables(Tables):
                     expired = db.execute(self._sql(EXPIRED), (project.id, cutoff, cutoff, batch))
                     ids = [row[0] for row in expired]
                     self._lock_traces(db, ((project.id, trace_id) for trace_id in ids))
-                    gone = [
-                        row[0]
-                        for row in db.execute(
-                            self._sql(DELETE_EXPIRED),
-                            (project.id, self.dialect.values(ids), cutoff),
-                        )
-                    ]
+                    deleted_rows = db.execute(
+                        self._sql(DELETE_EXPIRED), (project.id, self.dialect.values(ids), cutoff)
+                    ).fetchall()
+                    gone = [row[0] for row in deleted_rows]
                     db.execute(
                         self._sql("DELETE FROM spans WHERE project_id = ? AND trace_id = ANY(?)"),
                         (project.id, self.dialect.values(gone)),
                     )
+                    sessions = sorted({row[1] for row in deleted_rows if row[1] is not None})
+                    # As annotation writes lock them: one on a session being emptied either
+                    # commits first (and goes now) or finds the session gone.
+                    self._lock_sessions(db, [(project.id, s) for s in sessions])
+                    forget_annotations(self, db, project.id, gone, sessions)
                 deleted += len(gone)
                 if len(ids) < batch:
                     break

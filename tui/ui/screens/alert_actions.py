@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.binding import Binding
+from textual.css.query import NoMatches
 
 from tui.core.alert_rules import amount, condition_symbol
 from tui.model import formatting as fmt
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 # Which of the client's flags each action needs.
 OFFERED_BY = {
     "pause": "offers_alert_edit",
+    "resume": "offers_alert_edit",
     "mute": "offers_alert_edit",
     "edit_alert": "offers_alert_edit",
     "delete_alert": "offers_alert_delete",
@@ -50,11 +52,20 @@ def fires_when(metric: str | None, condition: str | None, threshold: float | Non
     return f"fires when {condition_symbol(condition)} {amount(metric, threshold)}"
 
 
+def footer_when_room(prefix: str) -> tuple[str, ...]:
+    """The action keys kept out of the footer that it offers as width allows, most used by
+    on-call first: edit, test the webhook, delete, a new secret (all are in `?`)."""
+    return tuple(f"{prefix}.{name}" for name in ("edit", "test", "delete", "rotate_secret"))
+
+
 def alert_bindings(prefix: str) -> list[Binding]:
-    """The action keys, with ids under `prefix` ("alerts", "alert"). Pause and mute are in the
-    footer (what on-call reaches for); the others in help (?) and on the same keys."""
+    """The action keys, with ids under `prefix` ("alerts", "alert"). Pause (or resume) and mute
+    are in the footer (what on-call reaches for); the others in help (?) and on the same keys."""
     return [
-        Binding("p", "pause", "Pause", id=f"{prefix}.pause", tooltip="Pause or resume"),
+        # One key, named for what it does to the alert under the cursor (check_action shows
+        # the one that applies): Pause on a running alert, Resume on a paused one.
+        Binding("p", "pause", "Pause", id=f"{prefix}.pause", tooltip="Not evaluated until resumed"),
+        Binding("p", "resume", "Resume", id=f"{prefix}.pause", tooltip="Evaluated again"),
         Binding("m", "mute", "Mute", id=f"{prefix}.mute", tooltip="1 h, 8 h, 24 h or a time"),
         Binding("e", "edit_alert", "Edit", id=f"{prefix}.edit", show=False),
         Binding("d", "delete_alert", "Delete", id=f"{prefix}.delete", show=False),
@@ -69,7 +80,7 @@ def alert_bindings(prefix: str) -> list[Binding]:
         Binding(
             "w",
             "test_webhook",
-            "Test webhook",
+            "Test",
             id=f"{prefix}.test",
             show=False,
             tooltip="Send the webhook a test event",
@@ -138,9 +149,16 @@ class AlertActions:
         if flag is None:
             return None
         try:
-            return bool(getattr(self.tui.client, flag, False))
+            offered = bool(getattr(self.tui.client, flag, False))
         except RuntimeError:  # the client is still loading
             return False
+        if action in ("pause", "resume"):
+            try:
+                alert = self.current_alert()
+            except NoMatches:  # not composed yet
+                return False
+            return offered and alert is not None and alert.paused == (action == "resume")
+        return offered
 
     def _alert_label(self, alert: Alert) -> Text:
         return safe_text(alert.name or alert.id or "(no name)", 50)
@@ -165,6 +183,9 @@ class AlertActions:
             if pause
             else "Resumed {name}: evaluated again.",
         )
+
+    def action_resume(self) -> None:
+        self.action_pause()  # the same toggle, offered under its own name on a paused alert
 
     def action_mute(self) -> None:
         alert = self.current_alert()

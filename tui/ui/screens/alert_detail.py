@@ -26,7 +26,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
-from tui.core.alert_rules import amount, metric_label, parse_metric, state_label
+from tui.core.alert_rules import amount, metric_label, no_value_text, parse_metric, state_label
 from tui.model import charts, metrics
 from tui.model import formatting as fmt
 from tui.model.metrics import compared_text
@@ -36,6 +36,7 @@ from tui.ui.screens.alert_actions import (
     AlertActions,
     alert_bindings,
     fires_when,
+    footer_when_room,
     merged,
     standing,
 )
@@ -64,7 +65,7 @@ def points_for(span: timedelta, period: timedelta | None) -> int:
 
 EVENT_COLUMNS = (
     Column("When", least=11, most=16),
-    Column("What", least=20, most=30, share=1),  # "· no data → ▲ firing" whole
+    Column("What", least=20, most=30, share=1),  # "· no traces → ▲ firing" whole
     Column("Detail", least=10, most=60, share=2),
 )
 TRACE_COLUMNS = (
@@ -74,6 +75,7 @@ TRACE_COLUMNS = (
     Column("Errors", least=6, most=8),
     Column("Cost", least=8, most=10),
 )
+TITLED = {"#events-title": "#events", "#traces-title": "#traces"}  # a title -> its table
 
 
 def chart_legend(alert: Alert) -> Text:
@@ -90,11 +92,31 @@ def chart_legend(alert: Alert) -> Text:
     return legend
 
 
-def event_row(event: AlertEvent, metric: str | None = None) -> tuple[str, str, str]:
+def change_text(event: AlertEvent, metric: str | None, first: bool = False) -> str:
+    """`· no traces → ▲ firing`; the alert's first change starts from `· new` (the server's
+    no_data before its first evaluation is not an empty window)."""
+    before = "· new" if first and event.from_state == "no_data" else None
+    return (
+        f"{before or state_label(event.from_state, metric)} → {state_label(event.to_state, metric)}"
+    )
+
+
+def first_change(events: list[AlertEvent], complete: bool) -> AlertEvent | None:
+    """The alert's first state change, when the history read holds it (`complete`: no older
+    page)."""
+    changes = [e for e in events if e.kind == "state" and e.at is not None]
+    if not complete or not changes:
+        return None
+    return min(changes, key=lambda e: e.at.timestamp() if e.at else 0.0)
+
+
+def event_row(
+    event: AlertEvent, metric: str | None = None, first: bool = False
+) -> tuple[str, str, str]:
     """A line of the history; a state change's value with the metric's unit."""
     when = fmt.local_time(event.at, seconds=True) if event.at else "–"
     if event.kind == "state":
-        what = f"{state_label(event.from_state)} → {state_label(event.to_state)}"
+        what = change_text(event, metric, first)
         value = "" if event.value is None else f"value {amount(metric, event.value)}"
         return when, what, value
     ok = event.ok is True or event.ok == 1
@@ -149,13 +171,13 @@ def agreed(alert: Alert, events: list[AlertEvent]) -> Alert:
     )
 
 
-def event_lines(event: AlertEvent, alert: Alert) -> list[tuple[str, str]]:
+def event_lines(event: AlertEvent, alert: Alert, first: bool = False) -> list[tuple[str, str]]:
     """Every field of a history line, whole, for reading it in a dialog."""
     when = fmt.local_time(event.at, seconds=True) if event.at else ""
     if event.kind == "state":
         return [
             ("When", when),
-            ("Change", f"{state_label(event.from_state)} → {state_label(event.to_state)}"),
+            ("Change", change_text(event, alert.metric, first)),
             ("Value", "" if event.value is None else amount(alert.metric, event.value)),
             ("Fires when", fires_when(alert.metric, alert.condition, alert.threshold)),
         ]
@@ -184,18 +206,27 @@ def trace_row(trace: Trace) -> tuple[str, str, str, str, str]:
 class AlertDetailScreen(AlertActions, AppScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="alert.back"),
-        Binding("enter", "open", "Open trace", id="alert.open", priority=False),
-        Binding("tab", "switch", "History/traces", id="alert.switch"),
+        Binding(
+            "enter",
+            "open",
+            "Open",
+            id="alert.open",
+            priority=False,
+            tooltip="The trace under the cursor; a history line read whole",
+        ),
+        Binding("tab", "switch", "Switch", id="alert.switch", tooltip="History or traces"),
         Binding("t", "time_range", "Range", id="alert.range", tooltip="The chart's time range"),
         Binding("r", "refresh", "Refresh", id="alert.refresh"),
         *alert_bindings("alert"),
     ]
+    FOOTER_WHEN_ROOM = footer_when_room("alert")
     DEFAULT_CSS = """
     AlertDetailScreen #header { height: auto; background: $boost; padding: 0 1; }
     AlertDetailScreen #facts { height: auto; padding: 0 1; }
     AlertDetailScreen MetricChart { height: 8; }
     AlertDetailScreen.-tall MetricChart { height: 13; }
     AlertDetailScreen .title { height: 1; padding: 0 1; color: $text-muted; text-style: bold; }
+    AlertDetailScreen .title.-focused { color: $text; text-style: bold reverse; }
     AlertDetailScreen #events { height: 1fr; max-height: 8; }
     AlertDetailScreen #traces { height: 2fr; }
     """
@@ -212,6 +243,8 @@ class AlertDetailScreen(AlertActions, AppScreen):
         self.collected = collected
         self.series: metrics.Series | None = None
         self.events: list[AlertEvent] = []
+        self.events_complete = False  # the history read holds its first change
+        self.titles: dict[str, str] = {}  # each table's title, as last said
         # The metric's value now as read from the trace list here, and over how many traces.
         self.computed: float | None = None
         self.counted: int | None = None
@@ -221,15 +254,17 @@ class AlertDetailScreen(AlertActions, AppScreen):
         yield Static(id="header")
         yield Static(id="facts")
         yield MetricChart(id="chart")
-        yield Static("History (state changes and webhooks)", id="events-title", classes="title")
+        yield Static(id="events-title", classes="title")
         yield Table(EVENT_COLUMNS, id="events")
-        yield Static("Traces of the window", id="traces-title", classes="title")
+        yield Static(id="traces-title", classes="title")
         yield Table(TRACE_COLUMNS, id="traces")
         yield StatusBar()
         yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#traces", Table).focus()
+        self._title("#events-title", "History (state changes and webhooks)")
+        self._title("#traces-title", "Traces of the window")
         self.show_facts()
         self.action_refresh()
         self.learn_offers()
@@ -249,6 +284,7 @@ class AlertDetailScreen(AlertActions, AppScreen):
     def alert_changed(self, alert: Alert) -> None:
         self.alert = alert
         self.show_facts()
+        self.refresh_bindings()  # p reads Pause or Resume
         self.tell_screens_below("alert_changed", alert)
 
     def alert_removed(self, alert: Alert) -> None:
@@ -286,7 +322,10 @@ class AlertDetailScreen(AlertActions, AppScreen):
                 if metrics.breaches(alert.condition, computed, alert.threshold)
                 else "ok"
             )
-        shown = state_label(computed_state or alert.state) + ("*" if computed_state else "")
+        shown = state_label(computed_state or alert.state, alert.metric)
+        if metrics.awaits_evaluation(alert):
+            shown = metrics.EVALUATING
+        shown += "*" if computed_state else ""
         header.append(shown + "  ", style="bold")
         header.append_text(safe_text(alert.name or "(no name)", 60, style="bold"))
         header.append(standing(alert, self.tui.now()), style="bold yellow")
@@ -296,7 +335,12 @@ class AlertDetailScreen(AlertActions, AppScreen):
         facts = Text()
         now = self.tui.now()
         if alert.state is not None:
-            facts.append(f"now {amount(alert.metric, alert.last_value)} · ")
+            now_value = (
+                amount(alert.metric, alert.last_value)
+                if alert.last_value is not None or alert.state != "no_data"
+                else no_value_text(alert.metric)
+            )
+            facts.append(f"now {now_value} · ")
             # The server's condition and metric, made visible (an unknown one comes as sent).
             facts.append_text(safe_text(fires_when(alert.metric, alert.condition, alert.threshold)))
             if alert.state == "firing" and alert.firing_since is not None:
@@ -314,7 +358,7 @@ class AlertDetailScreen(AlertActions, AppScreen):
                         if (alert.metric or "").startswith("prompt_drift")
                         else f", so {metrics.COMPUTED_NOTE}: "
                         + compared_text(alert.metric, alert.condition, computed, alert.threshold)
-                        + ("" if counted is None else f" over {counted:,} traces")
+                        + ("" if counted is None else f" over {fmt.counted(counted, 'trace')}")
                         + (" (the first ones only)" if self.capped else "")
                     ),
                     300,
@@ -415,7 +459,7 @@ class AlertDetailScreen(AlertActions, AppScreen):
         if period is not None and self.series.step > period:  # windows between the moments
             note += f" (checked every {fmt.duration(self.series.step.total_seconds() * 1000)})"
         if collected.capped:
-            note += f" · of {len(collected.traces):,} traces only"
+            note += f" · of {fmt.counted(len(collected.traces), 'trace')} only"
         self.query_one(MetricChart).show(
             self.series.values,
             self.series.start,
@@ -439,23 +483,39 @@ class AlertDetailScreen(AlertActions, AppScreen):
             return
         self.alert = merged(self.alert, alert)
         self.show_facts()
+        self.refresh_bindings()  # paused elsewhere: p reads Resume
         if self.events:  # the units follow an edited metric
             self._events_again()
         self.check_history()
         self.tell_screens_below("alert_changed", self.alert)
 
     def _events_again(self) -> None:
-        rows = [(event_row(e, self.alert.metric), None) for e in self.events]
+        first = first_change(self.events, self.events_complete)
+        rows = [(event_row(e, self.alert.metric, e is first), None) for e in self.events]
         self.query_one("#events", Table).set_rows(rows)
 
     def _title(self, selector: str, text: str) -> None:
-        self.query_one(selector, Static).update(safe_text(text, 120))
+        """A table's title: ▸ before the one whose table has the focus (the keys go there),
+        which is also drawn reversed; `tab` names the other."""
+        self.titles[selector] = text
+        title = self.query_one(selector, Static)
+        focused = self.query_one(TITLED[selector], Table).has_focus
+        title.set_class(focused, "-focused")
+        shown = safe_text(f"▸ {text}" if focused else f"  {text}", 120)
+        if focused:
+            other = "traces" if selector == "#events-title" else "history"
+            shown.append(f"  (tab: {other})", style="not bold")
+        title.update(shown)
+
+    def on_descendant_focus(self) -> None:
+        for selector, text in self.titles.items():
+            self._title(selector, text)
 
     def _events(self, page: Page) -> None:
         events: list[AlertEvent] = list(page.items)
-        metric = self.alert.metric
         self.events = events
-        self.query_one("#events", Table).set_rows([(event_row(e, metric), None) for e in events])
+        self.events_complete = page.next_page is None
+        self._events_again()
         more = " (newest)" if page.next_page is not None else ""
         read = " · enter on one reads it whole" if events else ""
         self._title("#events-title", f"History: {fmt.counted(len(events), 'event')}{more}{read}")
@@ -508,7 +568,10 @@ class AlertDetailScreen(AlertActions, AppScreen):
             from tui.ui.screens.dialogs import ReadDialog
 
             event = self.events[row]
-            self.tui.push_screen(ReadDialog("History: one event", event_lines(event, self.alert)))
+            first = event is first_change(self.events, self.events_complete)
+            self.tui.push_screen(
+                ReadDialog("History: one event", event_lines(event, self.alert, first))
+            )
 
     def action_open(self) -> None:
         table = self.query_one("#traces", Table)

@@ -12,7 +12,7 @@ states' ages ("firing 12m") keep counting between refreshes.
 An alert created here has no state until the service's next evaluation round (the local
 service evaluates every minute unless told otherwise): the list asks again, a few times and
 further apart, until the alert has been evaluated, and shows it as "evaluating" meanwhile,
-not as "no data".
+not as "no traces".
 """
 
 from __future__ import annotations
@@ -32,12 +32,13 @@ from tui.api import Alert
 from tui.core.alert_rules import metric_label, state_label
 from tui.core.urls import host_of
 from tui.model import charts, metrics
-from tui.model.formatting import ago
-from tui.model.metrics import compared_text
+from tui.model.formatting import ago, counted
+from tui.model.metrics import EVALUATING, awaits_evaluation, compared_text
 from tui.model.text import safe_text
 from tui.ui.screens.alert_actions import (
     AlertActions,
     alert_bindings,
+    footer_when_room,
     show_created_secret,
     standing,
 )
@@ -59,7 +60,7 @@ COLUMNS = (
     Column("Now vs threshold", least=12, most=28),
     Column("Last 24h", least=8, most=32, share=2),  # a sparkline: its midline is the threshold
     # Where the page goes: left out below ~100 columns (the detail shows it).
-    Column("Webhook host", least=14, most=32, share=2, optional=True),
+    Column("Webhook host", least=14, most=32, share=1, optional=True),
 )
 SPAN = timedelta(hours=24)
 POINTS = 96  # a value every 15 minutes; a sparkline shows the worst of those in each cell
@@ -67,18 +68,14 @@ LONGEST_LOOKBACK = timedelta(hours=24)  # traces older than 48 h are not paged i
 # After a create, the list is asked for again after each of these (seconds) until the new
 # alert has been evaluated: some 3 minutes in all, a handful of requests.
 FOLLOW_UPS_S = (2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 60.0)
-EVALUATING = "… evaluating"
 EMPTY = Text("No alerts yet: press n to create one.")
 
 
-def awaits_evaluation(alert: Alert) -> bool:
-    """Whether the server keeps alert states and has not evaluated this one yet."""
-    return alert.state == "no_data" and alert.last_evaluated_at is None and not alert.paused
-
-
-def state_text(state: str | None, since: datetime | None, now: datetime) -> str:
-    """`▲ firing 12m` (for how long), `✓ ok`, `· no data`, `? unknown`."""
-    label = state_label(state)
+def state_text(
+    state: str | None, since: datetime | None, now: datetime, metric: str | None = None
+) -> str:
+    """`▲ firing 12m` (for how long), `✓ ok`, `· no traces` (in the window), `? unknown`."""
+    label = state_label(state, metric)
     if state == "firing" and since is not None:
         label += " " + ago(since, now).removesuffix(" ago")
     return label
@@ -126,6 +123,7 @@ class AlertsScreen(AlertActions, AppScreen):
         Binding("r", "refresh", "Refresh", id="alerts.refresh"),
         *alert_bindings("alerts"),
     ]
+    FOOTER_WHEN_ROOM = footer_when_room("alerts")
     DEFAULT_CSS = """
     AlertsScreen #header { height: 1; background: $boost; padding: 0 1; }
     AlertsScreen Table { height: 1fr; }
@@ -177,6 +175,10 @@ class AlertsScreen(AlertActions, AppScreen):
                 self.alerts[index] = alert
         self.show_rows()
 
+    @on(DataTable.RowHighlighted)
+    def _cursor_moved(self) -> None:
+        self.refresh_bindings()  # p reads Pause or Resume, for the alert under the cursor
+
     def alert_removed(self, alert: Alert) -> None:
         kept = [i for i, shown in enumerate(self.alerts) if shown.id != alert.id]
         self.series = {new: self.series[old] for new, old in enumerate(kept) if old in self.series}
@@ -209,7 +211,7 @@ class AlertsScreen(AlertActions, AppScreen):
         if computed:
             note += " · * computed from traces"
         if self.collected.capped:
-            note += f" · charts of {len(self.collected.traces):,} traces only"
+            note += f" · charts of {counted(len(self.collected.traces), 'trace')} only"
         return note
 
     def shown_state(self, index: int) -> tuple[str | None, float | None, datetime | None, bool]:
@@ -283,9 +285,9 @@ class AlertsScreen(AlertActions, AppScreen):
     ) -> str:
         if alert.paused:
             return "‖ paused"
-        if alert.id in self.awaiting:
-            return EVALUATING  # the server's "no data" would say the metric has none
-        return state_text(state, since, now) + ("*" if computed else "")
+        if alert.id in self.awaiting or awaits_evaluation(alert):
+            return EVALUATING  # the server's "no data" would say the window has no traces
+        return state_text(state, since, now, alert.metric) + ("*" if computed else "")
 
     async def _collect(self, client: TraceSource) -> tuple[Collected, dict[int, metrics.Series]]:
         now = self.tui.now()

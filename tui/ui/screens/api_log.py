@@ -12,6 +12,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
 from tui.core.urls import split_url
+from tui.model.formatting import counted
 from tui.model.text import safe_text
 from tui.ui.screens.base import AppScreen
 from tui.ui.widgets.key_footer import KeyFooter
@@ -67,7 +68,7 @@ class ApiLogScreen(AppScreen):
         client = self.tui.client
         header = Text("API log · ", style="bold")
         header.append_text(safe_text(client.base_url, 60))
-        header.append(f" · {len(client.log)} requests, newest first", style="bold")
+        header.append(f" · {counted(len(client.log), 'request')}, newest first", style="bold")
         self.query_one("#header", Static).update(header)
         rows = []
         self.details = []

@@ -147,7 +147,12 @@ def error_line(error: ApiError) -> str:
     return f"{error.title}: {error.message}"
 
 
-class AppScreen(ApiCalls, Screen[None]):
+class AppScreenOf(ApiCalls, Screen[T]):
+    """A full screen of the app that is dismissed with a result of type T (the annotations
+    screen gives back what changed)."""
+
+
+class AppScreen(AppScreenOf[None]):
     """A full screen of the app."""
 
 

@@ -11,7 +11,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import HorizontalScroll, Vertical
 from textual.widgets import Input, Static
 
 from tui.core.secret import SecretLike
@@ -202,9 +202,12 @@ class SecretDialog(AppModal[None]):
         Binding("l", "copy_lines", "Copy lines", id="secret.copy_lines"),
         Binding("escape,enter", "close", "Done", id="secret.close"),
     ]
-    DEFAULT_CSS = (
-        DIALOG_CSS.format(name="SecretDialog")
-        + "SecretDialog #secret { background: $boost; padding: 0 1; }\n"
+    DEFAULT_CSS = DIALOG_CSS.format(name="SecretDialog") + (
+        "SecretDialog #secret { background: $boost; padding: 0 1; }\n"
+        # The lines to paste are never wrapped (a wrapped line, copied with the mouse, breaks):
+        # wider than the dialog, they scroll sideways, and `l` copies them whole.
+        "SecretDialog #lines-box { height: auto; scrollbar-size-horizontal: 1; }\n"
+        "SecretDialog #lines { width: auto; }\n"
     )
 
     def __init__(
@@ -232,8 +235,11 @@ class SecretDialog(AppModal[None]):
             for note in self.notes:
                 yield Static(safe_text(note, multiline=True))
             if self.lines:
-                yield Static(Text("Paste into your app's shell:"))
-                yield Static(safe_text("\n".join(self.lines), multiline=True), id="lines")
+                yield Static(Text("Paste into your app's shell (l copies them):"))
+                with HorizontalScroll(id="lines-box"):
+                    yield Static(
+                        Text("\n", no_wrap=True).join(map(safe_text, self.lines)), id="lines"
+                    )
             keys = "c copies it · " + ("l copies the lines · " if self.lines else "")
             yield Static(Text(keys + "enter or esc closes"), classes="hint")
 

@@ -12,6 +12,7 @@ from rich.text import Text
 from textual.binding import Binding, BindingType
 
 from tui.api import Alert, KeyInfo, Project, TraceSource
+from tui.model.formatting import counted
 from tui.model.text import notice
 from tui.ui.screens.forms import AlertForm, CreateForm, FieldSpec, ProjectForm
 
@@ -97,6 +98,8 @@ class ProjectEditForm(ProjectForm):
             "retention_days": "" if project.retention_days is None else str(project.retention_days),
         }
         self.loss_confirmed_for: dict[str, Any] | None = None
+        # A project with a retention keeps one: emptying the field is refused, not ignored.
+        self.RETENTION_REQUIRED = project.retention_days is not None
 
     def changes(self, values: dict[str, str]) -> dict[str, Any]:
         fields = self.fields(values)
@@ -153,8 +156,8 @@ class ProjectEditForm(ProjectForm):
                 self.show_errors({}, "Not saved: the retention is as it was.")
 
         question = Text(
-            f"A retention of {changes.get('retention_days')} days deletes "
-            f"{result.traces:,} stored traces now. Save?",
+            f"A retention of {counted(changes.get('retention_days') or 0, 'day')} deletes "
+            f"{counted(result.traces, 'stored trace')} now. Save?",
             style="bold",
         )
         self.app.push_screen(ConfirmDialog(question, "They cannot be brought back."), answered)

@@ -18,13 +18,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.css.query import NoMatches
-from textual.widgets import Input, Label, Static
+from textual.widget import Widget
+from textual.widgets import Input, Label, Select, Static
 
 from tui.api import Alert, ApiError, Conflict, Project, TraceSource, ValidationFailed
 from tui.core.alert_rules import (
     CONDITIONS,
-    MEASURE_UNITS,
-    METRIC_EXAMPLES,
     AlertDraft,
     metric_problem,
 )
@@ -33,17 +32,13 @@ from tui.model.text import notice, safe_text
 from tui.ui.screens.base import AppModal, error_line
 from tui.ui.trace_pages import Collected, collect
 from tui.ui.widgets.alert_preview import AlertPreview
+from tui.ui.widgets.metric_picker import ConditionPicker, MetricPicker
 
 # The alert form's preview: the last day of the metric, and the longest usual period before it.
 PREVIEW_SPAN = timedelta(hours=24)
 PREVIEW_LOOKBACK = timedelta(hours=24)
 FRESH = timedelta(minutes=5)  # traces paged in this recently will do for the preview
 
-# Under the metric field: every measure with its units, and what a period looks like.
-METRIC_HINT = (
-    " · ".join(f"{measure}_{'|'.join(units)}" for measure, units in MEASURE_UNITS.items())
-    + "; then a period: 5m, 1h, 24h, 7d"
-)
 # A webhook URL of a host the service sends to (a reserved name such as example.com passes
 # creation but is never sent to: it never resolves).
 WEBHOOK_EXAMPLE = "https://hooks.slack.com/services/T000/B000/XXXX"
@@ -98,6 +93,11 @@ class CreateForm(AppModal[Any]):
     CreateForm .field-hint { color: $text-muted; height: auto; }
     CreateForm Input:focus { border: none; background: $primary 30%; }
     CreateForm Input.-field-error { background: $error 30%; }
+    CreateForm Select > SelectCurrent { background: $boost; color: $text; }
+    CreateForm Select:focus > SelectCurrent { background: $primary 30%; }
+    CreateForm .-field-error Select > SelectCurrent, CreateForm Select.-field-error > SelectCurrent {
+        background: $error 30%;
+    }
     CreateForm #hint { color: $text-muted; margin-top: 1; }
     CreateForm Label { margin-top: 0; }
     CreateForm Label.title { margin-top: 0; }
@@ -125,7 +125,7 @@ class CreateForm(AppModal[Any]):
             for spec in self.FIELDS:
                 yield Label(spec.label)
                 value = self.initial.get(spec.name, spec.value)
-                yield Input(value, placeholder=spec.placeholder, id=f"field-{spec.name}")
+                yield self.field_widget(spec, value)
                 if spec.hint:
                     yield Static(Text(spec.hint), classes="field-hint")
                 error = Static("", classes="field-error", id=f"error-{spec.name}")
@@ -135,6 +135,10 @@ class CreateForm(AppModal[Any]):
             yield Static("", id="form-error")
             yield Static(Text(self.HINT_TEXT), id="hint")
 
+    def field_widget(self, spec: FieldSpec, value: str) -> Widget:
+        """The widget a field is entered in (a line of text; the alert form chooses some)."""
+        return Input(value, placeholder=spec.placeholder, id=f"field-{spec.name}")
+
     def below_fields(self) -> ComposeResult:
         """What a form shows under its fields (the alert form: a preview)."""
         yield from ()
@@ -143,8 +147,10 @@ class CreateForm(AppModal[Any]):
         self.query(Input).first().focus()
 
     def values(self) -> dict[str, str]:
+        """Each field's value as text (a choice's value in the API's spelling)."""
         return {
-            spec.name: self.query_one(f"#field-{spec.name}", Input).value for spec in self.FIELDS
+            spec.name: str(getattr(self.query_one(f"#field-{spec.name}"), "value", ""))
+            for spec in self.FIELDS
         }
 
     def show_errors(self, errors: dict[str, str], form_error: str = "") -> None:
@@ -153,7 +159,7 @@ class CreateForm(AppModal[Any]):
             error = self.query_one(f"#error-{spec.name}", Static)
             error.update(safe_text(message, multiline=True))
             error.display = bool(message)
-            self.query_one(f"#field-{spec.name}", Input).set_class(bool(message), "-field-error")
+            self.query_one(f"#field-{spec.name}").set_class(bool(message), "-field-error")
         unplaced = [
             f"{k}: {v}" for k, v in errors.items() if k not in {s.name for s in self.FIELDS}
         ]
@@ -161,11 +167,18 @@ class CreateForm(AppModal[Any]):
         self.query_one("#form-error", Static).update(safe_text(text, multiline=True))
 
     @on(Input.Changed)
-    def _field_changed(self, event: Input.Changed) -> None:
+    @on(Select.Changed)
+    def _field_changed(self, event: Input.Changed | Select.Changed) -> None:
         """A field's error goes once the field is changed: what the server said was of the
         value it was sent, and the form's own checks are run again on the new one (an error
         that still holds is shown as it now reads)."""
-        name = (event.input.id or "").removeprefix("field-")
+        field = next(
+            (w for w in event.control.ancestors_with_self if (w.id or "").startswith("field-")),
+            None,
+        )
+        if field is None:
+            return
+        name = (field.id or "").removeprefix("field-")
         try:
             error = self.query_one(f"#error-{name}", Static)
         except NoMatches:
@@ -175,7 +188,7 @@ class CreateForm(AppModal[Any]):
         message = self.check(self.values()).get(name, "")
         error.update(safe_text(message, multiline=True))
         error.display = bool(message)
-        event.input.set_class(bool(message), "-field-error")
+        field.set_class(bool(message), "-field-error")
         if self.form_error_is_of_fields and not any(
             self.query_one(f"#error-{spec.name}", Static).display for spec in self.FIELDS
         ):
@@ -259,8 +272,12 @@ class ProjectForm(CreateForm):
     FIELDS = (
         FieldSpec("name", "Name (required)", "e.g. support-bot"),
         FieldSpec("description", "Description", "optional"),
-        FieldSpec("retention_days", "Retention in days (1 to 365)", "30", "30"),
+        # No grey number as the placeholder: it would read as a value that an empty field has.
+        FieldSpec("retention_days", "Retention in days (1 to 365)", "days, 1 to 365", "30"),
     )
+    # Whether the retention may be left empty: not here (an empty field would be sent as "the
+    # server's default", unseen); an edit form of a project without one keeps it empty.
+    RETENTION_REQUIRED = True
 
     def check(self, values: dict[str, str]) -> dict[str, str]:
         errors = {}
@@ -269,7 +286,9 @@ class ProjectForm(CreateForm):
         elif len(values["name"]) > 200:
             errors["name"] = "At most 200 characters."
         days = values["retention_days"].strip()
-        if days and (not days.isdigit() or not 1 <= int(days) <= 365):
+        if not days and self.RETENTION_REQUIRED:
+            errors["retention_days"] = "A whole number of days from 1 to 365 is required."
+        elif days and (not days.isdigit() or not 1 <= int(days) <= 365):
             errors["retention_days"] = "A whole number of days from 1 to 365."
         return errors
 
@@ -294,14 +313,9 @@ class AlertForm(CreateForm):
     TITLE_TEXT = "New alert"
     FIELDS = (
         FieldSpec("name", "Name (required)", "e.g. Slow replies"),
-        FieldSpec(
-            "metric",
-            "Metric: <measure>_<unit>_<period>",
-            "e.g. " + METRIC_EXAMPLES[0],
-            hint=METRIC_HINT,
-        ),
-        FieldSpec("condition", "Condition: gt, gte, lt or lte", "gt", "gt"),
-        FieldSpec("threshold", "Threshold (a number)", "e.g. 2500"),
+        FieldSpec("metric", "Metric: what is measured, in which unit, over which period"),
+        FieldSpec("condition", "Fires when the metric is", "", "gt"),
+        FieldSpec("threshold", "Threshold (a number, in the metric's unit)", "e.g. 2500"),
         FieldSpec(
             "webhook_url",
             "Webhook URL (http or https)",
@@ -318,16 +332,21 @@ class AlertForm(CreateForm):
         self.TITLE_TEXT = f"New alert for {notice(project_name)}"
         self.collected = collected  # traces the alerts screen paged in, if they will do
 
+    def field_widget(self, spec: FieldSpec, value: str) -> Widget:
+        # The metric and the condition are chosen: nothing to misspell, nothing refused late.
+        if spec.name == "metric":
+            return MetricPicker(value, id="field-metric")
+        if spec.name == "condition":
+            return ConditionPicker(value, id="field-condition")
+        return super().field_widget(spec, value)
+
     def below_fields(self) -> ComposeResult:
         yield AlertPreview(id="preview")
 
     def on_mount(self) -> None:
         super().on_mount()
-        from textual.suggester import SuggestFromList
-
-        self.query_one("#field-metric", Input).suggester = SuggestFromList(METRIC_EXAMPLES)
-        self.query_one("#field-condition", Input).suggester = SuggestFromList(list(CONDITIONS))
         self.load_preview()
+        self._preview_fields_changed()
 
     def load_preview(self) -> None:
         """The last 24 h of traces and a day before them (the longest usual period)."""
@@ -351,7 +370,8 @@ class AlertForm(CreateForm):
             project_id=self.project_id,
         )
 
-    @on(Input.Changed, "#field-metric, #field-condition, #field-threshold")
+    @on(Input.Changed, "#field-threshold")
+    @on(Select.Changed)
     def _preview_fields_changed(self) -> None:
         values = self.values()
         self.query_one(AlertPreview).wanted(

@@ -35,17 +35,26 @@ def _rows(screen: Screen[object]) -> tuple[list[KeyRow], list[KeyRow], list[KeyR
     own: dict[tuple[int, str], KeyRow] = {}
     moving: dict[tuple[int, str], KeyRow] = {}
     app_wide: dict[tuple[int, str], KeyRow] = {}
-    for active in screen.active_bindings.values():
-        binding: Binding = active.binding
+    # A widget's own key without an id (a table's enter) wins the key over the screen's binding
+    # of it, which is what the key does there (enter opens the project): that one is listed.
+    shadowed = [
+        (screen, binding)
+        for key, active in screen.active_bindings.items()
+        if not active.binding.id
+        for binding in screen._bindings.key_to_bindings.get(key, ())
+        if binding.id and screen.check_action(binding.action, ()) is not False
+    ]
+    found = shadowed + [(a.node, a.binding) for a in screen.active_bindings.values()]
+    for node, binding in found:
         if not binding.id:
             continue
-        if active.node is screen.app:
+        if node is screen.app:
             group = app_wide
         elif binding.id.startswith(MOVING_PREFIXES):
             group = moving
         else:
             group = own
-        row = group.setdefault((id(active.node), binding.action), KeyRow())
+        row = group.setdefault((id(node), binding.action), KeyRow())
         row.keys.append(screen.app.get_key_display(binding))
         if not row.binding_id:
             row.binding_id = binding.id

@@ -7,6 +7,11 @@ in while the rest of the app stays responsive. `s` stops paging (the charts keep
 say they are partial); a failed page does the same and says why. Cost by model needs the
 models of each trace, which the spec's list rows lack: the local service adds them when asked
 (`include=models`); other servers get "not named by this server".
+
+From here to what failed: the error chart marks a bucket (at first the one with the most
+failures); ←/→ move the mark and enter opens the trace list on that bucket's stretch of time
+with the query `error`. The project's firing alerts are listed above the charts (on servers
+with alerts); enter on one opens it. `tab` goes between the two.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid
@@ -24,20 +30,23 @@ from textual.widgets import Static
 from tui.model import charts
 from tui.model import formatting as fmt
 from tui.model.overview_stats import Overview, Totals, shares
-from tui.model.text import safe_text
+from tui.model.text import safe_text, visible
 from tui.model.timerange import TimeRange
 from tui.ui.screens.base import AppScreen
+from tui.ui.widgets.firing_alerts import FiringAlerts
 from tui.ui.widgets.key_footer import KeyFooter
 from tui.ui.widgets.metric_chart import MetricChart
 from tui.ui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
-    from tui.api import ApiError, Page, TraceSource
+    from tui.api import Alert, ApiError, Page, TraceSource
 
 PAGE = 500  # the spec's largest page
 REDRAW_SECONDS = 0.25  # while paging: charts redrawn at most this often
 PERCENTILES = ((0.5, "p50"), (0.95, "p95"), (0.99, "p99"))
 MODEL_ROWS = 8  # models listed, the costliest first
+MIN_BAR = 8  # cells a model's cost bar keeps when names are long
+DAY = timedelta(days=1)
 
 
 class OverviewScreen(AppScreen):
@@ -47,6 +56,15 @@ class OverviewScreen(AppScreen):
         Binding("p", "percentile", "p50/p95/p99", id="overview.percentile"),
         Binding("t", "time_range", "Range", id="overview.range"),
         Binding("r", "refresh", "Refresh", id="overview.refresh"),
+        Binding("tab", "switch", "Switch", id="overview.switch", tooltip="Firing alerts or errors"),
+        Binding(
+            "enter",
+            "open",
+            "Open",
+            id="overview.open",
+            priority=False,
+            tooltip="The firing alert under the cursor, or the marked bar's failed traces",
+        ),
     ]
     DEFAULT_CSS = """
     OverviewScreen #header { height: 1; background: $boost; padding: 0 1; }
@@ -76,9 +94,10 @@ class OverviewScreen(AppScreen):
     def compose(self) -> ComposeResult:
         yield Static(id="header")
         yield Static(id="totals")
+        yield FiringAlerts(id="firing")
         with Grid():
             yield MetricChart(id="traces-chart")
-            yield MetricChart(id="errors-chart")
+            yield MetricChart(id="errors-chart", selectable=True)
             yield MetricChart(id="latency-chart")
             yield MetricChart(id="tokens-chart")
             yield MetricChart(id="cost-chart")
@@ -87,7 +106,68 @@ class OverviewScreen(AppScreen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
+        self.query_one("#errors-chart", MetricChart).focus()
         self.action_refresh()
+        self.load_alerts()
+
+    # -- to what failed --------------------------------------------------------------------------
+
+    def load_alerts(self) -> None:
+        """The firing alerts, above the charts (servers without alerts: none)."""
+        try:
+            has_alerts = self.tui.client.has_alerts
+        except RuntimeError:
+            return
+        if not has_alerts:
+            return
+        self.call_api(
+            lambda client: client.list_alerts(self.project_id),
+            self._alerts,
+            group="overview-alerts",
+            failed=lambda _error: True,  # the charts are the screen; the status line tells
+            project_id=self.project_id,
+        )
+
+    def _alerts(self, alerts: list[Alert]) -> None:
+        firing = self.query_one(FiringAlerts)
+        firing.show_alerts(alerts, self.tui.now())
+        if firing.alerts:  # the way on-call goes first: to what is firing
+            # Once it is displayed (it was hidden while nothing fired): focus skips the hidden.
+            self.call_after_refresh(firing.focus)
+
+    @on(FiringAlerts.Opened)
+    def _open_alert(self, event: FiringAlerts.Opened) -> None:
+        self.tui.open_alert(self.project_id, event.alert)
+
+    @on(MetricChart.Chosen, "#errors-chart")
+    def _open_failures(self, event: MetricChart.Chosen) -> None:
+        """The trace list on the marked bucket's stretch of time, only what failed."""
+        overview = self.overview
+        if overview is None or not 0 <= event.index < len(overview.buckets):
+            return
+        start, end = overview.window(event.index)
+        self.tui.open_traces(
+            self.project_id, self.project_name, TimeRange(None, start, end), "error"
+        )
+
+    @on(MetricChart.Moved, "#errors-chart")
+    def _mark_moved(self) -> None:
+        self.draw()  # the chart's title says the marked bucket's failures
+
+    def action_open(self) -> None:
+        firing = self.query_one(FiringAlerts)
+        if firing.has_focus and 0 <= firing.cursor_row < len(firing.alerts):
+            self.tui.open_alert(self.project_id, firing.alerts[firing.cursor_row])
+        else:
+            self.query_one("#errors-chart", MetricChart).action_choose()
+
+    def action_switch(self) -> None:
+        firing = self.query_one(FiringAlerts)
+        chart = self.query_one("#errors-chart", MetricChart)
+        if firing.alerts and not firing.has_focus:
+            firing.focus()
+        else:
+            chart.focus()
 
     # -- paging ----------------------------------------------------------------------------------
 
@@ -99,6 +179,7 @@ class OverviewScreen(AppScreen):
         self._incoming = Overview(start, end)
         if not keep or self.overview is None:
             self.overview = self._incoming
+            self.query_one("#errors-chart", MetricChart).marked = None  # another range's buckets
         self.stale = None
         self.stopped = False
         self.failed = None
@@ -172,8 +253,14 @@ class OverviewScreen(AppScreen):
 
     # -- drawing ---------------------------------------------------------------------------------
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "stop":
+            return self.paging  # "s Stop" only while there is something to stop
+        return super().check_action(action, parameters)
+
     def draw(self) -> None:
         self._drawn_at = time.monotonic()
+        self.refresh_bindings()  # paging may have begun or ended
         overview = self.overview
         if overview is None:
             return
@@ -198,7 +285,7 @@ class OverviewScreen(AppScreen):
         q, name = PERCENTILES[self.percentile]
         for selector, values, title, label in (
             ("#traces-chart", overview.counts(), f"traces {per}", fmt.count),
-            ("#errors-chart", overview.error_rates(), f"errors % {per}", fmt.percent),
+            ("#errors-chart", overview.error_rates(), self.errors_title(per), fmt.percent),
             ("#latency-chart", overview.latency(q), f"latency {name} {per} · p: p50/95/99", _ms),
             ("#tokens-chart", overview.tokens(), f"tokens {per}", fmt.count),
             ("#cost-chart", overview.costs(), f"cost {per}", fmt.cost),
@@ -207,6 +294,26 @@ class OverviewScreen(AppScreen):
                 values, start, end, label, title=Text(title, style="bold")
             )
         self.query_one("#models", Static).update(self.models_text())
+        chart = self.query_one("#errors-chart", MetricChart)
+        if chart.marked is None or chart.marked >= len(overview.buckets):
+            chart.mark(overview.spike())
+
+    def errors_title(self, per: str) -> str:
+        """The error chart's title, with the marked bucket's failures and what enter does."""
+        title = f"errors % {per}"
+        overview = self.overview
+        if overview is None:
+            return title
+        marked = self.query_one("#errors-chart", MetricChart).marked
+        if marked is None:
+            marked = overview.spike()
+        if marked is None or not 0 <= marked < len(overview.buckets):
+            return title
+        bucket = overview.buckets[marked]
+        moment = overview.moment(marked).astimezone()
+        when = moment.strftime("%H:%M" if overview.end - overview.start <= DAY else "%m-%d %H:%M")
+        # One line at 80 columns (half of it): what failed at the mark, and that enter opens it.
+        return f"{title} ▲ {when} {bucket.errors}/{bucket.traces} failed ⏎"
 
     def totals_text(self, totals: Totals) -> Text:
         # One line at 80 columns: "errors 16 (22.2%) · p50 5.6s p95 14.2s p99 15.8s · ..."
@@ -241,12 +348,17 @@ class OverviewScreen(AppScreen):
             text.append("\nno model calls in this range" if not self.paging else "\n…", "dim")
             return text
         width = max(10, (self.query_one("#models").content_size.width or 38))
-        name_width = min(18, max(len(name) for name, _ in ranked))
+        # The names as wide as the longest, as long as the bars keep MIN_BAR cells.
+        longest = max(len(visible(name)) for name, _ in ranked)
+        name_width = max(8, min(longest, width - 10 - MIN_BAR))
+        labels = [fmt.model_label(name, name_width) for name, _ in ranked]
+        if len(set(labels)) < len(labels):  # two dates of one model: cut, the dates kept
+            labels = [fmt.middle_cut(visible(name), name_width) for name, _ in ranked]
         bar_width = max(4, width - name_width - 10)
-        for (name, share), part in zip(ranked, shares([s.cost for _, s in ranked]), strict=True):
+        costs = shares([s.cost for _, s in ranked])
+        for label, (_, share), part in zip(labels, ranked, costs, strict=True):
             text.append("\n")
-            text.append_text(safe_text(name, name_width))
-            text.append(" " * (name_width - min(len(name), name_width) + 1))
+            text.append(label.ljust(name_width + 1))
             text.append_text(charts.hbar(part, bar_width))
             text.append(f" {fmt.cost(share.cost)}".rjust(9))
         return text

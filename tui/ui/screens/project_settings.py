@@ -12,6 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
+from tui.model.formatting import counted
 from tui.model.text import safe_text
 from tui.ui.screens.base import AppScreen
 from tui.ui.widgets.key_footer import KeyFooter
@@ -153,7 +154,9 @@ class ProjectSettingsScreen(AppScreen):
         facts.append("\nDescription: ", style="dim")
         facts.append_text(safe_text(project.description or "–", 120))
         facts.append("\nRetention: ", style="dim")
-        facts.append("–" if project.retention_days is None else f"{project.retention_days} days")
+        facts.append(
+            "–" if project.retention_days is None else counted(project.retention_days, "day")
+        )
         self.query_one("#facts", Static).update(facts)
 
     def show_keys(self) -> None:

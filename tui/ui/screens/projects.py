@@ -73,7 +73,8 @@ class ProjectsScreen(AppScreen):
         Binding(
             "u",
             "unhealthy_first",
-            "Unhealthy",
+            # Short: at 80 columns the footer holds nine keys, "⏎ Traces" among them.
+            "Worst",
             id="projects.unhealthy_first",
             tooltip="List first the projects with firing alerts, then by error rate (again: as"
             " listed)",
@@ -95,6 +96,8 @@ class ProjectsScreen(AppScreen):
         self.health: HealthView | None = None  # None: loading
         self.health_error: str | None = None
         self.unhealthy_first = False
+        self.go_to: str | None = None  # a project just created: the cursor goes to it
+        self.health_asked = False  # for the projects listed last
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Projects", style="bold"), id="header")
@@ -197,12 +200,28 @@ class ProjectsScreen(AppScreen):
         self.listed = [p for p in projects if p.id]
         self.post_message(ProjectsLoaded(self.listed))
         self.fill()
-        self.query_one(Table).empty_text = EMPTY
+        table = self.query_one(Table)
+        ids = [project.id for project in self.projects]
+        if self.go_to in ids:
+            table.move_cursor(row=ids.index(self.go_to))
+        self.go_to = None
+        table.empty_text = EMPTY
         self._say()
-        if self.listed:
-            self._load_health()
-        else:
+        if not self.listed:
             self.health = HealthView()
+        self.health_asked = False
+        self._load_health_when_shown()
+
+    def on_screen_resume(self) -> None:
+        self._load_health_when_shown()
+
+    def _load_health_when_shown(self) -> None:
+        """Read the listed projects' health once, when the screen is on top: an app started at
+        a project's traces (this screen beneath them) reads it when the user comes back here,
+        not on its way there, where it cost a far server a request or two per project."""
+        if self.listed and self.health is None and not self.health_asked and self.is_active:
+            self.health_asked = True
+            self._load_health()
 
     def fill(self) -> None:
         known = self.health.health if self.health is not None else {}
@@ -286,6 +305,7 @@ class ProjectsScreen(AppScreen):
         def created(project: Project | None) -> None:
             if project is not None:
                 self.notify(f"Project {project.name} created.")
+                self.go_to = project.id
                 self.action_refresh()
 
         self.tui.new_project(created)

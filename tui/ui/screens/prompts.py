@@ -95,11 +95,14 @@ class ExportPrompt(PromptBase):
         with Vertical():
             # Two lines: a trace's 32-digit id leaves no room for the keys on one at 80 columns.
             yield Label(safe_text(f"Export {self.what} as JSON to:"))
-            yield Label("Enter writes, esc cancels.")
+            yield Label("Enter writes, esc cancels (end goes to the end of the path).")
             yield Input(value=self.default, id="export-path")
 
     def on_mount(self) -> None:
-        self.query_one("#export-path", Input).focus()
+        field = self.query_one("#export-path", Input)
+        field.focus()
+        # The path's start in view (where it goes), not its end.
+        field.cursor_position = 0
 
     @on(Input.Submitted)
     def _done(self, event: Input.Submitted) -> None:

@@ -1,33 +1,53 @@
 """A project's sessions (conversations of many traces, on servers that offer them), newest first
-and paged by cursor; Enter opens one: its traces in order, read as one conversation (each
-trace's conversation after a divider that names the trace; Enter on a divider opens the trace).
+and paged by cursor; Enter opens one (tui/ui/screens/session.py), read as one conversation.
+
+`/` filters them by user, time and text (`user:alice last:7d refund`: tui/model/session_query.py):
+the user and time by the server's listing, the text by its trace search where it has one, else
+over the loaded rows' id and user, which the header says (tui/ui/session_search.py). A screen can
+start with a query (SessionsScreen's `query`), or with a filtered trace list's sessions
+(`of`: tui.model.trace_list.SessionsOf, what the trace list's `S` passes): its user's, or only
+those of the traces it showed, over its range.
 
 A server that does not list sessions (offers.sessions is False) gets a screen that says so."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
+from collections.abc import Callable
+from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Input, Static
 
-from tui.api import ApiError, NextPage, Page, Trace
-from tui.api.models import Session, TraceFilter
+from tui.api import ApiError, NextPage
+from tui.api.models import Session
 from tui.api.source import missing_feature
 from tui.model import formatting as fmt
-from tui.model.chat import Conversation
-from tui.model.spans import build_tree, conversation_at
+from tui.model.query import MIN_WORD, QueryError
+from tui.model.session_query import (
+    PLACEHOLDER,
+    SessionQuery,
+    format_session_query,
+    parse_session_query,
+    session_matches,
+)
 from tui.model.text import safe_text
 from tui.model.trace_list import SessionsOf
+from tui.ui.screens.annotation_actions import annotation_bindings
 from tui.ui.screens.base import AppScreen, error_line
-from tui.ui.widgets.blocks import Block, piece
-from tui.ui.widgets.conversation import conversation_blocks
-from tui.ui.widgets.document import DocumentView
+from tui.ui.screens.session_annotating import SessionAnnotating
+from tui.ui.session_search import (
+    MATCHED_TRACES_MAX,
+    Look,
+    Matched,
+    look_for_sessions,
+    matched_sessions,
+    searches_text,
+)
 from tui.ui.widgets.key_footer import KeyFooter
 from tui.ui.widgets.status_bar import StatusBar
 from tui.ui.widgets.table import Column, Table
@@ -35,8 +55,6 @@ from tui.ui.widgets.table import Column, Table
 if TYPE_CHECKING:
     from tui.api import TraceSource
 
-PAGE_SIZE = 100
-SESSION_TRACES = 200  # traces of one session read into its conversation, at most
 COLUMNS = (
     Column("Session", least=10, most=40, share=3),
     Column("User", least=6, most=24, share=2, optional=True),
@@ -66,31 +84,52 @@ def session_cells(session: Session, now: datetime) -> tuple[str, ...]:
     )
 
 
-class SessionsScreen(AppScreen):
+class SessionsScreen(SessionAnnotating, AppScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="sessions.back"),
         Binding("enter", "open", "Open", id="sessions.open", priority=False),
+        Binding("slash", "filter", "Filter", id="sessions.filter"),
+        Binding("x", "clear_query", "Clear filter", id="sessions.clear_query"),
         Binding("r", "refresh", "Refresh", id="sessions.refresh"),
+        *annotation_bindings("sessions", "the selected session"),
     ]
     DEFAULT_CSS = """
     SessionsScreen #header { height: auto; background: $boost; padding: 0 1; }
     SessionsScreen Table { height: 1fr; }
+    SessionsScreen #query { dock: bottom; display: none; }
+    SessionsScreen #query.-open { display: block; }
     """
 
     def __init__(
-        self, project_id: str, project_name: str | None = None, of: SessionsOf | None = None
+        self,
+        project_id: str,
+        project_name: str | None = None,
+        query: SessionQuery | None = None,
+        of: SessionsOf | None = None,
     ) -> None:
+        """`query`: the sessions to start with; `of`: a filtered trace list's sessions only
+        (until the query is changed)."""
         super().__init__()
         self.project_id = project_id
         self.project_name = project_name or project_id
-        self.of = of  # a filtered trace list's sessions only (None: every session)
-        self.sessions: list[Session] = []
+        self.of = of
+        if of is not None and query is None:
+            query = SessionQuery(user_id=of.user_id)
+        self.session_query = query or SessionQuery()
+        self.loaded: list[Session] = []  # as listed (and kept by the server's trace search)
+        self.sessions: list[Session] = []  # the rows shown
         self.next_page: NextPage | None = None
+        # The sessions whose traces say the query's text, when the server searched it (None:
+        # no text, or the text applies to the loaded rows).
+        self.matched: Matched | None = None
+        self.text_here = False  # the text applies to the loaded rows' id and user
+        self.listed = 0  # sessions the listing returned (kept or not)
         self.state = "loading…"
 
     def compose(self) -> ComposeResult:
         yield Static(id="header")
         yield Table(COLUMNS)
+        yield Input(format_session_query(self.session_query), placeholder=PLACEHOLDER, id="query")
         yield StatusBar()
         yield KeyFooter()
 
@@ -104,30 +143,93 @@ class SessionsScreen(AppScreen):
             self.show_rows()
 
     def action_back(self) -> None:
+        line = self.query_one("#query", Input)
+        if line.has_class("-open"):  # esc leaves the line open with nothing changed
+            self._close_line()
+            return
         self.dismiss()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "clear_query":
+            return not self.session_query.is_empty
+        return super().check_action(action, parameters)
+
+    # -- the query line ------------------------------------------------------------------------
+
+    def action_filter(self) -> None:
+        line = self.query_one("#query", Input)
+        line.add_class("-open")
+        line.focus()
+
+    def _close_line(self) -> None:
+        self.query_one("#query", Input).remove_class("-open")
+        self.query_one(Table).focus()
+
+    @on(Input.Submitted, "#query")
+    def _query_done(self, event: Input.Submitted) -> None:
+        try:
+            query = parse_session_query(event.value)
+        except QueryError as error:
+            # The line stays open with what was typed, to be put right.
+            self.notify(str(error), title="Sessions query", severity="error", timeout=6)
+            return
+        self._close_line()
+        self.set_query(query)
+
+    def action_clear_query(self) -> None:
+        line = self.query_one("#query", Input)
+        line.value = ""
+        self._close_line()
+        self.set_query(SessionQuery())
+
+    def set_query(self, query: SessionQuery) -> None:
+        """List the sessions of `query` (the same query again: listed again, from the top)."""
+        self.session_query = query
+        self.of = None  # a query of the user's own replaces the trace list's
+        line = self.query_one("#query", Input)
+        if line.value != format_session_query(query):
+            line.value = format_session_query(query)
+        self.refresh_bindings()
+        self.action_refresh()
+
+    # -- loading ---------------------------------------------------------------------------------
+
     def action_refresh(self) -> None:
-        self.sessions, self.next_page = [], None
-        self.load_page()
+        self.loaded, self.sessions, self.next_page = [], [], None
+        self.matched, self.text_here, self.listed = None, False, 0
+        self.load_page(first=True)
 
-    def load_page(self) -> None:
-        after, of = self.next_page, self.of
+    def load_page(self, first: bool = False) -> None:
+        after = self.next_page
+        query = self.session_query
+        now = self.tui.now()
+        of = self.of
+        bounds = (of.start, of.end) if of is not None else None
 
-        async def call(client: TraceSource) -> Page | None:
+        async def call(client: TraceSource) -> Look | None:
             offers = await client.discover_offers()
             if not offers.sessions:
                 return None
-            if of is None:
-                return await client.list_sessions(self.project_id, limit=PAGE_SIZE, after=after)
-            if of.session_ids is not None and not of.session_ids:
-                return Page([], None)  # the traces shown have no session: nothing to ask
-            return await client.list_sessions(
-                self.project_id,
-                start=of.start,
-                end=of.end,
-                limit=PAGE_SIZE,
-                after=after,
-                user_id=of.user_id,
+            wanted: set[str] | None = None
+            if of is not None and of.session_ids is not None:
+                # Only the sessions of the traces the list showed.
+                self.matched = Matched(set(of.session_ids))
+                wanted = set(of.session_ids) - {s.id for s in self.loaded if s.id}
+                if not wanted:
+                    return Look([], None, 0)
+            elif query.text:
+                if first:
+                    self.text_here = not searches_text(query, offers)
+                    if not self.text_here:
+                        self.matched = await matched_sessions(
+                            client, self.project_id, query, offers, now
+                        )
+                if self.matched is not None:
+                    wanted = self.matched.ids - {s.id for s in self.loaded if s.id}
+                    if not wanted:
+                        return Look([], None, 0)
+            return await look_for_sessions(
+                client, self.project_id, query, now, after, wanted, bounds=bounds
             )
 
         self.state = "loading…"
@@ -137,7 +239,7 @@ class SessionsScreen(AppScreen):
             self._loaded,
             group="sessions",
             failed=self._failed,
-            retry=self.load_page,
+            retry=lambda: self.load_page(first=first),
             project_id=self.project_id,
         )
 
@@ -145,29 +247,44 @@ class SessionsScreen(AppScreen):
         self.state = error_line(error)  # what was loaded stays
         self.update_header()
 
-    def _loaded(self, page: Page | None) -> None:
-        if page is None:
+    def _loaded(self, look: Look | None) -> None:
+        if look is None:
             self.state = missing_feature(self.tui.client, "sessions") + " (esc goes back)"
             self.update_header()
             return
-        known = {session.id for session in self.sessions}
-        kept = self.of.keep(page.items) if self.of is not None else page.items
-        self.sessions += [s for s in kept if s.id and s.id not in known]
-        self.next_page = page.next_page if page.items else None
-        only_some = self.of is not None and self.of.session_ids is not None
-        if self.next_page and only_some and self.may_be_further:
-            self.load_page()  # those of the traces shown are further on
-            return
-        if self.next_page and self.may_be_further:
+        known = {session.id for session in self.loaded}
+        self.loaded += [s for s in look.kept if s.id not in known]
+        self.listed += look.listed
+        self.next_page = look.next_page
+        if self.matched is not None and self.matched.ids <= {s.id for s in self.loaded}:
+            self.next_page = None  # every session the search found is listed
+        query = self.session_query
+        if self.text_here:
+            words = SessionQuery(text=query.text)
+            self.sessions = [s for s in self.loaded if session_matches(s, words, self.tui.now())]
+        else:
+            self.sessions = list(self.loaded)
+        if self.next_page:
             self.state = "more below"
         elif self.sessions:
             self.state = "all loaded"
-        elif self.of is not None:
-            self.state = "none for these traces"
         else:
-            self.state = "none in the last 24 hours"
+            self.state = self.nothing_found()
         self.show_rows()
         self.update_header()
+
+    def nothing_found(self) -> str:
+        """Why there are no rows, in the query's words."""
+        query = self.session_query
+        if self.of is not None and self.of.session_ids is not None:
+            return "none for these traces"
+        window = f"the last {query.last}" if query.last else "the last 24 hours"
+        if self.matched is not None and not self.matched.ids:
+            return f"no trace of {window} says {self.said()}"
+        return f"none in {window}"
+
+    def said(self) -> str:
+        return " ".join(f'"{word}"' for word in self.session_query.text)
 
     def show_rows(self) -> None:
         """The rows from the sessions held (also every AGE_TICK_S: "last seen 3m ago")."""
@@ -175,33 +292,63 @@ class SessionsScreen(AppScreen):
         table = self.query_one(Table)
         # Each row's key is its id: a refresh keeps the cursor on its session.
         table.set_rows([(session_cells(session, now), session.id) for session in self.sessions])
-        table.empty_text = EMPTY  # said where sessions come from, not just that there are none
+        if self.session_query.is_empty:
+            table.empty_text = EMPTY  # said where sessions come from, not just that there are none
+        else:
+            table.empty_text = Text(
+                "No session matches the query. / changes it, x clears it (every session of "
+                "the last 24 hours)."
+            )
 
     def update_header(self) -> None:
         text = Text()
         text.append_text(safe_text(self.project_name, 40, style="bold"))
-        if self.of is not None:
+        text.append(" · sessions")
+        query = self.session_query
+        of = self.of
+        if of is not None:
             text.append(" · of ")
-            text.append_text(safe_text(self.of.words, 60, style="bold italic"))
-            if self.of.session_ids is not None:  # the sessions of the traces it showed
-                some = "loaded " if self.of.partial else ""
-                plural = "" if self.of.traces == 1 else "s"
-                text.append(f" ({self.of.traces:,} {some}trace{plural})")
-        text.append(f" · sessions, newest first · {len(self.sessions):,} · ")
+            text.append_text(safe_text(of.words, 60, style="bold italic"))
+            if of.session_ids is not None:  # the sessions of the traces it showed
+                some = "loaded " if of.partial else ""
+                text.append(f" ({fmt.counted(of.traces, some + 'trace')})")
+            text.append(f" · {len(self.sessions):,} · ")
+            text.append_text(safe_text(self.state, 100, style="italic"))
+            self.query_one("#header", Static).update(text)
+            return
+        if query.user_id is not None:
+            text.append(" of ")
+            text.append_text(safe_text(query.user_id, 30, style="bold"))
+        text.append(f" · last {query.last}" if query.last else "")
+        if query.text and self.text_here:
+            text.append(" · ")
+            text.append_text(safe_text(self.said(), 40, style="bold"))
+            text.append(
+                f" in id or user, filtering loaded rows: {len(self.sessions):,} of "
+                f"{len(self.loaded):,} ({self.why_here()})"
+            )
+        elif query.text:
+            text.append(" · whose traces say ")
+            text.append_text(safe_text(self.said(), 40, style="bold"))
+            text.append(f" · {len(self.sessions):,}")
+            if self.matched is not None and self.matched.cut:
+                text.append(f" (of the first {MATCHED_TRACES_MAX:,} traces that say it)")
+        else:
+            text.append(f", newest first · {len(self.sessions):,}")
+        if not query.is_empty:
+            text.append(" · x clears", style="dim")
+        text.append(" · ")
         text.append_text(safe_text(self.state, 100, style="italic"))
         self.query_one("#header", Static).update(text)
 
-    @property
-    def may_be_further(self) -> bool:
-        """Whether the next page may hold sessions wanted: yes, unless only those of some
-        traces are, and all of them are here."""
-        wanted = self.of.session_ids if self.of is not None else None
-        return wanted is None or len(self.sessions) < len(wanted)
+    def why_here(self) -> str:
+        if any(len(word) < MIN_WORD for word in self.session_query.text):
+            return f"the server searches words of {MIN_WORD} characters or more"
+        return "this server cannot search the traces' text"
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        # The next page once the cursor nears the end of what is loaded (and could hold more).
-        near_the_end = event.cursor_row >= len(self.sessions) - 10
-        if self.next_page is not None and near_the_end and self.may_be_further:
+        # The next page once the cursor nears the end of what is loaded.
+        if self.next_page is not None and event.cursor_row >= len(self.sessions) - 10:
             workers = self.workers
             if not any(w.group == "sessions" and w.is_running for w in workers):
                 self.load_page()
@@ -209,168 +356,14 @@ class SessionsScreen(AppScreen):
     def on_data_table_row_selected(self, _event: DataTable.RowSelected) -> None:
         self.action_open()  # Enter on the table (the table takes the key first)
 
+    def chosen_session(self) -> Session | None:
+        row = self.query_one(Table).cursor_row
+        return self.sessions[row] if 0 <= row < len(self.sessions) else None
+
     def action_open(self) -> None:
         table = self.query_one(Table)
         if 0 <= table.cursor_row < len(self.sessions):
-            self.tui.push_screen(SessionScreen(self.project_id, self.sessions[table.cursor_row]))
-
-
-def trace_conversation(trace: Trace) -> Conversation | None:
-    """What a trace said: its root's conversation when that holds messages, else the last
-    span's that does (the model call that gave the answer)."""
-    tree = build_tree(trace.spans)
-    found: Conversation | None = None
-    for position in range(tree.size):
-        conv = conversation_at(tree, position)
-        if conv is None or not (conv.input or conv.output):
-            continue
-        if tree.parent[position] == -1:
-            return conv
-        found = conv
-    return found
-
-
-def trace_divider(number: int, count: int, trace: Trace, now: datetime) -> Block:
-    """The line above each trace's part of the conversation: which trace, when, how it went."""
-    pieces = [
-        (f"── {number}/{count} ", "dim"),
-        piece(trace.name or trace.id or "?", "key", 60),
-        (f" · {fmt.local_time(trace.started_at)} ({fmt.ago(trace.started_at, now)})", "dim"),
-        (f" · {fmt.duration(trace.duration_ms)}", "dim"),
-    ]
-    if trace.is_error:
-        pieces.append((" · ✗ error", "error"))
-    return Block(pieces, rule=True, copy=trace.id or "", what="trace")
-
-
-class SessionScreen(AppScreen):
-    """One session: its traces in order (GET /v1/traces with session_id, oldest first), each
-    read whole, as one conversation."""
-
-    BINDINGS = [
-        Binding("escape", "back", "Back", id="session.back"),
-        Binding("o", "open_trace", "Open trace", id="session.open_trace"),
-    ]
-    DEFAULT_CSS = """
-    SessionScreen #header { height: auto; background: $boost; padding: 0 1; }
-    SessionScreen DocumentView { height: 1fr; }
-    """
-
-    def __init__(self, project_id: str, session: Session) -> None:
-        super().__init__()
-        self.project_id = project_id
-        self.session = session
-        self.traces: list[Trace] = []
-        self.blocks: list[Block] = []
-        self.dividers: dict[int, str] = {}  # id(divider block) -> trace id
-        self.state = "loading…"
-
-    def compose(self) -> ComposeResult:
-        yield Static(id="header")
-        yield DocumentView()
-        yield StatusBar()
-        yield KeyFooter()
-
-    def on_mount(self) -> None:
-        self.query_one(DocumentView).focus()
-        self.update_header()
-        self.call_api(
-            self._read,
-            self._read_done,
-            group="session",
-            failed=self._failed,
-            project_id=self.project_id,
-        )
-
-    def action_back(self) -> None:
-        self.dismiss()
-
-    def _failed(self, error: ApiError) -> None:
-        self.state = error_line(error)  # the traces read so far stay
-        self.update_header()
-
-    async def _read(self, client: TraceSource) -> None:
-        """The session's traces in order, then each one whole, shown as it arrives."""
-        first, last = self.session.first_seen, self.session.last_seen
-        listed: list[Trace] = []
-        after: NextPage | None = None
-        query = TraceFilter(session_id=self.session.id, sort="started_at", order="asc")
-        while len(listed) < SESSION_TRACES:
-            page = await client.list_traces(
-                self.project_id,
-                start=first,
-                end=last + timedelta(milliseconds=1) if last else None,
-                limit=min(100, SESSION_TRACES - len(listed)),
-                after=after,
-                filters=query,
-            )
-            # A server that ignores session_id would list every trace: keep the session's.
-            listed += [t for t in page.items if t.session_id in (None, self.session.id)]
-            after = page.next_page
-            if after is None or not page.items:
-                break
-        now = self.tui.now()
-        for number, row in enumerate(listed, 1):
-            if not row.id:
-                continue
-            self.state = f"reading trace {number} of {len(listed)}…"
-            self.update_header()
-            trace = await client.get_trace(row.id, self.project_id)
-            self._add(number, len(listed), trace, now)
-        self.state = f"{len(self.traces)} traces" if self.traces else "no traces in this session"
-
-    def _add(self, number: int, count: int, trace: Trace, now: datetime) -> None:
-        if not self.still_open:
-            return
-        self.traces.append(trace)
-        divider = trace_divider(number, count, trace, now)
-        if trace.id:
-            self.dividers[id(divider)] = trace.id
-        conv = trace_conversation(trace)
-        parts: Sequence[Block] = (
-            conversation_blocks(conv)
-            if conv is not None
-            else [Block([("(no conversation in this trace)", "dim")])]
-        )
-        self.blocks += [divider, *parts]
-        document = self.query_one(DocumentView)
-        cursor = document.cursor  # where the reader is stays, while the rest arrives
-        document.show(self.blocks)
-        if cursor:
-            document.move_to(cursor)
-
-    def _read_done(self, _result: Any) -> None:
-        self.update_header()
-
-    def update_header(self) -> None:
-        session = self.session
-        text = Text()
-        text.append("Session ", style="bold")
-        text.append_text(safe_text(session.id or "?", 50))
-        if session.user_id:
-            text.append(" · user ")
-            text.append_text(safe_text(session.user_id, 30))
-        text.append(
-            f" · {fmt.local_time(session.first_seen)} → {fmt.local_time(session.last_seen)}"
-        )
-        text.append(" · ")
-        text.append_text(safe_text(self.state, 80, style="italic"))
-        self.query_one("#header", Static).update(text)
-
-    def action_open_trace(self) -> None:
-        """The trace whose part of the conversation the cursor is in."""
-        block = self.query_one(DocumentView).cursor_block
-        while block is not None and block.parent is not None:
-            block = block.parent
-        if block is None:
-            return
-        trace_id = None
-        for each in self.blocks:
-            trace_id = self.dividers.get(id(each), trace_id)
-            if each is block:
-                break
-        if trace_id:
-            self.tui.open_trace(trace_id, self.project_id)
+            self.tui.open_session(self.project_id, self.sessions[table.cursor_row])
 
 
 def search_commands(app: Any, screen: Any) -> list[tuple[str, Callable[[], Any], str]]:

@@ -25,10 +25,13 @@ from tui.core.gcpause import (
     return_to_collections,
 )
 from tui.model import formatting as fmt
+from tui.model.annotations import annotated_positions
 from tui.model.chat import message_text, trace_facts, trace_preview
 from tui.model.spans import TraceTree, build_tree, conversation_at, search_order, span_matcher
 from tui.model.text import safe_text
+from tui.ui.screens.annotation_actions import annotation_bindings
 from tui.ui.screens.base import AppScreen, error_line
+from tui.ui.screens.detail_annotating import DetailAnnotating
 from tui.ui.widgets.document import DocumentView
 from tui.ui.widgets.key_footer import KeyFooter
 from tui.ui.widgets.load_failure import trace_not_loaded
@@ -173,8 +176,9 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
-class TraceDetailScreen(AppScreen):
-    """One trace. Opened from the trace list, the palette, or `tracetui trace ID`."""
+class TraceDetailScreen(DetailAnnotating, AppScreen):
+    """One trace. Opened from the trace list, the palette, or `tracetui trace ID`. Its
+    annotations: detail_annotating.py."""
 
     # Nothing takes focus until the tree is shown (then the tree does): the detail pane taking
     # it while the trace loads would make the 80x24 layout jump.
@@ -220,6 +224,14 @@ class TraceDetailScreen(AppScreen):
             tooltip="Copy the selected span as JSON (OSC 52)",
         ),
         Binding(
+            "Y",
+            "copy_trace",
+            "Copy trace",
+            show=False,
+            id="detail.copy_trace",
+            tooltip="Copy the whole trace as JSON (OSC 52)",
+        ),
+        Binding(
             "e",
             "export",
             "Export",
@@ -228,6 +240,17 @@ class TraceDetailScreen(AppScreen):
             tooltip="Export the whole trace as JSON",
         ),
         Binding("r", "reload", "Reload", show=False, id="detail.reload"),
+        Binding(
+            "D",
+            "diff",
+            "Diff",
+            show=False,
+            id="detail.diff",
+            tooltip="Compare with the last good one: the newest earlier trace of its name without an error",
+        ),
+        *annotation_bindings(
+            "detail", "the selected span, or the whole trace", listed="the trace and its spans"
+        ),
     ]
     DEFAULT_CSS = """
     TraceDetailScreen #summary { height: auto; padding: 0 1; background: $boost; }
@@ -257,6 +280,7 @@ class TraceDetailScreen(AppScreen):
         self.trace: Trace | None = None
         self.trace_tree: TraceTree | None = None
         self._unpriced = 0  # spans of the trace whose model has no price
+        self.marked: set[int] = set()  # the positions of annotated spans
         self._search_in = "spans"  # what the search field searches: "spans" or "detail"
         # The trace is asked for now, before the screen is built and drawn (see ask_now).
         self._early: asyncio.Task[Trace] | None = self.ask_now(
@@ -278,13 +302,14 @@ class TraceDetailScreen(AppScreen):
 
     def on_mount(self) -> None:
         self.load()
-        self.keep_ages_current(self._show_summary)  # "(4m ago)" keeps counting
+        self.keep_ages_current(self.show_summary)  # "(4m ago)" keeps counting
 
-    def _show_summary(self) -> None:
+    def show_summary(self) -> None:
         if self.trace is not None and self.trace_tree is not None:
             now = self.tui.now()
             summary = summary_text(self.trace, self.trace_tree, now, self._unpriced)
-            self.query_one("#summary", Static).update(summary)
+            notes = self.annotation_lines(now)
+            self.query_one("#summary", Static).update(Group(summary, *notes) if notes else summary)
 
     def on_resize(self) -> None:
         self.set_class(self.size.width >= 120, "-wide")
@@ -319,6 +344,7 @@ class TraceDetailScreen(AppScreen):
             tree = build_tree(trace.spans)
             # Off the event loop (tens of ms for 100,000 spans); nothing else holds the spans yet.
             self._unpriced = await asyncio.to_thread(unpriced_spans, tree.spans)
+            self.marked = await asyncio.to_thread(annotated_positions, tree.spans)
             if tree.size >= HOLD_OUT_SPANS:
                 hold_out_of_collections(self)
         return trace, tree
@@ -344,7 +370,19 @@ class TraceDetailScreen(AppScreen):
     # What a trace that did not load leaves: "not found", "retryable", or None (loading, loaded).
     load_failed: str | None = None
     # The keys that need a loaded trace: out of the footer, and not run, until there is one.
-    NEED_A_TRACE = frozenset(["switch_pane", "switch_view", "zoom", "search", "copy", "export"])
+    NEED_A_TRACE = frozenset(
+        [
+            "switch_pane",
+            "switch_view",
+            "zoom",
+            "search",
+            "copy",
+            "copy_trace",
+            "export",
+            "diff",
+            "annotate",
+        ]
+    )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if self.trace_tree is None and action in self.NEED_A_TRACE:
@@ -361,13 +399,14 @@ class TraceDetailScreen(AppScreen):
             widget.disabled = False
         self.refresh_bindings()
         self._show()
+        self.load_notes()
 
     def _show(self) -> None:
         """The summary, the tree and the first span's detail, all drawn in the next frame:
         nothing here waits (an awaited mount or removal lets a frame be drawn in between, and
         one frame of this screen costs as much as building the tree of 10,000 spans)."""
         assert self.trace is not None and self.trace_tree is not None
-        self._show_summary()
+        self.show_summary()
         pane = self.query_one("#tree-pane")
         for old in pane.query(SpanTreeView):
             old.remove()
@@ -378,6 +417,7 @@ class TraceDetailScreen(AppScreen):
             return
         message.display = False
         view = SpanTreeView(self.trace_tree)
+        view.marked = self.marked
         # A short trace's tree takes no more rows than it has spans: the rest go to the detail.
         pane.styles.max_height = self.trace_tree.size + 1
         pane.mount(view)  # in the DOM at once; mounted before the next frame
@@ -512,6 +552,16 @@ class TraceDetailScreen(AppScreen):
             if view.position is not None:
                 span = view.trace_tree.spans[view.position]
                 self.tui.copy_text(json_text(span), "span as JSON")
+
+    def action_diff(self) -> None:
+        """What differs from the last good trace of its name (the diff screen finds it)."""
+        project_id = self.trace.project_id if self.trace is not None else None
+        self.tui.open_diff(self.trace_id, project_id or self.project_id)
+
+    def action_copy_trace(self) -> None:
+        trace = self.trace
+        if trace is not None:
+            self.tui.copy_text(json_text(trace), "trace as JSON")
 
     def action_export(self) -> None:
         trace = self.trace

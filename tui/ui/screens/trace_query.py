@@ -15,6 +15,7 @@ from textual.widgets import Input
 
 from tui.api import ApiError, Trace
 from tui.api.models import TraceFilter
+from tui.model.annotations import digest, summary_of
 from tui.model.query import QueryError
 from tui.model.text import safe_text
 from tui.model.trace_list import TraceListState
@@ -26,12 +27,19 @@ if TYPE_CHECKING:
 
 
 def has_answer(trace: Trace) -> bool:
-    return bool(trace.output_preview or trace.user_id or trace.session_id or trace.tags)
+    return bool(trace.output_preview or trace.user_id or trace.session_id or trace.tags) or bool(
+        trace.annotations
+    )
 
 
 def answer_line(trace: Trace) -> Text:
-    """The selected trace's answer at a glance, then who and where (one line, cut)."""
+    """The selected trace's annotations, its answer at a glance, then who and where (one line,
+    cut)."""
     line = Text(no_wrap=True, overflow="ellipsis")
+    annotated = digest(summary_of(trace))
+    if annotated.plain:
+        line.append_text(annotated)
+        line.append(" · ", style="dim")
     if trace.output_preview:
         line.append("→ ", style="bold")
         line.append_text(safe_text(trace.output_preview, 200))

@@ -27,11 +27,15 @@ from textual.widgets import Input, Static
 from textual.worker import Worker
 
 from tui.api import Trace
+from tui.model import formatting as fmt
 from tui.model.text import safe_text
 from tui.model.timerange import TimeRange
 from tui.model.trace_list import sessions_of
 from tui.model.trace_list_rows import Shown, show
 from tui.model.trace_list_text import header, preview_line
+from tui.ui.messages import DiffMark, DiffRequested
+from tui.ui.screens.annotation_actions import annotation_bindings
+from tui.ui.screens.trace_annotating import BULK_BINDING, TraceListAnnotating
 from tui.ui.screens.trace_loading import PagedList
 from tui.ui.screens.trace_query import answer_line, has_answer
 from tui.ui.widgets.key_footer import KeyFooter
@@ -42,9 +46,10 @@ from tui.ui.widgets.trace_table import TraceTable
 from tui.ui.widgets.virtual_rows import VirtualRows
 
 
-class TracesScreen(PagedList):
+class TracesScreen(TraceListAnnotating, PagedList):
     # The footer at 80 columns: Back, Open, Filter, Range, Refresh, Live, Alerts, then `?` and
-    # Quit; Errors, Overview and Sort follow as room allows (FOOTER_WHEN_ROOM). All are in `?`.
+    # Quit; Annotate, Errors, Overview and Sort follow as room allows (FOOTER_WHEN_ROOM). All
+    # are in `?`.
     BINDINGS = [
         Binding("escape", "back", "Back", id="traces.back"),
         Binding("enter", "open", "Open", id="traces.open", priority=False),
@@ -102,8 +107,26 @@ class TracesScreen(PagedList):
             tooltip="Only the traces with errors, over the whole range (e again: all)",
             show=False,
         ),
+        Binding(
+            "m",
+            "mark_for_diff",
+            "Mark",
+            id="traces.mark",
+            tooltip="Mark this trace as A of a diff (D on another shows what differs from it)",
+            show=False,
+        ),
+        Binding(
+            "D",
+            "diff",
+            "Diff",
+            id="traces.diff",
+            tooltip="What differs: this trace against the marked one, else its last good one",
+            show=False,
+        ),
+        *annotation_bindings("traces", "the selected trace", show=False),
+        BULK_BINDING,
     ]
-    FOOTER_WHEN_ROOM = ("traces.errors", "traces.overview", "traces.sort")
+    FOOTER_WHEN_ROOM = ("traces.annotate", "traces.errors", "traces.overview", "traces.sort")
     DEFAULT_CSS = """
     TracesScreen #top { height: auto; background: $boost; }
     TracesScreen #header { height: 1; width: 1fr; padding: 0 0 0 1; }
@@ -186,6 +209,16 @@ class TracesScreen(PagedList):
         if previews and not table.previews:
             table.previews = True
             self._update_columns()
+        if not table.marks and any(trace.annotations for trace in fresh):
+            table.marks = True
+            self._update_columns()
+
+    def took_in_annotations(self) -> None:
+        self.query_one(QueryLine).remember(self.traces)
+        if not self.answers_shown:
+            self.answers_shown = True
+            self.query_one("#answer").add_class("-shown")
+        self._update_columns()
 
     def apply_view(self, keep: Trace | None) -> None:
         """Filter and sort what is loaded, where the server did not, or preview what is typed;
@@ -295,6 +328,17 @@ class TracesScreen(PagedList):
         if trace is not None and trace.id:
             self.tui.open_trace(trace.id, self.project_id)
 
+    def action_mark_for_diff(self) -> None:
+        trace = self.query_one(TraceTable).selected
+        if trace is not None and trace.id:
+            label = f"{trace.name or 'trace'} {trace.id[:8]} ({fmt.local_time(trace.started_at)})"
+            self.post_message(DiffMark(trace.id, self.project_id, label))
+
+    def action_diff(self) -> None:
+        trace = self.query_one(TraceTable).selected
+        if trace is not None and trace.id:
+            self.post_message(DiffRequested(trace.id, self.project_id))
+
     def action_time_range(self) -> None:
         def chosen(value: TimeRange | None) -> None:
             if value is not None:
@@ -309,7 +353,7 @@ class TracesScreen(PagedList):
     def action_sessions(self) -> None:
         """The project's sessions; from a filtered list, only its user's or its traces'."""
         of = sessions_of(self.state, self.shown.rows, self.tui.now())
-        self.tui.open_sessions(self.project_id, self.project_name, of)
+        self.tui.open_sessions(self.project_id, self.project_name, of=of)
 
     def action_who_columns(self) -> None:
         self.state = self.state.who_toggled()

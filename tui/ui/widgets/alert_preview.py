@@ -13,7 +13,7 @@ from rich.text import Text
 from textual.timer import Timer
 from textual.widgets import Static
 
-from tui.core.alert_rules import CONDITIONS, amount, parse_metric
+from tui.core.alert_rules import CONDITIONS, amount, no_value_text, parse_metric
 from tui.model import charts, metrics
 from tui.model import formatting as fmt
 from tui.ui.trace_pages import Collected
@@ -85,11 +85,17 @@ class AlertPreview(Static):
         text.append_text(charts.sparkline(series.values, width - 11, threshold, condition))
         text.append("\n")
         now = series.values[-1]
+        if now is None:  # an empty window has no value: never "now > 5%", never 0%
+            now_text = no_value_text(metric)
+        elif threshold is None:
+            now_text = amount(metric, now)
+        else:
+            now_text = metrics.compared_text(metric, condition, now, threshold)
         if threshold is None:
-            text.append(f"now {amount(metric, now)} · add a threshold to see how often it fires")
+            text.append(f"now {now_text} · add a threshold to see how often it fires")
         else:
             self.fired = metrics.firings(series.values, condition, threshold)
-            text.append(f"now {metrics.compared_text(metric, condition, now, threshold)} · ")
+            text.append(f"now {now_text} · ")
             text.append(
                 f"would have fired {fmt.counted(self.fired, 'time')} in 24 h",
                 style="bold" if self.fired else "",
@@ -98,5 +104,7 @@ class AlertPreview(Static):
             if text.cell_len + len(legend) <= 2 * width:  # on the second line, if it fits
                 text.append(legend, style="dim")
         if collected.capped:
-            text.append(f"\nof the {len(collected.traces):,} traces paged in only", style="dim")
+            text.append(
+                f"\nof the {fmt.counted(len(collected.traces), 'trace')} paged in only", style="dim"
+            )
         self.update(text)

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from rich.cells import cell_len, set_cell_size
 
+from tui.model.formatting import counted
 from tui.model.text import ELLIPSIS, Row, shown_line, visible, wrap
 
 Piece = tuple[str, str]  # (visible text, style name)
@@ -154,13 +155,13 @@ class Block:
             first_hidden = hidden[0].line if hidden else total - wrapped.more_lines
             more = total - first_hidden
             if more > 1:
-                note = f"… {more:,} more lines · enter unfolds"
+                note = f"… {counted(more, 'more line')} · enter unfolds"
             else:
                 rest = wrapped.more_chars + sum(len(r.plain) for r in hidden)
-                note = f"… {rest:,} more characters · enter unfolds"
+                note = f"… {counted(rest, 'more character')} · enter unfolds"
         elif clipped:
             note = (
-                f"… {len(text) - MAX_SHOWN_CHARS:,} more characters not shown here: "
+                f"… {counted(len(text) - MAX_SHOWN_CHARS, 'more character')} not shown here: "
                 "y copies all of it"
             )
         lines = [Line(row.pieces, indent, row) for row in rows]

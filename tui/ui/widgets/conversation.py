@@ -18,6 +18,7 @@ from tui.model.chat import (
     message_text,
     part_text,
 )
+from tui.model.formatting import counted
 from tui.ui.widgets.blocks import Block, Piece, piece
 from tui.ui.widgets.json_view import pretty
 from tui.ui.widgets.json_view import tree as json_tree
@@ -156,7 +157,7 @@ def history_blocks(messages: tuple[Message, ...]) -> list[Block]:
     blocks = [message_block(m) for m in messages[:last_user] if m.role in ("system", "developer")]
     blocks.append(
         Block(
-            [("⋯ ", "dim"), (f"{len(earlier)} earlier messages", "label")],
+            [("⋯ ", "dim"), (counted(len(earlier), "earlier message"), "label")],
             children=lambda: [message_block(m, depth=1) for m in earlier],
             copy="\n\n".join(f"{m.role}: {message_text(m)}" for m in earlier),
             what="earlier messages",

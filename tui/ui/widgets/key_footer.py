@@ -56,17 +56,47 @@ class KeyFooter(Footer):
                 tooltip,
                 binding.tooltip,
             )
-            for _, binding, enabled, tooltip in self.screen.active_bindings.values()
+            for binding, enabled, tooltip in self._active()
             if binding.show or binding.id in self._when_room()
         )
         return (*keys, self.app.size.width)  # the width: how many of FOOTER_WHEN_ROOM fit
 
+    def _active(self) -> list[tuple[Binding, bool, str]]:
+        """The screen's active keys, in order. Where a widget's own key without an id (a
+        table's enter, which selects the row) hides the screen's binding of the same key, the
+        screen's is taken: it is what the key does there ("⏎ Open"), and it has an id."""
+        screen = self.screen
+        found = []
+        for key, (_, binding, enabled, tooltip) in screen.active_bindings.items():
+            if not binding.id:
+                for own in screen._bindings.key_to_bindings.get(key, ()):
+                    state = screen.check_action(own.action, ()) if own.id else False
+                    if state is not False:
+                        binding, enabled, tooltip = own, state is not None, own.tooltip or ""
+                        break
+            found.append((binding, enabled, tooltip))
+        return found
+
     def compose(self) -> ComposeResult:
-        if self._bindings_ready:
-            self._shown = self._keys_shown()  # read with what this build draws
-        yield from super().compose()
-        if self._bindings_ready:
-            yield from self._keys_when_room()
+        """Textual's footer (one key per action, in order), from `_active`."""
+        if not self._bindings_ready:
+            return
+        self._shown = self._keys_shown()  # read with what this build draws
+        shown: dict[str, tuple[Binding, bool, str]] = {}
+        for binding, enabled, tooltip in self._active():
+            if binding.show:
+                shown.setdefault(binding.action, (binding, enabled, tooltip))
+        self.styles.grid_size_columns = len(shown)
+        for binding, enabled, tooltip in shown.values():
+            yield FooterKey(
+                binding.key,
+                self.app.get_key_display(binding),
+                binding.description,
+                binding.action,
+                disabled=not enabled,
+                tooltip=tooltip,
+            ).data_bind(compact=Footer.compact)
+        yield from self._keys_when_room()
 
     def _when_room(self) -> tuple[str, ...]:
         """The ids of the keys offered when there is room: the app's, then the screen's."""
@@ -75,12 +105,12 @@ class KeyFooter(Footer):
     def _keys_when_room(self) -> ComposeResult:
         """The keys of `_when_room` that the screen has but keeps out of its footer, after
         its own keys, as many as fit in the width (never pushing its own off the line)."""
-        active = self.screen.active_bindings.values()
-        shown = [b for _, b, _, _ in active if b.show]
-        used = sum(self._width_of(binding) for binding in shown)
+        active = self._active()
+        shown = {b.action: b for b, _, _ in active if b.show}
+        used = sum(self._width_of(binding) for binding in shown.values())
         room = (self.app.size.width or 80) - used
-        extra = {b.id: (b, enabled, tip) for _, b, enabled, tip in active if not b.show and b.id}
-        actions = {binding.action for binding in shown}
+        extra = {b.id: (b, enabled, tip) for b, enabled, tip in active if not b.show and b.id}
+        actions = set(shown)
         for binding_id in self._when_room():
             if binding_id not in extra:
                 continue

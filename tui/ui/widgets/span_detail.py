@@ -85,7 +85,7 @@ def field_blocks(tree: TraceTree, position: int) -> list[Block]:
         blocks.append(
             field(
                 "subtree Σ",
-                f"{tree.end[position] - position} spans · {fmt.tokens(tree.sub_input[position])} in"
+                f"{fmt.counted(tree.end[position] - position, 'span')} · {fmt.tokens(tree.sub_input[position])} in"
                 f" / {fmt.tokens(tree.sub_output[position])} out · "
                 f"{fmt.cost(tree.sub_cost[position])} · {fmt.counted(tree.sub_errors[position], 'error')}",
                 "key",

@@ -1,7 +1,8 @@
 """SpanTreeView: the span tree of one trace, flattened, drawing only the lines on screen.
 
-Each row: the name (indented by depth, ▸/▾ for children), kind, model, input and output tokens,
-cost, duration and a waterfall bar of the span's place in the trace. A collapsed node shows the
+Each row: the name (indented by depth, ▸/▾ for children, ✎ when the span is annotated), kind,
+model, input and output tokens, cost, duration and a waterfall bar of the span's place in the
+trace. A collapsed node shows the
 totals of its whole subtree, marked Σ, and a red ✗ count of the errors it hides. Server strings
 are made visible by `fit` before they become segments: nothing they contain reaches the terminal
 as markup or escape codes.
@@ -19,6 +20,7 @@ from textual.message import Message
 from textual.strip import Strip
 
 from tui.model import formatting as fmt
+from tui.model.annotations import NOTE_MARK
 from tui.model.spans import TraceTree, Visibility, build_tree, find_next
 from tui.ui.widgets.virtual_rows import VirtualRows
 
@@ -34,20 +36,23 @@ ERROR_NAME = Style(color="red", bold=True)
 NO_MODEL = Style(dim=True)
 TOTAL = Style(bold=True)
 MAX_INDENT = 12  # deeper levels show their depth as a number instead of more indentation
+WIDE_TREE = 82  # the tree's width from which its model and timing columns widen
 
 
 @lru_cache(maxsize=16)
 def columns_for(width: int) -> dict[str, int]:
     """Column widths for the tree's width: the model and the timing bar grow with it (model
-    names run to 26 characters), the name takes what is left. (Shared: not to be changed.)"""
+    names run to 26 characters), the name takes what is left. From the pane a wide terminal
+    gives the tree (82 columns and up) the model takes a name such as gpt-4o-mini whole, the
+    name keeping some 25 cells; at 80 columns the name keeps its room."""
     cols = {
         "kind": 9 if width >= 120 else 5,
-        "model": 9 if width < 90 else max(12, min(28, width // 6)),
+        "model": 9 if width < WIDE_TREE else 12 if width < 90 else max(12, min(28, width // 6)),
         "in": 6,
         "out": 6,
         "cost": 8,
         "dur": 7,
-        "bar": 7 if width < 90 else max(8, min(40, width // 8)),
+        "bar": 7 if width < WIDE_TREE else 8 if width < 90 else max(8, min(40, width // 8)),
     }
     cols["name"] = max(10, width - sum(cols.values()) - len(cols))
     return cols
@@ -108,6 +113,8 @@ class SpanTreeView(VirtualRows):
         super().__init__(**kwargs)
         self.trace_tree = tree
         self.view = Visibility.initial(tree)
+        # The positions of annotated spans (the screen keeps it current as it writes).
+        self.marked: set[int] = set()
 
     @property
     def position(self) -> int | None:
@@ -145,6 +152,8 @@ class SpanTreeView(VirtualRows):
         collapsed = self.view.is_collapsed(i)
         marker = ("▸ " if collapsed else "▾ ") if tree.has_children(i) else "  "
         flag = "✗ " if span.is_error else ("⚠ " if tree.flags[i] else "")
+        if i in self.marked:
+            flag += NOTE_MARK + " "
         name = indent + marker + flag + (span.name or span.id or "?")
         name_style = ERROR_NAME if span.is_error else None
         hidden = tree.hidden_errors(i) if collapsed else 0

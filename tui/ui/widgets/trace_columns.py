@@ -7,17 +7,18 @@ from rich.style import Style
 from textual.strip import Strip
 
 from tui.model import formatting as fmt
-from tui.ui.widgets.trace_table import ERROR, TraceTable, columns_for, header_line
+from tui.model.annotations import mark_of, summary_of
+from tui.ui.widgets.trace_table import ERROR, MARKED, TraceTable, columns_for, header_line
 
 DIM = Style(dim=True)
 WHO = ("user", "session", "tags")
 
 
-def who_columns(width: int) -> dict[str, int]:
+def who_columns(width: int, marks: bool = False) -> dict[str, int]:
     """Column widths with user, session and tags: they and the name share the name's room (the
     input column gives its room up; under 120 columns, so do the start time and span count:
     the age says when)."""
-    cols = columns_for(width)
+    cols = columns_for(width, marks=marks)
     room = cols["name"]
     if width < 120:
         room += cols["start"] + cols["spans"] + 2
@@ -31,10 +32,11 @@ def who_columns(width: int) -> dict[str, int]:
     return cols
 
 
-def who_header(width: int) -> str:
-    c = who_columns(width)
+def who_header(width: int, marks: bool = False) -> str:
+    c = who_columns(width, marks)
     parts = [
         ("", c["status"], "<"),
+        ("", c["mark"], "<"),
         ("start", c["start"], "<"),
         ("", c["ago"], "<"),
         ("name", c["name"], "<"),
@@ -57,18 +59,21 @@ class TraceListTable(TraceTable):
         self.who = False
 
     def header(self, width: int) -> str:
-        return who_header(width) if self.who else header_line(width, self.previews)
+        if self.who:
+            return who_header(width, self.marks)
+        return header_line(width, self.previews, self.marks)
 
     def render_row(self, row: int, width: int, selected: bool) -> Strip:
         if not self.who:
             return super().render_row(row, width, selected)
         trace = self.rows[row]
-        c = who_columns(width)
+        c = who_columns(width, self.marks)
         total = trace.total_tokens
         if total is None and trace.input_tokens is not None:
             total = trace.input_tokens + (trace.output_tokens or 0)
         cells: list[tuple[str, Style | None]] = [
             ("✗" if trace.is_error else "✓", ERROR if trace.is_error else Style(color="green")),
+            (fmt.fit(mark_of(summary_of(trace)), c["mark"]), MARKED),
             (fmt.fit(fmt.local_time(trace.started_at, seconds=c["start"] >= 14), c["start"]), None),
             (fmt.fit(fmt.ago(trace.started_at, self.now), c["ago"]), DIM),
             (fmt.fit(trace.name or trace.id or "?", c["name"]), ERROR if trace.is_error else None),

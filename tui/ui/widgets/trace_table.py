@@ -9,16 +9,20 @@ from textual.strip import Strip
 
 from tui.api import Trace
 from tui.model import formatting as fmt
+from tui.model.annotations import mark_of, summary_of
 from tui.ui.widgets.virtual_rows import VirtualRows
 
 ERROR = Style(color="red", bold=True)
 PREVIEW = Style(italic=True)
+MARKED = Style(color="yellow", bold=True)
 
 
-def columns_for(width: int, previews: bool = False) -> dict[str, int]:
+def columns_for(width: int, previews: bool = False, marks: bool = False) -> dict[str, int]:
     """Column widths; with `previews` (the server gave some traces an input preview), the name
-    shares its room with an input column."""
-    cols = {"status": 1, "start": 14, "ago": 8, "dur": 7, "spans": 5, "tokens": 7, "cost": 9}
+    shares its room with an input column; with `marks` (some trace is annotated), a column of
+    one cell says which ones are."""
+    cols = {"status": 1, "mark": 1 if marks else 0, "start": 14, "ago": 8, "dur": 7}
+    cols |= {"spans": 5, "tokens": 7, "cost": 9}
     if width < 90:  # minutes are precise enough when space is short; the age stays
         cols["start"], cols["ago"], cols["cost"] = 11, 7, 8
     room = max(8, width - sum(cols.values()) - len([c for c in cols.values() if c]))
@@ -29,10 +33,11 @@ def columns_for(width: int, previews: bool = False) -> dict[str, int]:
     return cols
 
 
-def header_line(width: int, previews: bool = False) -> str:
-    c = columns_for(width, previews)
+def header_line(width: int, previews: bool = False, marks: bool = False) -> str:
+    c = columns_for(width, previews, marks)
     parts = [
         ("", c["status"], "<"),
+        ("", c["mark"], "<"),
         ("start", c["start"], "<"),
         ("", c["ago"], "<"),
         ("name", c["name"], "<"),
@@ -56,6 +61,7 @@ class TraceTable(VirtualRows):
         self.rows: list[Trace] = []
         self.now = datetime.now(timezone.utc)
         self.previews = False  # some trace has an input preview: the input column shows
+        self.marks = False  # some trace is annotated: the column of marks shows
 
     def on_mount(self) -> None:
         self.set_interval(self.AGE_TICK_S, self._tick_ages)
@@ -77,12 +83,13 @@ class TraceTable(VirtualRows):
 
     def render_row(self, row: int, width: int, selected: bool) -> Strip:
         trace = self.rows[row]
-        c = columns_for(width, self.previews)
+        c = columns_for(width, self.previews, self.marks)
         total = trace.total_tokens
         if total is None and trace.input_tokens is not None:
             total = trace.input_tokens + (trace.output_tokens or 0)
         cells: list[tuple[str, Style | None]] = [
             ("✗" if trace.is_error else "✓", ERROR if trace.is_error else Style(color="green")),
+            (fmt.fit(mark_of(summary_of(trace)), c["mark"]), MARKED),
             (fmt.fit(fmt.local_time(trace.started_at, seconds=c["start"] >= 14), c["start"]), None),
             (fmt.fit(fmt.ago(trace.started_at, self.now), c["ago"]), Style(dim=True)),
             (fmt.fit(trace.name or trace.id or "?", c["name"]), ERROR if trace.is_error else None),

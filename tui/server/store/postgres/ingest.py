@@ -5,7 +5,7 @@ replicas make one), then the locks of every trace the call touches are taken (`l
 each group's spans go by binary COPY into the session's temporary table and from there into
 spans with one INSERT ... SELECT ... ON CONFLICT DO UPDATE: a re-sent span replaces itself.
 A trace stored before (by an earlier group, call or replica) has each model call among its
-stored spans counted once (sql.count_once: a call's spans may come in different exports), then
+stored spans counted once (store/counting.py: a call's spans may come in different exports), then
 is recomputed from all its stored spans (sql.upsert_traces); a new one takes the sums its
 batch's spans make (worked out as the body was decoded), as the SQLite store does. The trace
 locks make that read-then-write safe: while one transaction writes a trace, another writing
@@ -25,6 +25,7 @@ from typing import Any
 import psycopg
 
 from tui.server.ingest.summaries import summarize, trace_rows
+from tui.server.store.counting import CallCounting, may_change_counts
 from tui.server.store.logs import LogTables
 from tui.server.store.postgres.pool import Connection
 from tui.server.store.postgres.search import update_stored
@@ -32,7 +33,6 @@ from tui.server.store.postgres.sql import (
     COPY_INGEST,
     COPY_SPANS,
     COPY_TRACES_WITH_TEXT,
-    COUNT_ONCE,
     MOVE_SPANS,
     SPAN_TYPES,
     TRACE_WITH_TEXT_TYPES,
@@ -81,7 +81,7 @@ def copy_rows(
             copy.write_row(row)
 
 
-class PostgresIngest(LogTables, TraceTables):
+class PostgresIngest(CallCounting, LogTables, TraceTables):
     """PostgresStore's ingest and bulk writes, by binary COPY."""
 
     def transaction(self) -> AbstractContextManager[Connection]:
@@ -97,6 +97,11 @@ class PostgresIngest(LogTables, TraceTables):
                 [(group.project_id or named[group.project_name or ""], group) for group in batch]
                 for batch in batches
             ]
+            # A project deleted since its key was checked takes its spans with it: they are
+            # dropped, as if they had come just before the deletion. Held from here on (a
+            # deletion waits), before any write, so the two never wait on each other.
+            kept = self._projects_kept(db, (p for batch in routed for p, _ in batch))
+            routed = [[(p, group) for p, group in batch if p in kept] for batch in routed]
             self._lock_traces(
                 db,
                 (
@@ -130,7 +135,7 @@ class PostgresIngest(LogTables, TraceTables):
         resource = without_nul(group.resource)
         if stored:
             ids = list(stored)
-            db.execute(COUNT_ONCE, (project_id, ids))  # see sql.count_once
+            self._count_calls_once(db, project_id, sorted(stored & may_change_counts(spans)))
             db.execute(UPSERT_TRACES, upsert_traces_args(project_id, resource, ids))
             again = [t for t in sums if t.id in stored]
             self._update_previews(db, project_id, again)

@@ -10,7 +10,8 @@ transaction mode, where session locks do not).
   overlapping sets never wait on each other in a cycle.
 - Everything else: the two-int form (NAMESPACE, what), a key space the bigint keys never meet:
   the creation of a project by name (two replicas ingesting for a project not yet made make
-  it once), one Idempotency-Key's use, an alert round, migrations (see `migrations`).
+  it once), one Idempotency-Key's use, an alert round, the annotations of a session,
+  migrations (see `migrations`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ NAMESPACE = 0x7472_6163  # "trac"
 ROUNDS = 2  # record_round: one alert round stored at a time
 PROJECT_NAMES = 3  # ingest creating a project for a name
 IDEMPOTENCY = 4  # one Idempotency-Key's look-up, insert and remembering
+ANNOTATED_SESSIONS = 5  # annotations written on one session (its bound, its identifiers)
 
 
 def _int64(*parts: str) -> int:
@@ -47,6 +49,18 @@ def lock_traces(connection: psycopg.Connection[Any], traces: Iterable[tuple[str,
         # unnest yields the array in order and the aggregate takes each lock as it comes.
         connection.execute(
             "SELECT count(pg_advisory_xact_lock(k)) FROM unnest(%s::bigint[]) AS k", (keys,)
+        )
+
+
+def lock_names(
+    connection: psycopg.Connection[Any], what: int, names: Iterable[tuple[str, ...]]
+) -> None:
+    """Take the locks of several names within `what`, in ascending key order (one statement)."""
+    keys = sorted({_int32(str(what), *name) for name in names})
+    if keys:
+        connection.execute(
+            "SELECT count(pg_advisory_xact_lock(%s, k)) FROM unnest(%s::int[]) AS k",
+            (NAMESPACE, keys),
         )
 
 

@@ -12,12 +12,13 @@ SQLite store's 6 (leases, request counts, webhook claims).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import psycopg
 
+from tui.server.search.text import MAX_TRACE, folded, needs_folding
 from tui.server.store import migrations
 from tui.server.store.migrations import Migration
 
@@ -274,8 +275,73 @@ SCHEMA_V7 = """
 ALTER TABLE traces ADD COLUMN unpriced_spans BIGINT NOT NULL DEFAULT 0
 """
 
-# The SQLite store's version 11 (see its comment): the failed spans by model and duration.
+# The text index by pg_trgm where the server has it (managed PostgreSQL does; the wheel the
+# tests run does not): its GIN keys, made in C from the text's words, cost ingest a third of
+# tracetui_grams' (docs/benchmarks.md), and it serves ILIKE itself, the check `q` makes
+# anyway, so the answers are the same. Where the extension cannot be made (not installed, no
+# privilege) nothing changes: tracetui_grams' index stays. The store reads which index the
+# database has as it opens (TRIGRAM_INDEX), so replicas agree. One line: the runner splits
+# statements at a ";" that ends a line.
 SCHEMA_V8 = """
+DO $$ BEGIN CREATE EXTENSION IF NOT EXISTS pg_trgm; CREATE INDEX traces_by_text_trgm ON traces USING gin (search_text gin_trgm_ops); DROP INDEX traces_by_text; EXCEPTION WHEN feature_not_supported OR undefined_file OR undefined_object OR insufficient_privilege THEN NULL; END $$
+"""
+# Whether the database's text index is pg_trgm's (version 8), in the store's schema.
+TRIGRAM_INDEX = (
+    "SELECT EXISTS (SELECT 1 FROM pg_indexes WHERE schemaname = current_schema()"
+    " AND indexname = 'traces_by_text_trgm')"
+)
+
+# Version 9: texts stored before texts were folded (search.text) folded where that changes more
+# than ASCII's case (lower() folds that in every search). The rows with a character past ASCII
+# are found by a scan of the table; the others are left as they are.
+NON_ASCII_TEXTS = (
+    r"SELECT project_id, id, search_text FROM traces WHERE search_text ~ '[^\x01-\x7f]'"
+)
+
+
+def fold_texts(connection: psycopg.Connection[Any]) -> None:
+    """Version 9 (see NON_ASCII_TEXTS)."""
+    changed = [
+        (folded(text)[:MAX_TRACE], project_id, trace_id)
+        for project_id, trace_id, text in connection.execute(NON_ASCII_TEXTS)
+        if needs_folding(text)
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            "UPDATE traces SET search_text = %s WHERE project_id = %s AND id = %s", changed
+        )
+
+
+# The SQLite store's version 13 (see its comment): annotations and their indexes.
+SCHEMA_V10 = """
+CREATE TABLE annotations (
+    id TEXT COLLATE "C" PRIMARY KEY,
+    project_id TEXT COLLATE "C" NOT NULL,
+    trace_id TEXT COLLATE "C",
+    span_id TEXT COLLATE "C",
+    session_id TEXT COLLATE "C",
+    name TEXT COLLATE "C" NOT NULL,
+    label TEXT COLLATE "C",
+    score DOUBLE PRECISION,
+    explanation TEXT,
+    annotator_kind TEXT NOT NULL,
+    identifier TEXT COLLATE "C",
+    author TEXT NOT NULL,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    listed_at BIGINT
+);
+CREATE INDEX annotations_by_trace ON annotations (project_id, trace_id, name, label, score);
+CREATE INDEX annotations_by_label ON annotations (project_id, name, label, listed_at, trace_id);
+CREATE INDEX annotations_by_name ON annotations (project_id, name, listed_at, trace_id, score);
+CREATE INDEX annotations_by_session ON annotations (project_id, session_id, created_at, id)
+    WHERE session_id IS NOT NULL;
+CREATE INDEX annotations_by_time ON annotations (project_id, created_at, id)
+"""
+
+# The SQLite store's version 14 (see its comment): the failed spans by model and duration.
+SCHEMA_V11 = """
 CREATE INDEX spans_failed ON spans (project_id, lower(model), duration_ms, trace_id)
     WHERE status = 'error'
 """
@@ -288,7 +354,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "GenAI log events of spans, joined into their spans", SCHEMA_V5),
     Migration(6, "search: trigrams made in linear time", SCHEMA_V6),
     Migration(7, "traces: unpriced_spans, spans whose model has no price", SCHEMA_V7),
-    Migration(8, "spans: failed ones by model and duration, for span conditions", SCHEMA_V8),
+    Migration(8, "search: the text index by pg_trgm where the server has it", SCHEMA_V8),
+    Migration(9, "search: stored texts case-folded", "", fold_texts),
+    Migration(10, "annotations: scores, labels and notes on traces, spans, sessions", SCHEMA_V10),
+    Migration(11, "spans: failed ones by model and duration, for span conditions", SCHEMA_V11),
 )
 LATEST = MIGRATIONS[-1].version
 
@@ -332,11 +401,20 @@ class PostgresSchema:
     def execute(self, statement: str) -> None:
         self.connection.execute(statement.encode())
 
+    def rewrite(self, step: Callable[[Any], None]) -> None:
+        step(self.connection)
+
     def record(self, migration: Migration) -> None:
         self.connection.execute(
             f"INSERT INTO {VERSION_TABLE} (version, summary) VALUES (%s, %s)",
             (migration.version, migration.summary),
         )
+
+
+def has_trigram_index(connection: psycopg.Connection[Any]) -> bool:
+    """Whether the text index is pg_trgm's (SCHEMA_V8), not tracetui_grams'."""
+    row = connection.execute(TRIGRAM_INDEX).fetchone()
+    return bool(row and row[0])
 
 
 def migrate(

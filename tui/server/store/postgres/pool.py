@@ -39,11 +39,13 @@ from typing import Any
 import psycopg
 from psycopg.abc import Buffer
 from psycopg.conninfo import conninfo_to_dict
+from psycopg.pq import TransactionStatus
 from psycopg.types.string import StrDumperUnknown
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from tui.server.store.errors import StoreBusy, StoreUnavailable, StoreUnreachable
 from tui.server.store.postgres.sql import CREATE_INGEST_TABLE
+from tui.server.store.reads import ReadGuard
 from tui.server.store.url import HIDDEN
 
 Connection = psycopg.Connection[tuple[Any, ...]]
@@ -175,6 +177,36 @@ class Connections:
         """A connection for reads (autocommit: each statement sees the latest commits)."""
         with self.guarded(), self.pool.connection() as connection:
             yield connection
+
+    @contextmanager
+    def bounded(self, guard: ReadGuard) -> Iterator[Connection]:
+        """A connection for reads within `guard` (reads.py): a read-only transaction whose
+        statements time out with what is left of its budget, and which `guard.cancel` cancels;
+        either raises QueryStopped. A connection a cancel was sent on is closed, not reused."""
+        with self.guarded(), self.pool.connection() as connection:
+            # One round trip for all three (the simple protocol takes several statements). A
+            # lock (a migration's) is waited for within the budget too, not for LOCK_TIMEOUT.
+            budget_ms = guard.remaining_ms()
+            connection.execute(
+                f"BEGIN READ ONLY; SET LOCAL statement_timeout = {budget_ms};"
+                f" SET LOCAL lock_timeout = {budget_ms}".encode()
+            )
+            try:
+                with guard.watching(connection.cancel_safe):
+                    if guard.cancelled:  # before it could be sent a cancel
+                        raise guard.error()
+                    yield connection
+                connection.execute(b"COMMIT")
+            except (psycopg.errors.QueryCanceled, psycopg.errors.LockNotAvailable):
+                connection.execute(b"ROLLBACK")
+                raise guard.error() from None
+            except BaseException:
+                if connection.info.transaction_status != TransactionStatus.IDLE:
+                    connection.execute(b"ROLLBACK")
+                raise
+            finally:
+                if guard.cancel_sent:
+                    connection.close()  # the pool drops it and opens another
 
     @contextmanager
     def transaction(self) -> Iterator[Connection]:

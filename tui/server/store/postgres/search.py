@@ -10,8 +10,10 @@ from typing import Any
 
 from tui.server.search.filters import TraceFilters
 from tui.server.search.stored import Extras, merged
+from tui.server.store import reads
 from tui.server.store.rows import TraceSummary, TraceSums
 from tui.server.store.search import SearchTables
+from tui.server.store.texts import INDEX_BATCH
 
 # Traces a text search walks in order before it asks the trigram index (~2 us each).
 SCAN = 5_000
@@ -41,6 +43,11 @@ class PostgresSearch(SearchTables):
     in order (few are needed when the words are common, where the trigram index would fetch
     every match to order them), then, if they did not fill the page, asks the trigram index."""
 
+    def index_texts(self, limit: int = INDEX_BATCH) -> int:
+        """See TraceStore.index_texts: PostgreSQL indexes a trace's text as ingest writes it
+        (store/texts.py says why), so none ever waits."""
+        return 0
+
     def _search_rows(
         self,
         db: Any,
@@ -53,5 +60,8 @@ class PostgresSearch(SearchTables):
             rows = list(map(TraceSummary._make, db.execute(sql.encode(), args)))
             if len(rows) > limit:
                 return rows
+            guard = reads.current()
+            if guard is not None:  # the second statement gets what the first left
+                db.execute(f"SET LOCAL statement_timeout = {guard.remaining_ms()}".encode())
         sql, args = page()
         return list(map(TraceSummary._make, db.execute(sql.encode(), args)))

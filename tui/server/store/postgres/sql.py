@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from tui.server.store.annotation_rows import AnnotationRow
 from tui.server.store.dialect import POSTGRES
 from tui.server.store.logs import MAX_LOGS_PER_SPAN
 from tui.server.store.replicas import TAKE_LEASE as TAKE_LEASE_BY
 from tui.server.store.rows import SpanRow, TraceRow
-from tui.server.store.sql import SPAN_UPDATE, TABLES, column_names, count_once, upsert_traces
+from tui.server.store.sql import SPAN_UPDATE, TABLES, column_names, upsert_traces
 
 
 def copy_sql(row_class: type[NamedTuple], table: str | None = None) -> str:
@@ -91,7 +92,6 @@ MOVE_SPANS = (
     f"INSERT INTO spans ({SPAN_COLUMNS}) SELECT {SPAN_COLUMNS} FROM moved "
     f"ON CONFLICT (project_id, trace_id, id) DO UPDATE SET {SPAN_UPDATE}"
 )
-COUNT_ONCE = count_once(POSTGRES)
 UPSERT_TRACES = upsert_traces(POSTGRES)
 
 # Every span of project %(project)s's traces in %(traces)s that has logs: its whole list of
@@ -125,3 +125,18 @@ SELECT known.project_id, counted.hits FROM known CROSS JOIN counted
 # A lease by the database's clock: the replicas' own clocks may disagree.
 NOW_MS = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 TAKE_LEASE = POSTGRES.sql(TAKE_LEASE_BY.format(now=NOW_MS))
+
+# A batch of annotations in one statement: each column as an array, unnested into rows
+# (psycopg's executemany sends a statement per row, 1,000 for a batch).
+ANNOTATION_TYPES = [
+    *["text"] * 7,  # id, project_id, trace_id, span_id, session_id, name, label
+    "float8",  # score
+    *["text"] * 5,  # explanation, annotator_kind, identifier, author, metadata
+    *["int8"] * 3,  # created_at, updated_at, listed_at
+]
+assert len(ANNOTATION_TYPES) == len(AnnotationRow._fields)
+INSERT_ANNOTATIONS = (
+    f"INSERT INTO annotations ({', '.join(AnnotationRow._fields)}) SELECT * FROM unnest("
+    + ", ".join(f"%s::{kind}[]" for kind in ANNOTATION_TYPES)
+    + ")"
+)

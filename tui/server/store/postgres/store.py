@@ -16,17 +16,25 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from tui.server.api_keys import hash_key
+from tui.server.store import reads
 from tui.server.store.admin import AdminTables
-from tui.server.store.dialect import POSTGRES
+from tui.server.store.annotation_rows import AnnotationRow
+from tui.server.store.annotations import AnnotationTables
+from tui.server.store.dialect import POSTGRES, POSTGRES_TRGM
 from tui.server.store.health import HealthTables
 from tui.server.store.keys import KeyTables
 from tui.server.store.postgres import locks
 from tui.server.store.postgres.alerts import PostgresAlerts
 from tui.server.store.postgres.ingest import PostgresIngest
-from tui.server.store.postgres.migrations import migrate
+from tui.server.store.postgres.migrations import has_trigram_index, migrate
 from tui.server.store.postgres.pool import DEFAULT_POOL_SIZE, Connection, Connections, connect_once
 from tui.server.store.postgres.search import PostgresSearch
-from tui.server.store.postgres.sql import JOIN_LOGS, KEY_SCOPE_COUNTED, TAKE_LEASE
+from tui.server.store.postgres.sql import (
+    INSERT_ANNOTATIONS,
+    JOIN_LOGS,
+    KEY_SCOPE_COUNTED,
+    TAKE_LEASE,
+)
 from tui.server.store.replicas import ReplicaTables
 from tui.server.store.rows import KeyScope, SpanInTrace
 from tui.server.store.sql import SELECT_SPANS
@@ -56,6 +64,7 @@ class PostgresStore(
     PostgresSearch,
     PostgresAlerts,
     PostgresIngest,
+    AnnotationTables,
     KeyTables,
     AdminTables,
     ReplicaTables,
@@ -78,6 +87,8 @@ class PostgresStore(
         first = connect_once(url, self._location)
         try:
             migrate(first, self._location)
+            if has_trigram_index(first):
+                self.dialect = POSTGRES_TRGM
         finally:
             first.close()
         self._db = Connections(url, pool_size)
@@ -102,7 +113,10 @@ class PostgresStore(
         return self._db.transaction()
 
     def _read(self) -> AbstractContextManager[Connection]:
-        return self._db.connection()
+        guard = reads.current()
+        if guard is None:
+            return self._db.connection()
+        return self._db.bounded(guard)
 
     def _write(self) -> AbstractContextManager[Connection]:
         return self._db.transaction()
@@ -123,12 +137,29 @@ class PostgresStore(
     def _lock_idempotency_key(self, db: Any, key_hash: str, idempotency_key: str) -> None:
         locks.lock_name(db, locks.IDEMPOTENCY, key_hash, idempotency_key)
 
+    def _lock_sessions(self, db: Any, sessions: Iterable[tuple[str, str]]) -> None:
+        locks.lock_names(db, locks.ANNOTATED_SESSIONS, sessions)
+
     def _lock_rounds(self, db: Any) -> None:
         locks.lock_name(db, locks.ROUNDS)
 
     def _hold_project_writes(self, db: Any) -> None:
         # Only other writers of the table wait on this lock (readers never do).
         db.execute("LOCK TABLE projects IN SHARE ROW EXCLUSIVE MODE")
+
+    def _hold_project(self, db: Any, project_id: str) -> None:
+        # The row's strongest lock: ingest's FOR KEY SHARE (below) waits for it, and it for
+        # ingest's; a rename (FOR NO KEY UPDATE) does not conflict with ingest's.
+        db.execute("SELECT 1 FROM projects WHERE id = %s FOR UPDATE", (project_id,))
+
+    def _projects_kept(self, db: Any, project_ids: Iterable[str]) -> set[str]:
+        ids = sorted(set(project_ids))
+        if not ids:
+            return set()
+        rows = db.execute(
+            "SELECT id FROM projects WHERE id = ANY(%s) ORDER BY id FOR KEY SHARE", (ids,)
+        ).fetchall()
+        return {str(row[0]) for row in rows}
 
     def opener(self) -> Callable[[], PostgresStore]:
         """See TraceStore.opener: the same URL, a pool of OPENER_POOL_SIZE."""
@@ -167,6 +198,9 @@ class PostgresStore(
         with self._db.connection() as db:
             taken = db.execute(TAKE_LEASE, (name, holder, ttl_ms)).fetchone()
         return taken is not None
+
+    def _insert_annotations(self, db: Any, rows: list[AnnotationRow]) -> None:
+        db.execute(INSERT_ANNOTATIONS, [list(column) for column in zip(*rows, strict=True)])
 
     def _join_logs(self, db: Any, project_id: str, trace_ids: list[str]) -> None:
         db.execute(JOIN_LOGS, {"project": project_id, "traces": trace_ids})

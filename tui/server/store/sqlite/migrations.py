@@ -10,9 +10,11 @@ process opening the same file waits, then sees the migration done and skips it.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
+from tui.server.search.text import MAX_TRACE, folded, needs_folding
 from tui.server.store import migrations
 from tui.server.store.migrations import Migration
 
@@ -392,11 +394,82 @@ SCHEMA_V10 = """
 ALTER TABLE traces ADD COLUMN unpriced_spans INTEGER NOT NULL DEFAULT 0;
 """
 
+# The text `q` searches, indexed off ingest's path (store/texts.py): ingest writes a new
+# trace's text, or a stored trace's grown text, to trace_text_pending, a plain table (a row
+# costs ~1 us; the FTS5 row cost the write more than half its time), and the service's
+# indexer moves the rows into trace_texts in batches (replacing the row of a trace whose text
+# grew after it was indexed). A deleted trace's pending text goes with it.
+SCHEMA_V11 = """
+CREATE TABLE trace_text_pending (
+    id INTEGER PRIMARY KEY,
+    project_id TEXT NOT NULL,
+    trace_id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    UNIQUE (project_id, trace_id)
+);
+CREATE TRIGGER trace_text_pending_gone AFTER DELETE ON traces BEGIN
+    DELETE FROM trace_text_pending WHERE project_id = old.project_id AND trace_id = old.id;
+END;
+"""
+
+
+def fold_texts(db: sqlite3.Connection) -> None:
+    """Version 12: the texts stored before texts were folded (search.text), folded where that
+    changes more than ASCII's case (which FTS5 folds by itself); one pass over the texts, those
+    indexed and those still waiting for the index."""
+    for table in ("trace_texts", "trace_text_pending"):
+        changed = [
+            (folded(body)[:MAX_TRACE], rowid)
+            for rowid, body in db.execute(f"SELECT rowid, body FROM {table}")
+            if body and needs_folding(body)
+        ]
+        db.executemany(f"UPDATE {table} SET body = ? WHERE rowid = ?", changed)
+
+
+# Annotations (scores, labels and notes: store/annotations.py) on a trace, a span of it, or a
+# session. An annotation of a trace or span keeps its trace's listed_at (which never changes),
+# so that the traces an annotation filter keeps are found in the list's order from the
+# annotations' own indexes, each by project first:
+# - by_trace (trace, name, label, score): a trace's and its spans' annotations (the answers'
+#   summaries, a batch's targets, deletion with the trace), and the filters' EXISTS looked up
+#   from a trace, answered from the index alone;
+# - by_label (name, label, listed_at, trace) and by_name (name, listed_at, trace, score): the
+#   traces of a label, or of a name (and a score bound, checked in the index), newest first;
+# - by_session and by_time: a session's annotations and a project's, newest first.
+# Deleted with their trace (traces.expire, admin.delete_project), not by a trigger: a session's
+# go when no trace of the session is left, which a statement says more plainly.
+SCHEMA_V13 = """
+CREATE TABLE annotations (
+    id TEXT PRIMARY KEY,
+    project_id TEXT NOT NULL,
+    trace_id TEXT,
+    span_id TEXT,
+    session_id TEXT,
+    name TEXT NOT NULL,
+    label TEXT,
+    score REAL,
+    explanation TEXT,
+    annotator_kind TEXT NOT NULL,
+    identifier TEXT,
+    author TEXT NOT NULL,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    listed_at INTEGER
+);
+CREATE INDEX annotations_by_trace ON annotations(project_id, trace_id, name, label, score);
+CREATE INDEX annotations_by_label ON annotations(project_id, name, label, listed_at, trace_id);
+CREATE INDEX annotations_by_name ON annotations(project_id, name, listed_at, trace_id, score);
+CREATE INDEX annotations_by_session ON annotations(project_id, session_id, created_at, id)
+    WHERE session_id IS NOT NULL;
+CREATE INDEX annotations_by_time ON annotations(project_id, created_at, id);
+"""
+
 # A condition on one failed span (GET /v1/traces's span_ filters with span_status=error: "the
 # failed gpt-4o calls over 2 s"): the project's failed spans by model and duration, with their
 # trace, found without a table read (store/span_search.py). Partial: failures are few, so the
 # index costs ingest little; conditions on spans that did not fail walk the traces instead.
-SCHEMA_V11 = """
+SCHEMA_V14 = """
 CREATE INDEX spans_failed ON spans(project_id, lower(model), duration_ms, trace_id)
     WHERE status = 'error';
 """
@@ -412,7 +485,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "search: users, sessions, tags, output previews, models, text", SCHEMA_V8),
     Migration(9, "GenAI log events of spans, joined into their spans", SCHEMA_V9),
     Migration(10, "traces: unpriced_spans, spans whose model has no price", SCHEMA_V10),
-    Migration(11, "spans: failed ones by model and duration, for span conditions", SCHEMA_V11),
+    Migration(11, "search: texts waiting for the index, off ingest's path", SCHEMA_V11),
+    Migration(12, "search: stored texts case-folded", "", fold_texts),
+    Migration(13, "annotations: scores, labels and notes on traces, spans, sessions", SCHEMA_V13),
+    Migration(14, "spans: failed ones by model and duration, for span conditions", SCHEMA_V14),
 )
 LATEST = MIGRATIONS[-1].version
 
@@ -458,6 +534,9 @@ class SqliteSchema:
 
     def execute(self, statement: str) -> None:
         self.db.execute(statement)
+
+    def rewrite(self, step: Callable[[Any], None]) -> None:
+        step(self.db)
 
     def record(self, migration: Migration) -> None:
         # A PRAGMA takes no parameters; the version is an int from this module.

@@ -1,8 +1,11 @@
-"""The SQLite store's own half of search (store/search.py): the text index written at ingest, and
-how a text search picks its plan.
+"""The SQLite store's own half of search (store/search.py): the text index, written off ingest's
+path, and how a text search picks its plan.
 
 The text lives in the FTS5 table trace_texts (trigram tokenizer), each row keyed by
-trace_text_keys' id for the trace (migrations, version 8).
+trace_text_keys' id for the trace (migrations, version 8). Ingest writes a trace's text to
+trace_text_pending (version 11), from which the service's indexer moves it into the index in
+batches (index_pending; store/texts.py says when): an FTS5 row written as each body was
+stored cost more than half of ingest's write.
 """
 
 from __future__ import annotations
@@ -15,16 +18,20 @@ from tui.server.search.filters import TraceFilters
 from tui.server.search.stored import Extras, merged
 from tui.server.store.dialect import fts_match
 from tui.server.store.rows import TraceSummary, TraceSums
-from tui.server.store.search import SearchTables
+from tui.server.store.search import SearchTables, text_parts
 
 
 def write_texts(db: sqlite3.Connection, project_id: str, sums: Sequence[TraceSums]) -> None:
-    """New traces' texts into the index."""
-    write_text_rows(db, [(project_id, t.id, t.search_text) for t in sums if t.search_text])
+    """New traces' texts, for the indexer (index_pending): ingest's write."""
+    db.executemany(
+        "INSERT OR REPLACE INTO trace_text_pending (project_id, trace_id, body) VALUES (?, ?, ?)",
+        [(project_id, t.id, t.search_text) for t in sums if t.search_text],
+    )
 
 
 def write_text_rows(db: sqlite3.Connection, rows: Iterable[tuple[str, str, str]]) -> None:
-    """Texts of new traces, as (project_id, trace_id, text), into the index."""
+    """Texts of new traces, as (project_id, trace_id, text), into the index at once (bulk
+    writes: the demo's data, benchmarks, tests)."""
     texts = [row for row in rows if row[2]]
     if not texts:
         return
@@ -39,8 +46,24 @@ def write_text_rows(db: sqlite3.Connection, rows: Iterable[tuple[str, str, str]]
     )
 
 
+def stored_text(db: sqlite3.Connection, project_id: str, trace_id: str) -> str | None:
+    """A stored trace's text: the one waiting for the index, else the indexed one."""
+    found = db.execute(
+        "SELECT body FROM trace_text_pending WHERE project_id = ? AND trace_id = ?",
+        (project_id, trace_id),
+    ).fetchone()
+    if found is None:
+        found = db.execute(
+            "SELECT body FROM trace_texts WHERE rowid = (SELECT id FROM trace_text_keys"
+            " WHERE project_id = ? AND trace_id = ?)",
+            (project_id, trace_id),
+        ).fetchone()
+    return found[0] if found else None
+
+
 def update_stored(db: sqlite3.Connection, project_id: str, sums: Sequence[TraceSums]) -> None:
-    """Stored traces' extras merged with those of their newly arrived spans."""
+    """Stored traces' extras merged with those of their newly arrived spans; a text that
+    grew waits for the indexer, as a new one does."""
     for t in sums:
         row = db.execute(
             "SELECT user_id, session_id, tags, output_preview, models FROM traces"
@@ -49,14 +72,7 @@ def update_stored(db: sqlite3.Connection, project_id: str, sums: Sequence[TraceS
         ).fetchone()
         if row is None:
             continue
-        key = db.execute(
-            "SELECT id FROM trace_text_keys WHERE project_id = ? AND trace_id = ?",
-            (project_id, t.id),
-        ).fetchone()
-        text = None
-        if key is not None:
-            found = db.execute("SELECT body FROM trace_texts WHERE rowid = ?", key).fetchone()
-            text = found[0] if found else None
+        text = stored_text(db, project_id, t.id)
         new = merged(Extras(row[0], row[1], row[2], row[3], row[4], text), t)
         db.execute(
             "UPDATE traces SET user_id = ?, session_id = ?, tags = ?, output_preview = ?,"
@@ -64,9 +80,34 @@ def update_stored(db: sqlite3.Connection, project_id: str, sums: Sequence[TraceS
             (*new[:5], project_id, t.id),
         )
         if new.search_text and new.search_text != text:
-            if key is not None:
-                db.execute("DELETE FROM trace_texts WHERE rowid = ?", key)
             write_texts(db, project_id, [t._replace(search_text=new.search_text)])
+
+
+def index_pending(db: sqlite3.Connection, limit: int) -> int:
+    """Move up to `limit` waiting texts into the index (FTS5 rows by rowid, each trace's
+    replacing any it had), in the caller's write transaction; returns how many."""
+    waiting = db.execute(
+        "SELECT id, project_id, trace_id, body FROM trace_text_pending ORDER BY id LIMIT ?",
+        (limit,),
+    ).fetchall()
+    rows = []
+    for _, project_id, trace_id, body in waiting:
+        key = db.execute(
+            "SELECT id FROM trace_text_keys WHERE project_id = ? AND trace_id = ?",
+            (project_id, trace_id),
+        ).fetchone()
+        if key is None:
+            key = db.execute(
+                "INSERT INTO trace_text_keys (project_id, trace_id) VALUES (?, ?) RETURNING id",
+                (project_id, trace_id),
+            ).fetchone()
+        else:  # indexed before: its text grew since
+            db.execute("DELETE FROM trace_texts WHERE rowid = ?", key)
+        rows.append((key[0], body))
+    db.executemany("INSERT INTO trace_texts (rowid, body) VALUES (?, ?)", rows)
+    if waiting:
+        db.execute("DELETE FROM trace_text_pending WHERE id <= ?", (waiting[-1][0],))
+    return len(waiting)
 
 
 # Where the two ways of searching the text cost about the same on 1,000,000 traces (measured:
@@ -89,6 +130,11 @@ class SqliteSearch(SearchTables):
     """How SQLite runs a filtered listing: a text search's plan is picked by counting its
     matches first (is_common)."""
 
+    # Measured on 1,000,000 traces (tests/perf/bench_annotations.py), sorted by duration: read
+    # whole, 1,500 traces of a label took 49 ms and 10,000 of a score bound 160 ms; walked, 1,225
+    # and 115 ms. Reading them costs a look-up each (~25 us); walking, 100 / density steps.
+    annotated_common = 5_000
+
     def _search_rows(
         self,
         db: Any,
@@ -96,7 +142,7 @@ class SqliteSearch(SearchTables):
         limit: int,
         page: Callable[..., tuple[str, list[Any]]],
     ) -> list[TraceSummary]:
-        every = (*filters.terms, *filters.inputs, *filters.outputs)
+        every = (*filters.searched_terms, *(term for _, term in text_parts(filters)))
         common = bool(every) and is_common(db, every)
         sql, args = page(common_text=common)
         return list(map(TraceSummary._make, db.execute(sql, args)))

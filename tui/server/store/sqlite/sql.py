@@ -6,13 +6,12 @@ from __future__ import annotations
 from tui.server.store.dialect import SQLITE
 from tui.server.store.logs import MAX_LOGS_PER_SPAN
 from tui.server.store.rows import SpanRow
-from tui.server.store.sql import INSERT, SPAN_UPDATE, count_once, upsert_traces
+from tui.server.store.sql import INSERT, SPAN_UPDATE, upsert_traces
 
 # A re-sent span replaces itself (exporters retry): every column but the key is updated.
 UPSERT_SPAN = (
     f"{INSERT[SpanRow]} ON CONFLICT (project_id, trace_id, id) DO UPDATE SET {SPAN_UPDATE}"
 )
-COUNT_ONCE = count_once(SQLITE)
 UPSERT_TRACES = upsert_traces(SQLITE)
 # Every span of project ?1's traces in the JSON list ?2 that has logs: its whole list of
 # logs, in time order, set into its attributes (store/logs.py).

@@ -2,8 +2,8 @@
 
 Times are stored as integer milliseconds since the epoch (UTC). What both stores share is
 written once in the tables' mixins of tui/server/store (traces, keys, admin, alerts, logs,
-search, replicas); this module holds what is SQLite's own: its connections (one per thread,
-write-ahead log) and transactions, how its errors become StoreBusy / StoreUnavailable, its
+search, replicas, annotations); this module holds what is SQLite's own: its connections (one
+per thread, write-ahead log) and transactions, how its errors become StoreBusy / StoreUnavailable, its
 checkpoints, and its hot paths: ingest by executemany, and a big trace's spans streamed. The
 schema and its versions live in `migrations`, the SQLite half of alerts and search in `alerts`
 and `search`.
@@ -23,7 +23,10 @@ from typing import Any
 
 from tui.server.ingest.summaries import summarize, trace_rows
 from tui.server.search.text import in_part
+from tui.server.store import reads
 from tui.server.store.admin import AdminTables
+from tui.server.store.annotations import AnnotationTables
+from tui.server.store.counting import CallCounting, may_change_counts
 from tui.server.store.dialect import SQLITE
 from tui.server.store.errors import StoreBusy, StoreUnavailable
 from tui.server.store.health import HealthTables
@@ -35,7 +38,8 @@ from tui.server.store.sql import INSERT, SELECT_SPANS, upsert_traces_args
 from tui.server.store.sqlite import search
 from tui.server.store.sqlite.alerts import SqliteAlerts
 from tui.server.store.sqlite.migrations import migrate
-from tui.server.store.sqlite.sql import COUNT_ONCE, JOIN_LOGS, UPSERT_SPAN, UPSERT_TRACES
+from tui.server.store.sqlite.sql import JOIN_LOGS, UPSERT_SPAN, UPSERT_TRACES
+from tui.server.store.texts import INDEX_BATCH
 from tui.server.store.traces import TraceTables, bulk_rows
 
 # Pages the write-ahead log may hold before a commit copies them into the database (SQLite's
@@ -102,6 +106,8 @@ def refusal_of(error: sqlite3.Error) -> StoreBusy | None:
 class Store(
     search.SqliteSearch,
     SqliteAlerts,
+    CallCounting,
+    AnnotationTables,
     LogTables,
     KeyTables,
     AdminTables,
@@ -165,7 +171,27 @@ class Store(
             raise refusal from None
 
     def _read(self) -> AbstractContextManager[sqlite3.Connection]:
-        return nullcontext(self._connection())
+        guard = reads.current()
+        if guard is None:
+            return nullcontext(self._connection())
+        return self._guarded_read(guard)
+
+    @contextmanager
+    def _guarded_read(self, guard: reads.ReadGuard) -> Iterator[sqlite3.Connection]:
+        """This thread's connection, its statements stopped (QueryStopped) once `guard` is
+        (reads.py): a progress handler looks at it every PROGRESS_STEPS steps."""
+        if guard.stopped:
+            raise guard.error()
+        db = self._connection()
+        db.set_progress_handler(guard.progress, reads.PROGRESS_STEPS)
+        try:
+            yield db
+        except sqlite3.OperationalError:
+            if guard.stopped:  # "interrupted": the handler stopped the statement
+                raise guard.error() from None
+            raise
+        finally:
+            db.set_progress_handler(None, 0)
 
     def _write(self) -> AbstractContextManager[sqlite3.Connection]:
         return self.transaction()
@@ -270,9 +296,16 @@ class Store(
     def ingest(self, batches: Sequence[Sequence[SpanGroup]]) -> None:
         """See TraceStore.ingest: every batch in one transaction."""
         with self.transaction() as db:
+            # A project deleted since its key was checked takes its spans with it: they are
+            # dropped, as if they had come just before the deletion (which, holding the write
+            # lock, came first or waits for this commit and deletes what it wrote).
+            kept = self._projects_kept(
+                db, (g.project_id for b in batches for g in b if g.project_id)
+            )
             for batch in batches:
                 for group in batch:
-                    self._ingest_group(db, group)
+                    if group.project_id is None or group.project_id in kept:
+                        self._ingest_group(db, group)
 
     def _ingest_group(self, db: sqlite3.Connection, group: SpanGroup) -> None:
         """Store one group's spans and their traces' rows."""
@@ -293,8 +326,9 @@ class Store(
         # decoded, which saves reading back what was just written.
         sums = summarize(group.spans) if group.traces is None else group.traces
         if stored:
+            # A call's spans split across exports: see store/counting.py.
+            self._count_calls_once(db, project_id, sorted(stored & may_change_counts(group.spans)))
             ids = json.dumps(list(stored))
-            db.execute(COUNT_ONCE, (project_id, ids))  # a call's spans split across exports
             db.execute(UPSERT_TRACES, upsert_traces_args(project_id, group.resource, ids))
             again = [t for t in sums if t.id in stored]
             self._update_previews(db, project_id, again)
@@ -302,6 +336,11 @@ class Store(
         new = [t for t in sums if t.id not in stored]
         db.executemany(INSERT[TraceRow], trace_rows(new, project_id, group.resource))
         search.write_texts(db, project_id, new)
+
+    def index_texts(self, limit: int = INDEX_BATCH) -> int:
+        """See TraceStore.index_texts (sqlite.search.index_pending)."""
+        with self.transaction() as db:
+            return search.index_pending(db, limit)
 
     def _join_logs(self, db: Any, project_id: str, trace_ids: list[str]) -> None:
         db.execute(JOIN_LOGS, (project_id, json.dumps(trace_ids)))
