@@ -223,14 +223,14 @@ def test_one_key_at_its_bound_leaves_the_service_to_the_others(
         wait_for(lambda: limits(service).total == 0, what="the searches to be cancelled")
 
 
+# PostgreSQL's pool only: SQLite's connections are one per thread.
+@pytest.mark.parametrize("api_backend", ["postgres"])
 def test_many_searches_of_one_key_leave_the_pool_to_other_keys(
     api_backend: str, fresh_database: str, database: Any
 ) -> None:
     """PostgreSQL: twelve searches of one key at once (the pool has 10 connections): three run,
     nine are refused at once, and another key's request finds a connection. Without a bound
     the twelve held the pool, and the other key's request was 503 after the pool's wait."""
-    if api_backend == "sqlite":
-        pytest.skip("PostgreSQL's pool: SQLite's connections are one per thread")
     answers: list[int] = []
     with (
         serving(database, query_timeout_s=600) as (service, keys),
