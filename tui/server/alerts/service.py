@@ -33,8 +33,10 @@ class Alerts:
         resolve: Resolver = system_resolver,
         wall: Callable[[], float] = time.time,
         replica: str = STANDALONE,
+        most_per_project: int | None = None,
     ) -> None:
         self.store = store
+        self.most_per_project = most_per_project  # alerts one project may have (None: any)
         self.replica = replica
         self.interval_s = interval_s
         self.allow_private = allow_private
@@ -54,7 +56,8 @@ class Alerts:
         replica: str,
     ) -> Alerts:
         """The service's alerts as `config` says: evaluated every alert_interval_s seconds (0:
-        only when asked), webhooks to private addresses if allowed, each attempt timed out."""
+        only when asked), webhooks to private addresses if allowed, each attempt timed out, at
+        most alerts_per_project alerts in a project."""
         return cls(
             store,
             clock,
@@ -63,6 +66,7 @@ class Alerts:
             resolve=resolve,
             timeout_s=config.webhook_timeout_s,
             replica=replica,
+            most_per_project=config.alerts_per_project,
         )
 
     def evaluate(self) -> RoundResult:
