@@ -53,7 +53,7 @@ class ServerConfig:
     searches_per_key: int = 3
     # Below the PostgreSQL pool's 10 connections: other requests always find one.
     searches: int = 6
-    # Alerts one project may have (alerts/fairness.py: what a round gives each project).
+    # Alerts one project may have: one more is refused (routes/alerts.py).
     alerts_per_project: int = 100
 
     @property

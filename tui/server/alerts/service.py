@@ -2,7 +2,8 @@
 and the periodic task that runs evaluation rounds.
 
 Tests reach it as `LocalService.alerts`: `evaluate()` runs a round at once (with the service's
-clock, which tests move), `wake()` has the worker look at the outbox now.
+clock, which tests move), of every alert (a round off the schedule has no time budget); `wake()`
+has the worker look at the outbox now.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import time
 from collections.abc import Callable
 
 from tui.server.alerts.delivery import STANDALONE, DeliveryWorker
-from tui.server.alerts.evaluator import Evaluator, RoundResult
+from tui.server.alerts.evaluator import ROUND_SHARE, Evaluator, RoundResult
 from tui.server.alerts.targets import Resolver, system_resolver
 from tui.server.config import ServerConfig
 from tui.server.store.protocol import TraceStore
@@ -44,7 +45,9 @@ class Alerts:
         self.delivery = DeliveryWorker(
             store, clock, allow_private, resolve, timeout_s=timeout_s, wall=wall, holder=replica
         )
-        self.evaluator = Evaluator(store, clock, on_webhooks=self.delivery.wake)
+        # A round on a schedule leaves what it has no time for to the next (evaluator.py).
+        budget_s = ROUND_SHARE * interval_s if interval_s else None
+        self.evaluator = Evaluator(store, clock, on_webhooks=self.delivery.wake, budget_s=budget_s)
 
     @classmethod
     def configured(
