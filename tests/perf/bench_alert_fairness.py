@@ -16,6 +16,7 @@ traces of the last day; the light one has one alert over 1,000 traces. Measured:
 
 from __future__ import annotations
 
+import itertools
 import random
 import shutil
 import sqlite3
@@ -156,7 +157,7 @@ def light_alert_gaps(path: Path) -> list[float]:
             db.close()
         served.interrupt()
     watched = seen[WARM:]
-    return [(b - a) / 1000 for a, b in zip(watched, watched[1:], strict=False)]
+    return [(b - a) / 1000 for a, b in itertools.pairwise(watched)]
 
 
 def run() -> list[Row]:
