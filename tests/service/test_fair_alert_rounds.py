@@ -121,3 +121,34 @@ def test_a_round_on_a_schedule_has_half_its_interval_and_one_when_asked_has_no_b
 
     assert alerts(2.0).evaluator.budget_s == 2.0 * ROUND_SHARE == 1.0
     assert alerts(None).evaluator.budget_s is None
+
+
+class FailingWindow(ReadsLogged):
+    """The store, whose read of one window of the heavy project fails every time."""
+
+    def __init__(self, store: Any, start_of_failing: int) -> None:
+        super().__init__(store)
+        self.start_of_failing = start_of_failing
+
+    def window_stats(self, project_id: str, start: int, *args: Any, **kwargs: Any) -> Any:
+        if project_id == HEAVY and start == self.start_of_failing:
+            raise RuntimeError("a bad row")
+        return super().window_stats(project_id, start, *args, **kwargs)
+
+
+def test_a_failing_window_stops_its_project_for_the_round_and_the_next_resumes_after_it(
+    store: Any,
+) -> None:
+    heavy, light = with_projects(store)
+    clock = Clock()
+    # The heavy project's first window (1 minute) fails at the round's moment.
+    failing = FailingWindow(store, clock.now - 60_000)
+    evaluator = Evaluator(failing, clock)
+    first = evaluator.round()
+    assert first.failed_projects == 1 and first.evaluated == 1  # the light alert alone
+    assert set(store.alert_states()) == {light}
+    # The next round starts after the failed window: the others are read, then it fails again.
+    second = evaluator.round()
+    assert second.failed_projects == 1 and second.evaluated == PERIODS
+    assert set(store.alert_states()) == {light, *heavy[1:]}
+    assert first.deferred == PERIODS - 1 and second.deferred == 0

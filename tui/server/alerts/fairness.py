@@ -53,6 +53,7 @@ class FairRound:
         queue = self.queues.pop(project_id, None)
         if queue:
             self.shares.resume[project_id] = queue[0]
+            self.left += [(project_id, period) for period in queue]
 
     def __iter__(self) -> Iterator[tuple[str, int]]:
         clock = self.shares.clock
