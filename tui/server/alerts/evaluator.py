@@ -120,14 +120,13 @@ class Evaluator:
         on_webhooks: Callable[[], None] = lambda: None,
         drift_sample: int = DRIFT_SAMPLE,
         budget_s: float | None = None,
-        shares: FairShares | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
         self.on_webhooks = on_webhooks
         self.drift_sample = drift_sample
         self.budget_s = budget_s
-        self.shares = shares or FairShares()
+        self.shares = FairShares()  # where each project cut short resumes
         self._lock = threading.Lock()
         self._worst: dict[tuple[str, int, int, str], list[tuple[str, float]]] = {}
         self._project_rows: dict[str, ProjectRow | None] = {}
