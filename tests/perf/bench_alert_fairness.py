@@ -179,7 +179,7 @@ def run() -> list[Row]:
     )
     return [
         Row(
-            f"alert fairness: round, {HEAVY_ALERTS} + 1 alerts, interval 1 s",
+            f"alert fairness: round, {HEAVY_ALERTS} + 1 alerts",
             budgeted,
             every,
             "ms",
@@ -187,7 +187,7 @@ def run() -> list[Row]:
             budgeted <= 600,
         ),
         Row(
-            "  the light project's alert evaluated every (median)",
+            "  the light alert: evaluated every (median)",
             typical * 1000,
             INTERVAL_S * 1000,
             "ms",
