@@ -53,6 +53,8 @@ class ServerConfig:
     searches_per_key: int = 3
     # Below the PostgreSQL pool's 10 connections: other requests always find one.
     searches: int = 6
+    # Alerts one project may have: one more is refused (routes/alerts.py).
+    alerts_per_project: int = 100
 
     @property
     def database(self) -> str:
@@ -332,6 +334,14 @@ OPTIONS: tuple[Option, ...] = (
         positive_number,
         "searches under way at once in all, per replica (keep it below the PostgreSQL pool's "
         "10 connections); one more is answered 503 with Retry-After",
+        "N",
+    ),
+    Option(
+        "alerts_per_project",
+        "--alerts-per-project",
+        "TRACETUI_ALERTS_PER_PROJECT",
+        positive_number,
+        "alerts one project may have; creating one more is answered 409 too_many_alerts",
         "N",
     ),
 )
