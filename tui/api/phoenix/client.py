@@ -13,7 +13,8 @@ as not) and the one paging helper. What Phoenix has:
   made (there is no endpoint for one trace);
 - `POST /graphql`: the costs Phoenix computes, one query per page or trace (graphql.py), and a
   project's sessions, one query per page (sessions.py);
-- the trace list's own filters for a session's traces, errors and latency (filters.py).
+- the trace list's own filters for a session's traces, errors and latency (filters.py);
+- span, trace and session annotations and notes (annotations.py, which this class extends).
 
 What it has not (alerts, their history; keys, settings and alert actions) it says plainly, as
 any source: `has_alerts` is False, `discover_offers` offers none of the management calls, and a
@@ -38,10 +39,10 @@ from tui.api.pagination import NextPage
 from tui.api.params import iso, segment
 from tui.api.phoenix import graphql
 from tui.api.phoenix.address import phoenix_root
+from tui.api.phoenix.annotations import PhoenixAnnotationCalls
 from tui.api.phoenix.filters import OFFERED_FILTERS, trace_filter_params
 from tui.api.phoenix.mapping import read_span, read_trace_row, trace_from_spans
 from tui.api.phoenix.sessions import read_sessions, sessions_query
-from tui.api.source import TraceSource
 from tui.core.gcpause import gc_paused
 
 log = logging.getLogger("tracetui.api.phoenix")
@@ -50,7 +51,7 @@ MAX_LIMIT = 1000  # Phoenix refuses a larger page (HTTP 422)
 SPAN_PAGE = 1000
 
 
-class PhoenixClient(TraceSource):
+class PhoenixClient(PhoenixAnnotationCalls):
     """Phoenix at `base_url` (http://HOST:6006, with or without /v1)."""
 
     server_name = "Phoenix"
@@ -76,8 +77,11 @@ class PhoenixClient(TraceSource):
     async def discover_offers(self) -> Offers:
         """None of the management actions: Phoenix's own routes (a project's DELETE among
         them) are not the ones this app's screens speak, so nothing is asked of it. What it
-        does offer: the trace filters its list takes, and a project's sessions."""
-        self._offers = replace(NOTHING, trace_filters=OFFERED_FILTERS, sessions=True)
+        does offer: the trace filters its list takes, a project's sessions, and annotations
+        (annotations.py: what Phoenix cannot do of them is said when asked)."""
+        self._offers = replace(
+            NOTHING, trace_filters=OFFERED_FILTERS, sessions=True, annotations=True
+        )
         return self._offers
 
     # -- projects --------------------------------------------------------------------------------
