@@ -26,8 +26,8 @@ field before anything is sent, never dropped.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from tui.api.annotation_records import (
@@ -44,55 +44,26 @@ from tui.api.errors import ApiError, BadResponse, FieldError, NotFound, NotOffer
 from tui.api.pages import Page, each_read_by, every_page
 from tui.api.pagination import NextPage, extract_items
 from tui.api.params import segment
+from tui.api.phoenix.annotation_mapping import (
+    SESSION,
+    SPAN,
+    TRACE,
+    Kind,
+    kind_of,
+    newest_first,
+    phoenix_problems,
+    read_annotation,
+    target_id,
+)
 from tui.api.phoenix.graphql import dig, graphql_errors
 from tui.api.source import TraceSource
+
+log = logging.getLogger("tracetui.api.phoenix")
 
 IDS_PER_REQUEST = 200  # ids in one query string: Phoenix's HTTP server refuses very long lines
 LIST_PAGE = 1000  # Phoenix takes up to 10,000
 NOTE_IDENTIFIER_PREFIX = "tracetui-note-"
 
-
-@dataclass(frozen=True)
-class Kind:
-    """What Phoenix calls one kind of target: its routes, its id field and its mutations."""
-
-    name: str  # span, trace, session
-    id_field: str  # span_id...
-    annotations: str  # the path of its list (under the project) and of its write
-    notes: str
-    patch: str  # the GraphQL mutation that changes one ("" where it takes another shape)
-    delete: str
-    delete_notes: str
-
-
-SPAN = Kind(
-    "span",
-    "span_id",
-    "span_annotations",
-    "span_notes",
-    "patchSpanAnnotations",
-    "deleteSpanAnnotations",
-    "deleteSpanNotes",
-)
-TRACE = Kind(
-    "trace",
-    "trace_id",
-    "trace_annotations",
-    "trace_notes",
-    "patchTraceAnnotations",
-    "deleteTraceAnnotations",
-    "deleteTraceNotes",
-)
-SESSION = Kind(
-    "session",
-    "session_id",
-    "session_annotations",
-    "session_notes",
-    "",
-    "deleteProjectSessionAnnotation",
-    "deleteProjectSessionNotes",
-)
-KINDS = {kind.name: kind for kind in (SPAN, TRACE, SESSION)}
 
 UPDATE_SESSION_ANNOTATION = """
 mutation UpdateSessionAnnotation($input: UpdateAnnotationInput!) {
@@ -106,61 +77,6 @@ query AnnotationNames($project: ID!) {
   }
 }
 """
-
-
-def kind_of(target: AnnotationTarget) -> Kind:
-    kind = KINDS.get(target.kind)
-    if kind is None:
-        raise ValueError(f"an annotation target names no trace, span or session: {target}")
-    return kind
-
-
-def target_id(target: AnnotationTarget) -> str:
-    return getattr(target, kind_of(target).id_field) or ""
-
-
-def read_annotation(item: Any, project_id: str) -> Annotation | None:
-    """A record of Phoenix's annotation lists as the app's Annotation (its target's trace is
-    set by the caller for a span's). Phoenix names who wrote it by a user's GlobalID only
-    (none without authentication): no author is made of it."""
-    if not isinstance(item, Mapping):
-        return None
-    fields = dict(item)
-    fields["project_id"] = project_id
-    fields["identifier"] = fields.get("identifier") or None  # Phoenix's "" is none
-    fields.pop("author", None)
-    return Annotation.model_validate(fields)
-
-
-def phoenix_problems(drafts: Sequence[AnnotationDraft]) -> tuple[FieldError, ...]:
-    """What Phoenix cannot keep of a batch, by the contract's field paths (data[3].label)."""
-    found: list[FieldError] = []
-    for index, draft in enumerate(drafts):
-        if not draft.is_note:
-            continue
-        where = f"data[{index}]"
-        if draft.label is not None:
-            found.append(FieldError(f"{where}.label", "Phoenix keeps a note's text only."))
-        if draft.score is not None:
-            found.append(FieldError(f"{where}.score", "Phoenix keeps a note's text only."))
-        if not (draft.explanation or "").strip():
-            found.append(FieldError(f"{where}.explanation", "Phoenix needs a note's text."))
-        if draft.annotator_kind != "HUMAN" or draft.metadata:
-            found.append(
-                FieldError(
-                    f"{where}.annotator_kind",
-                    "Phoenix keeps notes as HUMAN, without metadata.",
-                )
-            )
-    return tuple(found)
-
-
-def newest_first(records: list[Annotation]) -> list[Annotation]:
-    return sorted(
-        records,
-        key=lambda a: (a.created_at is not None, a.created_at or 0, a.id or ""),
-        reverse=True,
-    )
 
 
 class PhoenixAnnotationCalls(TraceSource):
@@ -224,6 +140,21 @@ class PhoenixAnnotationCalls(TraceSource):
             async for listed in every_page(page):
                 records += listed.items
         return records
+
+    async def trace_annotations(
+        self, project_id: str, trace_id: str, span_ids: Sequence[str]
+    ) -> list[Annotation] | None:
+        """A trace's annotations and its spans' (`span_ids`), for the summaries a trace carries;
+        None when Phoenix could not say (the trace is shown without them, never failed)."""
+        try:
+            own = await self._listed(project_id, TRACE, [trace_id], None)
+            theirs = await self._listed(project_id, SPAN, span_ids, None) if span_ids else []
+        except ApiError as error:
+            log.warning("Phoenix's annotations of a trace could not be read: %s", error.message)
+            return None
+        for annotation in theirs:
+            annotation.trace_id = trace_id
+        return own + theirs
 
     async def annotation_vocabulary(self, project_id: str) -> Vocabulary:
         """The names the project's spans, traces and sessions use (Phoenix lists names, not

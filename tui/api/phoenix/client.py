@@ -39,6 +39,7 @@ from tui.api.pagination import NextPage
 from tui.api.params import iso, segment
 from tui.api.phoenix import graphql
 from tui.api.phoenix.address import phoenix_root
+from tui.api.phoenix.annotation_mapping import annotate_trace
 from tui.api.phoenix.annotations import PhoenixAnnotationCalls
 from tui.api.phoenix.filters import OFFERED_FILTERS, trace_filter_params
 from tui.api.phoenix.mapping import read_span, read_trace_row, trace_from_spans
@@ -158,10 +159,12 @@ class PhoenixClient(PhoenixAnnotationCalls):
         """The trace made from its spans, with the costs Phoenix computed for them. Without
         `project_id`, the first project that has spans of the trace. The costs are asked for
         while the spans' pages come (Phoenix answers one while it reads the other), so a big
-        trace waits about as long as its spans alone."""
+        trace waits about as long as its spans alone. Its annotations' summaries (the trace's
+        and each span's, as the local service sends them) are read while the costs come: one
+        request for the trace's own, one per 200 spans for theirs."""
         if project_id is None:
             project_id, spans = await self._find_trace(trace_id)
-            total, costs = await self._trace_costs(project_id, trace_id)
+            costing = asyncio.ensure_future(self._trace_costs(project_id, trace_id))
         else:
             costing = asyncio.ensure_future(self._trace_costs(project_id, trace_id))
             try:
@@ -169,16 +172,26 @@ class PhoenixClient(PhoenixAnnotationCalls):
             except BaseException:
                 costing.cancel()
                 raise
-            total, costs = await costing
         if not spans:
+            costing.cancel()
             raise NotFound(f"No trace {trace_id} in this Phoenix project (HTTP 404)", 404)
+        try:
+            span_ids = [span.id for span in spans if span.id]
+            annotations = await self.trace_annotations(project_id, trace_id, span_ids)
+        except BaseException:
+            costing.cancel()
+            raise
+        total, costs = await costing
         for span in spans:
             phoenix_id = (span.model_extra or {}).get("phoenix_id")
             if phoenix_id in costs:
                 span.cost_usd = costs[phoenix_id]
         with gc_paused():
             spans.sort(key=lambda span: (span.started_at is None, span.started_at or 0))
-            return trace_from_spans(trace_id, project_id, spans, total)
+            trace = trace_from_spans(trace_id, project_id, spans, total)
+        if annotations is not None:
+            annotate_trace(trace, annotations)
+        return trace
 
     async def _find_trace(self, trace_id: str) -> tuple[str, list[Span]]:
         for project in await self.list_projects():
