@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import uuid
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,6 +20,7 @@ from tests.support.phoenix import ensure_venv
 from tui.api.annotation_records import AnnotationChange, AnnotationDraft, AnnotationTarget
 from tui.api.errors import NotOffered, ValidationFailed
 from tui.api.phoenix.client import PhoenixClient
+from tui.cli import main
 
 PHOENIX_CLIENT_SECONDS = 120.0
 
@@ -295,3 +297,36 @@ async def test_what_phoenix_cannot_keep_is_refused_before_sending(
         phoenix.base_url, f"projects/{phoenix.project}/trace_annotations", trace_ids=[trace_id]
     )
     assert json.dumps(after, sort_keys=True) == json.dumps(before, sort_keys=True)
+
+
+def test_the_command_line_annotates_and_exports_through_phoenix(
+    phoenix: SeededPhoenix,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`tracetui annotate` and `tracetui export` with a Phoenix's address (recognised as one):
+    the id printed is the one Phoenix's REST lists; the export's line carries it."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))  # no config file of the user's
+    monkeypatch.setenv("TRACETUI_BASE_URL", phoenix.base_url)
+    monkeypatch.delenv("TRACETUI_API_KEY", raising=False)
+    trace_id = phoenix.tool_trace_id
+    span_id = spans_of(phoenix, trace_id)[0]["context"]["span_id"]
+    name = unique("cli")
+    args = ["annotate", trace_id, "--span", span_id, "--name", name, "--label", "ok"]
+    assert main([*args, "--score", "1"]) == 0
+    printed = capsys.readouterr().out.strip()
+    read = rest(
+        phoenix.base_url, f"projects/{phoenix.project}/span_annotations", span_ids=[span_id]
+    )
+    assert [(r["id"], r["result"]["label"]) for r in read if r["name"] == name] == [(printed, "ok")]
+    note = ["annotate", trace_id, "--name", "note", "--note", "from the shell", "--kind", "LLM"]
+    assert main(note) != 0  # Phoenix keeps notes as HUMAN: refused, in words
+    assert "HUMAN" in capsys.readouterr().err
+
+    assert (
+        main(["export", "--project", phoenix.project, "--range", "30d", "--format", "jsonl"]) == 0
+    )
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    exported = next(line for line in lines if line["trace_id"] == trace_id)
+    assert [a["id"] for a in exported["annotations"] if a["name"] == name] == [printed]
