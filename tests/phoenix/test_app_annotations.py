@@ -10,9 +10,10 @@ from typing import Any
 
 import httpx
 
-from tests.phoenix.conftest import SeededPhoenix
-from tests.phoenix.test_app import phoenix_app, project_gid
+from tests.phoenix.conftest import SeededPhoenix, SessionsSeeded
+from tests.phoenix.test_app import phoenix_app
 from tests.support.app import has_focus, rendered_text, showing, tree_lines, tree_shown, wait_for
+from tui.api.phoenix.client import PhoenixClient
 from tui.ui.app import StartAt
 from tui.ui.screens.annotate_form import AnnotateForm
 from tui.ui.screens.annotations import AnnotationsScreen
@@ -20,10 +21,16 @@ from tui.ui.screens.trace_detail import TraceDetailScreen
 from tui.ui.widgets.span_tree import SpanTreeView
 
 
-def span_annotations(phoenix: SeededPhoenix, span_id: str) -> list[dict[str, Any]]:
+async def project_gid(phoenix: SeededPhoenix, name: str) -> str:
+    async with PhoenixClient(phoenix.base_url) as client:
+        projects = await client.list_projects()
+    return next(p.id for p in projects if p.name == name and p.id)
+
+
+def span_annotations(sessions: SessionsSeeded, span_id: str) -> list[dict[str, Any]]:
     """The span's annotations as Phoenix's REST lists them (not through tracetui)."""
     answer = httpx.get(
-        f"{phoenix.base_url}/v1/projects/{phoenix.project}/span_annotations",
+        f"{sessions.base_url}/v1/projects/{sessions.project}/span_annotations",
         params={"span_ids": [span_id], "limit": 1000},
         timeout=30,
     )
@@ -32,12 +39,10 @@ def span_annotations(phoenix: SeededPhoenix, span_id: str) -> list[dict[str, Any
     return data
 
 
-async def opened_detail(app: Any, pilot: Any, spans: int = 2) -> TraceDetailScreen:
+async def opened_detail(app: Any, pilot: Any) -> TraceDetailScreen:
     await wait_for(
         pilot,
-        lambda: (
-            showing(app, TraceDetailScreen) and tree_shown(app) and len(tree_lines(app)) >= spans
-        ),
+        lambda: showing(app, TraceDetailScreen) and tree_shown(app) and len(tree_lines(app)) >= 2,
         what="the trace's tree",
     )
     screen = app.screen
@@ -55,10 +60,12 @@ async def form(app: Any, pilot: Any) -> AnnotateForm:
 
 
 async def test_a_span_annotated_from_the_keyboard_is_read_back_by_phoenix(
-    phoenix: SeededPhoenix,
+    phoenix: SeededPhoenix, phoenix_sessions: SessionsSeeded
 ) -> None:
+    """In the sessions project, whose trees no other test reads line by line."""
     name = f"correctness_{uuid.uuid4().hex[:6]}"
-    start = StartAt(project_id=await project_gid(phoenix), trace_id=phoenix.chat_trace_id)
+    project = await project_gid(phoenix, phoenix_sessions.project)
+    start = StartAt(project_id=project, trace_id=phoenix_sessions.turns["sess-alpha"][-1])
     async with phoenix_app(phoenix, start, size=(80, 24)) as (app, pilot):
         detail = await opened_detail(app, pilot)
         await pilot.press("down")  # the tree's cursor onto the model call
@@ -69,7 +76,7 @@ async def test_a_span_annotated_from_the_keyboard_is_read_back_by_phoenix(
         assert span_id
         await pilot.press("A")
         annotate = await form(app, pilot)
-        assert "span ChatCompletion" in rendered_text(annotate.query_one("#target"))
+        assert "span llm" in rendered_text(annotate.query_one("#target"))
         await pilot.press(*name, "tab", *"wrong", "tab", *"0.2", "tab", *"quoted the old policy")
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: app.screen is detail and 1 in detail.marked, what="a mark")
@@ -81,7 +88,7 @@ async def test_a_span_annotated_from_the_keyboard_is_read_back_by_phoenix(
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: app.screen is detail, what="the note stored")
 
-    stored = span_annotations(phoenix, span_id)
+    stored = span_annotations(phoenix_sessions, span_id)
     mine = [r for r in stored if r["name"] == name]
     assert [(r["result"], r["annotator_kind"]) for r in mine] == [
         ({"label": "wrong", "score": 0.2, "explanation": "quoted the old policy"}, "HUMAN")
@@ -101,18 +108,21 @@ async def test_a_span_annotated_from_the_keyboard_is_read_back_by_phoenix(
         )
 
 
-async def test_a_note_phoenix_cannot_change_is_said_and_kept(phoenix: SeededPhoenix) -> None:
+async def test_a_note_phoenix_cannot_change_is_said_and_kept(
+    phoenix: SeededPhoenix, phoenix_sessions: SessionsSeeded
+) -> None:
     text = f"first words {uuid.uuid4().hex[:6]}"
-    trace_id = phoenix.failing_trace_id
+    trace_id = phoenix_sessions.turns["sess-beta"][-1]
     async with httpx.AsyncClient(timeout=30) as http:
         written = await http.post(
             f"{phoenix.base_url}/v1/trace_notes",
             json={"data": {"trace_id": trace_id, "note": text}},
         )
     assert written.status_code == 200, written.text
-    start = StartAt(project_id=await project_gid(phoenix), trace_id=trace_id)
+    project = await project_gid(phoenix, phoenix_sessions.project)
+    start = StartAt(project_id=project, trace_id=trace_id)
     async with phoenix_app(phoenix, start, size=(80, 24)) as (app, pilot):
-        await opened_detail(app, pilot, spans=1)
+        await opened_detail(app, pilot)
         await pilot.press("v")
         await wait_for(
             pilot,
@@ -147,7 +157,7 @@ async def test_a_note_phoenix_cannot_change_is_said_and_kept(phoenix: SeededPhoe
         assert annotate.values()["note"] == f"{text} and more"  # what was typed stays
     async with httpx.AsyncClient(timeout=30) as http:
         listed = await http.get(
-            f"{phoenix.base_url}/v1/projects/{phoenix.project}/trace_annotations",
+            f"{phoenix.base_url}/v1/projects/{phoenix_sessions.project}/trace_annotations",
             params={"trace_ids": [trace_id], "limit": 1000},
         )
     notes = listed.json()["data"]

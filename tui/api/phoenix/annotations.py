@@ -41,6 +41,7 @@ from tui.api.annotation_records import (
 from tui.api.annotation_source import Vocabulary
 from tui.api.envelopes import read_json
 from tui.api.errors import ApiError, BadResponse, FieldError, NotFound, NotOffered, ValidationFailed
+from tui.api.models import Span
 from tui.api.pages import Page, each_read_by, every_page
 from tui.api.pagination import NextPage, extract_items
 from tui.api.params import segment
@@ -77,6 +78,46 @@ query AnnotationNames($project: ID!) {
   }
 }
 """
+
+
+class TraceAnnotationReads:
+    """The reads of one trace's annotations and its spans', for the summaries a trace carries:
+    the trace's own at once, and each page of its spans' as soon as that page has come (so a
+    big trace's reads go on while its next spans are read, not after them all)."""
+
+    def __init__(self, calls: PhoenixAnnotationCalls, project_id: str, trace_id: str) -> None:
+        self.calls, self.project_id, self.trace_id = calls, project_id, trace_id
+        self.reads = [asyncio.ensure_future(calls._listed(project_id, TRACE, [trace_id], None))]
+
+    def add_spans(self, spans: Sequence[Span]) -> None:
+        ids = [span.id for span in spans if span.id]
+        for start in range(0, len(ids), IDS_PER_REQUEST):
+            chunk = ids[start : start + IDS_PER_REQUEST]
+            self.reads.append(
+                asyncio.ensure_future(self.calls._listed(self.project_id, SPAN, chunk, None))
+            )
+
+    def cancel(self) -> None:
+        for read in self.reads:
+            if not read.done():
+                read.cancel()
+            elif not read.cancelled():
+                read.exception()  # a failure no one waits for any more: taken, not warned of
+
+    async def annotations(self) -> list[Annotation] | None:
+        """Every one read; None when Phoenix could not say (the trace is then shown without
+        them, never failed)."""
+        try:
+            answers = await asyncio.gather(*self.reads)
+        except ApiError as error:
+            log.warning("Phoenix's annotations of a trace could not be read: %s", error.message)
+            self.cancel()
+            return None
+        found = [annotation for answer in answers for annotation in answer]
+        for annotation in found:
+            if annotation.span_id is not None:
+                annotation.trace_id = self.trace_id
+        return found
 
 
 class PhoenixAnnotationCalls(TraceSource):
@@ -140,21 +181,6 @@ class PhoenixAnnotationCalls(TraceSource):
             async for listed in every_page(page):
                 records += listed.items
         return records
-
-    async def trace_annotations(
-        self, project_id: str, trace_id: str, span_ids: Sequence[str]
-    ) -> list[Annotation] | None:
-        """A trace's annotations and its spans' (`span_ids`), for the summaries a trace carries;
-        None when Phoenix could not say (the trace is shown without them, never failed)."""
-        try:
-            own = await self._listed(project_id, TRACE, [trace_id], None)
-            theirs = await self._listed(project_id, SPAN, span_ids, None) if span_ids else []
-        except ApiError as error:
-            log.warning("Phoenix's annotations of a trace could not be read: %s", error.message)
-            return None
-        for annotation in theirs:
-            annotation.trace_id = trace_id
-        return own + theirs
 
     async def annotation_vocabulary(self, project_id: str) -> Vocabulary:
         """The names the project's spans, traces and sessions use (Phoenix lists names, not

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from functools import cached_property
 from typing import Any
@@ -40,7 +41,7 @@ from tui.api.params import iso, segment
 from tui.api.phoenix import graphql
 from tui.api.phoenix.address import phoenix_root
 from tui.api.phoenix.annotation_mapping import annotate_trace
-from tui.api.phoenix.annotations import PhoenixAnnotationCalls
+from tui.api.phoenix.annotations import PhoenixAnnotationCalls, TraceAnnotationReads
 from tui.api.phoenix.filters import OFFERED_FILTERS, trace_filter_params
 from tui.api.phoenix.mapping import read_span, read_trace_row, trace_from_spans
 from tui.api.phoenix.sessions import read_sessions, sessions_query
@@ -160,24 +161,31 @@ class PhoenixClient(PhoenixAnnotationCalls):
         `project_id`, the first project that has spans of the trace. The costs are asked for
         while the spans' pages come (Phoenix answers one while it reads the other), so a big
         trace waits about as long as its spans alone. Its annotations' summaries (the trace's
-        and each span's, as the local service sends them) are read while the costs come: one
-        request for the trace's own, one per 200 spans for theirs."""
+        and each span's, as the local service sends them) are read meanwhile too: one request
+        for the trace's own, one per 200 spans for theirs, sent as each page of spans comes."""
         if project_id is None:
             project_id, spans = await self._find_trace(trace_id)
             costing = asyncio.ensure_future(self._trace_costs(project_id, trace_id))
+            reads = TraceAnnotationReads(self, project_id, trace_id)
+            reads.add_spans(spans)
         else:
             costing = asyncio.ensure_future(self._trace_costs(project_id, trace_id))
+            reads = TraceAnnotationReads(self, project_id, trace_id)
             try:
-                spans = await self.list_spans(trace_id, project_id)
+                spans = []
+                async for page in self._span_pages(trace_id, project_id):
+                    spans += page.items
+                    reads.add_spans(page.items)
             except BaseException:
                 costing.cancel()
+                reads.cancel()
                 raise
         if not spans:
             costing.cancel()
+            reads.cancel()
             raise NotFound(f"No trace {trace_id} in this Phoenix project (HTTP 404)", 404)
         try:
-            span_ids = [span.id for span in spans if span.id]
-            annotations = await self.trace_annotations(project_id, trace_id, span_ids)
+            annotations = await reads.annotations()
         except BaseException:
             costing.cancel()
             raise
@@ -205,17 +213,19 @@ class PhoenixClient(PhoenixAnnotationCalls):
         """A trace's spans, every page."""
         if project_id is None:
             return (await self._find_trace(trace_id))[1]
+        spans: list[Span] = []
+        async for page in self._span_pages(trace_id, project_id):
+            spans += page.items
+        return spans
+
+    def _span_pages(self, trace_id: str, project_id: str) -> AsyncIterator[Page]:
         url = f"projects/{segment(project_id)}/spans"
         params = {"trace_id": trace_id, "limit": SPAN_PAGE}
-        spans: list[Span] = []
-        pages = every_page(
+        return every_page(
             lambda after: self._page(
                 each_read_by(read_span), "spans", url, params, project_id, after
             )
         )
-        async for page in pages:
-            spans += page.items
-        return spans
 
     async def _trace_costs(
         self, project_id: str, trace_id: str
