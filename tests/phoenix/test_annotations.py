@@ -352,3 +352,20 @@ def test_the_command_line_annotates_and_exports_through_phoenix(
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     exported = next(line for line in lines if line["trace_id"] == trace_id)
     assert [a["id"] for a in exported["annotations"] if a["name"] == name] == [printed]
+
+
+async def test_the_trace_list_sums_up_each_row_s_own_annotations(scratch: Scratch) -> None:
+    """In the same GraphQL query as the rows' costs: the trace's own annotations (its spans'
+    are not Phoenix's to give there: they show in the trace)."""
+    trace_id, name = scratch.traces[0], unique("verdict")
+    async with PhoenixClient(scratch.base_url) as client:
+        for label in ("right", "wrong"):
+            draft = AnnotationDraft(
+                AnnotationTarget.trace(trace_id), name, label=label, identifier=label
+            )
+            await client.create_annotations(scratch.project, [draft])
+        page = await client.list_traces(scratch.project, limit=1000)
+    row = next(trace for trace in page.items if trace.id == trace_id)
+    assert row.annotations[name]["label"] == "wrong" and row.annotations[name]["count"] == 2
+    others = [t for t in page.items if t.id not in scratch.traces]
+    assert others and all(t.annotations == {} for t in others)

@@ -155,3 +155,11 @@ def annotate_trace(trace: Trace, annotations: Iterable[Annotation]) -> None:
     for span in trace.spans or ():
         if span.id in on_spans:
             span.annotations = on_spans[span.id]
+
+
+def row_summary(records: Iterable[Any]) -> dict[str, Any]:
+    """A trace list row's summary from the GraphQL records of the trace's own annotations."""
+    annotations = [
+        Annotation.model_validate(record) for record in records if isinstance(record, Mapping)
+    ]
+    return summary_of(annotations)

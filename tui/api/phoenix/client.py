@@ -40,7 +40,7 @@ from tui.api.pagination import NextPage
 from tui.api.params import iso, segment
 from tui.api.phoenix import graphql
 from tui.api.phoenix.address import phoenix_root
-from tui.api.phoenix.annotation_mapping import annotate_trace
+from tui.api.phoenix.annotation_mapping import annotate_trace, row_summary
 from tui.api.phoenix.annotations import PhoenixAnnotationCalls, TraceAnnotationReads
 from tui.api.phoenix.filters import OFFERED_FILTERS, trace_filter_params
 from tui.api.phoenix.mapping import read_span, read_trace_row, trace_from_spans
@@ -115,10 +115,11 @@ class PhoenixClient(PhoenixAnnotationCalls):
     # -- traces ----------------------------------------------------------------------------------
 
     async def _traces(self, listing: TraceListing) -> Page:
-        """Newest first, each with its cost (one GraphQL query a page). `include` (the local
-        service's extension) is not Phoenix's: it is left out. `filters`: those Phoenix's list
-        takes (filters.py; OFFERED_FILTERS is what `discover_offers` says), a session's traces
-        among them; any other raises an ApiError that says so."""
+        """Newest first, each with its cost and the summary of its own annotations (not its
+        spans': Phoenix has no such field on a trace), one GraphQL query a page. `include` (the
+        local service's extension) is not Phoenix's: it is left out. `filters`: those Phoenix's
+        list takes (filters.py; OFFERED_FILTERS is what `discover_offers` says), a session's
+        traces among them; any other raises an ApiError that says so."""
         params: dict[str, Any] = {"include_spans": "true"}
         if listing.start is not None:
             params["start_time"] = iso(listing.start)
@@ -150,11 +151,15 @@ class PhoenixClient(PhoenixAnnotationCalls):
             )
         )
         costs: dict[str, float] = {}
+        annotations: dict[str, list[Any]] = {}
         for chunk, answer in zip(chunks, answers, strict=True):
             costs.update(graphql.read_traces_costs(answer, chunk))
+            annotations.update(graphql.read_traces_annotations(answer, chunk))
         for trace in traces:
             if trace.id in costs:
                 trace.total_cost_usd = costs[trace.id]
+            if trace.id in annotations:
+                trace.annotations = row_summary(annotations[trace.id])
 
     async def get_trace(self, trace_id: str, project_id: str | None = None) -> Trace:
         """The trace made from its spans, with the costs Phoenix computed for them. Without
