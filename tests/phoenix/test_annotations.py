@@ -177,6 +177,35 @@ async def test_a_session_s_annotation_and_note(phoenix_sessions: SessionsSeeded)
     assert {a.id for a in stored} <= {a.id for a in listed}
     assert all(a.target == target for a in listed)
 
+    async with PhoenixClient(phoenix_sessions.base_url) as client:
+        changed = await client.update_annotation(
+            phoenix_sessions.project, stored[0], AnnotationChange({"label": "no", "score": None})
+        )
+        assert (changed.id, changed.label, changed.score) == (stored[0].id, "no", None)
+        assert changed.target == target
+        await client.delete_annotation(phoenix_sessions.project, stored[1])
+    read = rest(
+        phoenix_sessions.base_url,
+        f"projects/{phoenix_sessions.project}/session_annotations",
+        session_ids=["sess-alpha"],
+    )
+    by_id = {record["id"]: record for record in read}
+    assert by_id[stored[0].id or ""]["result"] == {
+        "label": "no",
+        "score": None,
+        "explanation": None,
+    }
+    assert by_id[stored[0].id or ""]["name"] == name
+    assert stored[1].id not in by_id
+    async with PhoenixClient(phoenix_sessions.base_url) as client:
+        await client.delete_annotation(phoenix_sessions.project, changed)
+    gone = rest(
+        phoenix_sessions.base_url,
+        f"projects/{phoenix_sessions.project}/session_annotations",
+        session_ids=["sess-alpha"],
+    )
+    assert stored[0].id not in {record["id"] for record in gone}
+
 
 async def test_an_identifier_updates_instead_of_adding(scratch: Scratch) -> None:
     phoenix = scratch
@@ -282,6 +311,25 @@ async def test_an_edit_and_a_delete_by_id(scratch: Scratch) -> None:
                 phoenix.project, note, AnnotationChange({"explanation": "edited"})
             )
         await client.delete_annotation(phoenix.project, note)
+        on_trace = AnnotationTarget.trace(trace_id)
+        verdict, trace_note = await client.create_annotations(
+            phoenix.project,
+            [
+                AnnotationDraft(on_trace, name, label="fine"),
+                AnnotationDraft(on_trace, "note", explanation="the trace's, to delete"),
+            ],
+        )
+        renamed = await client.update_annotation(
+            phoenix.project, verdict, AnnotationChange({"name": other, "label": "poor"})
+        )
+        assert (renamed.name, renamed.label, renamed.target) == (other, "poor", on_trace)
+        await client.delete_annotation(phoenix.project, trace_note)
+    on_the_trace = rest(
+        phoenix.base_url, f"projects/{phoenix.project}/trace_annotations", trace_ids=[trace_id]
+    )
+    assert [(r["id"], r["name"], r["result"]["label"]) for r in on_the_trace] == [
+        (verdict.id, other, "poor")
+    ]
     read = rest(
         phoenix.base_url, f"projects/{phoenix.project}/span_annotations", span_ids=[span_id]
     )
