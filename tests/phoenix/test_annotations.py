@@ -18,6 +18,7 @@ import pytest
 
 from tests.phoenix.conftest import SeededPhoenix, SessionsSeeded
 from tests.support.phoenix import ensure_venv
+from tui.api.annotation_batches import BatchedWrite, Values
 from tui.api.annotation_records import AnnotationChange, AnnotationDraft, AnnotationTarget
 from tui.api.errors import NotOffered, ValidationFailed
 from tui.api.phoenix.client import PhoenixClient
@@ -327,7 +328,8 @@ async def test_an_edit_and_a_delete_by_id(scratch: Scratch) -> None:
     on_the_trace = rest(
         phoenix.base_url, f"projects/{phoenix.project}/trace_annotations", trace_ids=[trace_id]
     )
-    assert [(r["id"], r["name"], r["result"]["label"]) for r in on_the_trace] == [
+    mine = [r for r in on_the_trace if r["name"] in (name, other, "note")]
+    assert [(r["id"], r["name"], r["result"]["label"]) for r in mine] == [
         (verdict.id, other, "poor")
     ]
     read = rest(
@@ -417,3 +419,23 @@ async def test_the_trace_list_sums_up_each_row_s_own_annotations(scratch: Scratc
     assert row.annotations[name]["label"] == "wrong" and row.annotations[name]["count"] == 2
     others = [t for t in page.items if t.id not in scratch.traces]
     assert others and all(t.annotations == {} for t in others)
+
+
+async def test_a_bulk_write_on_every_trace_and_its_resend_add_one_each(scratch: Scratch) -> None:
+    """The query line's bulk write (annotation_batches.BatchedWrite), its batch sent twice under
+    one identifier (as after a failure whose outcome was unknown): one annotation a trace."""
+    name = unique("triage")
+    targets = [AnnotationTarget.trace(trace_id) for trace_id in scratch.traces]
+    write = BatchedWrite(scratch.project, targets)
+    async with PhoenixClient(scratch.base_url) as client:
+        await write.run(client, Values(name, label="seen"))
+        assert write.done
+        await client.create_annotations(scratch.project, write.drafts(0, Values(name, "seen")))
+    read = rest(
+        scratch.base_url,
+        f"projects/{scratch.project}/trace_annotations",
+        trace_ids=scratch.traces,
+        include_annotation_names=[name],
+    )
+    assert sorted(r["trace_id"] for r in read) == sorted(scratch.traces)
+    assert {(r["result"]["label"], r["identifier"]) for r in read} == {("seen", write.identifier)}
