@@ -439,3 +439,27 @@ async def test_a_bulk_write_on_every_trace_and_its_resend_add_one_each(scratch: 
     )
     assert sorted(r["trace_id"] for r in read) == sorted(scratch.traces)
     assert {(r["result"]["label"], r["identifier"]) for r in read} == {("seen", write.identifier)}
+
+
+async def test_a_trace_opened_carries_its_spans_annotations_from_one_graphql_query(
+    scratch: Scratch,
+) -> None:
+    """The trace's spans' annotations come from GraphQL (the spans that have one), not from a
+    REST request per 200 spans; the summaries are the local service's shape."""
+    trace_id = scratch.traces[1]
+    span_id = child_span(scratch, trace_id)
+    name = unique("grounded")
+    async with PhoenixClient(scratch.base_url) as client:
+        await client.create_annotations(
+            scratch.project,
+            [AnnotationDraft(AnnotationTarget.span(trace_id, span_id), name, score=0.75)],
+        )
+        asked = len(client.log)
+        trace = await client.get_trace(trace_id, scratch.project)
+        urls = [entry.url for entry in list(client.log)[asked:]]
+    assert not any("span_annotations" in url for url in urls), urls
+    span = next(s for s in trace.spans if s.id == span_id)
+    assert span.annotations[name]["score"] == 0.75 and span.annotations[name]["count"] == 1
+    assert trace.annotations[name]["score"] == 0.75
+    others = [s for s in trace.spans if s.id != span_id]
+    assert others and all(not s.annotations for s in others)

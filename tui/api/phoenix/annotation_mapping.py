@@ -17,6 +17,7 @@ from tui.api.errors import FieldError
 from tui.api.models import Trace
 
 EARLIEST = datetime.min.replace(tzinfo=timezone.utc)
+IDS_PER_REQUEST = 200  # ids in one query string: a proxy in front of Phoenix may refuse long lines
 
 
 @dataclass(frozen=True)

@@ -41,11 +41,11 @@ from tui.api.annotation_records import (
 from tui.api.annotation_source import Vocabulary
 from tui.api.envelopes import read_json
 from tui.api.errors import ApiError, BadResponse, FieldError, NotFound, NotOffered, ValidationFailed
-from tui.api.models import Span
 from tui.api.pages import Page, each_read_by, every_page
 from tui.api.pagination import NextPage, extract_items
 from tui.api.params import segment
 from tui.api.phoenix.annotation_mapping import (
+    IDS_PER_REQUEST,
     SESSION,
     SPAN,
     TRACE,
@@ -61,7 +61,6 @@ from tui.api.source import TraceSource
 
 log = logging.getLogger("tracetui.api.phoenix")
 
-IDS_PER_REQUEST = 200  # ids in one query string: Phoenix's HTTP server refuses very long lines
 LIST_PAGE = 1000  # Phoenix takes up to 10,000
 NOTE_IDENTIFIER_PREFIX = "tracetui-note-"
 
@@ -71,7 +70,7 @@ mutation UpdateSessionAnnotation($input: UpdateAnnotationInput!) {
   updateProjectSessionAnnotations(input: $input) { __typename }
 }
 """
-SPAN_ANNOTATION_NAMES = """
+ANNOTATION_NAMES = """
 query SpanAnnotationNames($project: ID!) {
   node(id: $project) { ... on Project { spanAnnotationNames } }
 }
@@ -83,55 +82,6 @@ query AnnotationNames($project: ID!) {
   }
 }
 """
-
-
-class TraceAnnotationReads:
-    """The reads of one trace's annotations and its spans', for the summaries a trace carries:
-    the trace's own at once, and each page of its spans' as soon as that page has come (so a
-    big trace's reads go on while its next spans are read, not after them all). The spans' are
-    read only in a project that has span annotations at all (one GraphQL question, asked at
-    once): a 10,000-span trace of a project without any costs no 50 requests."""
-
-    def __init__(self, calls: PhoenixAnnotationCalls, project_id: str, trace_id: str) -> None:
-        self.calls, self.project_id, self.trace_id = calls, project_id, trace_id
-        self.any_on_spans = asyncio.ensure_future(calls._has_span_annotations(project_id))
-        self.reads = [
-            asyncio.ensure_future(calls._listed(project_id, TRACE, [trace_id], None)),
-            self.any_on_spans,
-        ]
-
-    def add_spans(self, spans: Sequence[Span]) -> None:
-        ids = [span.id for span in spans if span.id]
-        for start in range(0, len(ids), IDS_PER_REQUEST):
-            chunk = ids[start : start + IDS_PER_REQUEST]
-            self.reads.append(asyncio.ensure_future(self._spans_read(chunk)))
-
-    async def _spans_read(self, span_ids: list[str]) -> list[Annotation]:
-        if not await asyncio.shield(self.any_on_spans):
-            return []
-        return await self.calls._listed(self.project_id, SPAN, span_ids, None)
-
-    def cancel(self) -> None:
-        for read in self.reads:
-            if not read.done():
-                read.cancel()
-            elif not read.cancelled():
-                read.exception()  # a failure no one waits for any more: taken, not warned of
-
-    async def annotations(self) -> list[Annotation] | None:
-        """Every one read; None when Phoenix could not say (the trace is then shown without
-        them, never failed)."""
-        try:
-            answers = await asyncio.gather(*self.reads)
-        except ApiError as error:
-            log.warning("Phoenix's annotations of a trace could not be read: %s", error.message)
-            self.cancel()
-            return None
-        found = [a for answer in answers if isinstance(answer, list) for a in answer]
-        for annotation in found:
-            if annotation.span_id is not None:
-                annotation.trace_id = self.trace_id
-        return found
 
 
 class PhoenixAnnotationCalls(TraceSource):
@@ -195,18 +145,6 @@ class PhoenixAnnotationCalls(TraceSource):
             async for listed in every_page(page):
                 records += listed.items
         return records
-
-    async def _has_span_annotations(self, project_id: str) -> bool:
-        """Whether any span of the project has an annotation (True when Phoenix cannot say)."""
-        try:
-            project = await self._global_id(project_id)
-            answer = await self._graphql_call(
-                SPAN_ANNOTATION_NAMES, {"project": project}, project_id
-            )
-        except ApiError:
-            return True
-        names = dig(answer, "data", "node", "spanAnnotationNames")
-        return not isinstance(names, list) or bool(names)
 
     async def annotation_vocabulary(self, project_id: str) -> Vocabulary:
         """The names the project's spans, traces and sessions use (Phoenix lists names, not

@@ -41,10 +41,11 @@ from tui.api.params import iso, segment
 from tui.api.phoenix import graphql
 from tui.api.phoenix.address import phoenix_root
 from tui.api.phoenix.annotation_mapping import annotate_trace, row_summary
-from tui.api.phoenix.annotations import PhoenixAnnotationCalls, TraceAnnotationReads
+from tui.api.phoenix.annotations import PhoenixAnnotationCalls
 from tui.api.phoenix.filters import OFFERED_FILTERS, trace_filter_params
 from tui.api.phoenix.mapping import read_span, read_trace_row, trace_from_spans
 from tui.api.phoenix.sessions import read_sessions, sessions_query
+from tui.api.phoenix.trace_annotations import TraceAnnotationReads
 from tui.core.gcpause import gc_paused
 
 log = logging.getLogger("tracetui.api.phoenix")
@@ -166,8 +167,8 @@ class PhoenixClient(PhoenixAnnotationCalls):
         `project_id`, the first project that has spans of the trace. The costs are asked for
         while the spans' pages come (Phoenix answers one while it reads the other), so a big
         trace waits about as long as its spans alone. Its annotations' summaries (the trace's
-        and each span's, as the local service sends them) are read meanwhile too: one request
-        for the trace's own, one per 200 spans for theirs, sent as each page of spans comes."""
+        and each span's, as the local service sends them) are read meanwhile too
+        (trace_annotations.py)."""
         if project_id is None:
             project_id, spans = await self._find_trace(trace_id)
             costing = asyncio.ensure_future(self._trace_costs(project_id, trace_id))
