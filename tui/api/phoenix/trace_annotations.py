@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 from tui.api.annotation_records import Annotation
 from tui.api.errors import ApiError
 from tui.api.models import Span
+from tui.api.pages import Page, every_page
+from tui.api.pagination import NextPage
 from tui.api.phoenix.annotation_mapping import IDS_PER_REQUEST, SPAN, TRACE, read_annotation
 from tui.api.phoenix.graphql import SPANS_PER_QUERY, dig
 
@@ -28,7 +30,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tracetui.api.phoenix")
 
-MAX_PAGES = 100  # of SPANS_PER_QUERY annotated spans: a trace's are never more
 
 SPAN_ANNOTATION_NAMES = """
 query SpanAnnotationNames($project: ID!) {
@@ -51,6 +52,10 @@ query AnnotatedSpans($project: ID!, $trace: ID!, $first: Int!, $after: String, $
   }
 }
 """
+
+
+class GraphQLCannotSay(Exception):
+    """Phoenix's GraphQL gave no answer to read: the REST way is taken instead."""
 
 
 def annotated_filter(names: Iterable[str]) -> str:
@@ -118,29 +123,31 @@ class TraceAnnotationReads:
         names = [name for name in names if isinstance(name, str)]
         if not names:
             return []
-        found: list[Annotation] = []
-        after: str | None = None
-        for _ in range(MAX_PAGES):
+        condition = annotated_filter(names)
+
+        async def page(after: NextPage | None) -> Page:
             variables = {
                 "project": project,
                 "trace": self.trace_id,
                 "first": SPANS_PER_QUERY,
-                "after": after,
-                "filter": annotated_filter(names),
+                "after": after.cursor if after else None,
+                "filter": condition,
             }
-            try:
-                answer = await calls._graphql_call(ANNOTATED_SPANS, variables, project_id)
-            except ApiError:
-                return None
+            answer = await calls._graphql_call(ANNOTATED_SPANS, variables, project_id)
             spans = dig(answer, "data", "node", "trace", "spans")
             if not isinstance(spans, Mapping):
-                return None
-            found += self._read_page(spans)
+                raise GraphQLCannotSay
             cursor = dig(spans, "pageInfo", "endCursor")
-            if dig(spans, "pageInfo", "hasNextPage") is not True or not isinstance(cursor, str):
-                return found
-            after = cursor
-        return None  # more pages than a trace has: not to be trusted
+            more = dig(spans, "pageInfo", "hasNextPage") is True and isinstance(cursor, str)
+            return Page(self._read_page(spans), NextPage(cursor=cursor) if more else None)
+
+        found: list[Annotation] = []
+        try:
+            async for each in every_page(page):
+                found += each.items
+        except (ApiError, GraphQLCannotSay):
+            return None
+        return found
 
     def _read_page(self, spans: Mapping[str, Any]) -> list[Annotation]:
         found: list[Annotation] = []
