@@ -42,6 +42,7 @@ TRACES = 2_000
 # ILIKE compared forwards ("a"s then "b"), at every position.
 TEXTS = {"runs": ("a" * 61 + "b") * 129, "a": "a" * 7999}
 NOW_MS = int(time.time() * 1000)
+COUNTING = threading.Lock()  # the attackers' threads share one count of answers
 
 
 def free_port() -> int:
@@ -108,11 +109,24 @@ def attack(base: str, key: str, word: str, give_up: float, until: float, counts:
     ) as client:
         while time.monotonic() < until:
             try:
-                status = client.get("traces", params=params).status_code
-                counts[status] = counts.get(status, 0) + 1
+                kind = answer_kind(client.get("traces", params=params))
+                with COUNTING:
+                    counts[kind] = counts.get(kind, 0) + 1
                 time.sleep(0.1)
             except httpx.TimeoutException:
-                counts["gave up"] = counts.get("gave up", 0) + 1
+                with COUNTING:
+                    counts["gave up"] = counts.get("gave up", 0) + 1
+
+
+def answer_kind(answer: httpx.Response) -> str:
+    """The status and, for an error, its code: a 429 may be the key's rate limit
+    (rate_limited) or its searches under way (too_many_searches)."""
+    if answer.status_code < 400:
+        return str(answer.status_code)
+    try:
+        return f"{answer.status_code} {answer.json()['error']['code']}"
+    except (ValueError, KeyError, TypeError):
+        return str(answer.status_code)
 
 
 def statements(url: str, marker: str, lives: dict, stop: threading.Event) -> None:
@@ -159,6 +173,12 @@ def main() -> None:
     parser.add_argument("--give-up", type=float, default=1.0)
     parser.add_argument("--word-length", type=int, default=64)
     parser.add_argument(
+        "--rate-limit",
+        type=int,
+        help="serve's --rate-limit (default: serve's, 1000 a minute per key); a high one lets"
+        " every search reach the search bounds instead of the key's rate limit",
+    )
+    parser.add_argument(
         "--word-starts", choices=("a", "b"), help="(default: b on PostgreSQL up to 64, else a)"
     )
     parser.add_argument(
@@ -183,7 +203,8 @@ def main() -> None:
         attacker_key, victim_key = fill(url, text)
         port = free_port()
         served = subprocess.Popen(
-            [sys.executable, "-m", "tui", "serve", "--db", url, "--port", str(port)],
+            [sys.executable, "-m", "tui", "serve", "--db", url, "--port", str(port)]
+            + (["--rate-limit", str(args.rate_limit)] if args.rate_limit else []),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env={**os.environ, "TRACETUI_ALERT_INTERVAL": "0"},
@@ -247,7 +268,7 @@ def main() -> None:
             f" starting {starts!r}, "
             f"{args.attackers} attackers giving up after {args.give_up} s, {args.seconds} s"
         )
-        print(f"attacker's answers: {counts}")
+        print(f"attacker's answers: {dict(sorted(counts.items()))}")
         print("victim before:", summary(victim.answers, 0, attack_start))
         print("victim during:", summary(victim.answers, attack_start, attack_end))
         print("victim after: ", summary(victim.answers, attack_end, 10**9))
