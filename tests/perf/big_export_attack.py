@@ -5,6 +5,7 @@ key sends 1-span exports one after another. The review saw 25.8 s per attack, 1.
 memory in the service and its worker, and the other project's export waiting 25 s.
 
     .venv/bin/python -m tests.perf.big_export_attack
+    .venv/bin/python -m tests.perf.big_export_attack --store postgres --fours 10
 
 Prints per store and round: each attack's status and time to answer, the service's and its
 ingest workers' VmRSS before and after and VmHWM after (peak), and the other project's exports
@@ -13,6 +14,7 @@ during the round (count, p50, max, statuses).
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import threading
 import time
@@ -117,17 +119,22 @@ def round_of(served: Serve, attacker: str, victim_key: str, body: bytes, at_once
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--fours", type=int, default=2, help="rounds of four at once (2)")
+    parser.add_argument("--store", choices=("sqlite", "postgres"), action="append")
+    args = parser.parse_args()
+    fours = min(args.fours, 50)
     body = attack_body()
     print(f"body: {len(body)} bytes, {(len(body) - 16) // 2} empty spans")
-    for store in ("sqlite", "postgres"):
+    for store in args.store or ("sqlite", "postgres"):
         print(f"{store}: before {uptime()}")
         with store_url(store) as url:
             attacker = add_project_key(url, "attacker")
             victim_key = add_project_key(url, "victim")
             with Serve(url) as served:
                 Victim(served.base, victim_key).client.post("traces", content=one_span())
-                # Four at once twice: the second says whether memory keeps growing.
-                for at_once in (1, 4, 4):
+                # Four at once again and again: whether the service's memory keeps growing.
+                for at_once in (1, *[4] * fours):
                     round_of(served, attacker, victim_key, body, at_once)
         print(f"{store}: after {uptime()}")
 
