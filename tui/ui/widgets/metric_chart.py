@@ -150,10 +150,9 @@ class MetricChart(Static):
         line.append(times[column + 1 :], style="dim")
         return line
 
-    def on_focus(self) -> None:
-        self.redraw()
-
-    def on_blur(self) -> None:
+    def watch_has_focus(self, _focused: bool) -> None:
+        # The mark is drawn reversed while focused. Here, not in on_focus/on_blur: those run
+        # before Widget's own handlers have changed has_focus.
         self.redraw()
 
     def _time_axis(self, width: int) -> Text:
