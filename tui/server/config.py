@@ -51,6 +51,8 @@ class ServerConfig:
     # What one search (a filtered trace list, sessions, users) may take: http/searches.py.
     query_timeout_s: float = 5.0
     searches_per_key: int = 3
+    # A project's keys together: two keys of one project cannot fill the replica's places.
+    searches_per_project: int = 3
     # Below the PostgreSQL pool's 10 connections: other requests always find one.
     searches: int = 6
     # Alerts one project may have: one more is refused (routes/alerts.py).
@@ -325,6 +327,15 @@ OPTIONS: tuple[Option, ...] = (
         "TRACETUI_SEARCHES_PER_KEY",
         positive_number,
         "searches one key may have under way at once; one more is answered 429 with Retry-After",
+        "N",
+    ),
+    Option(
+        "searches_per_project",
+        "--searches-per-project",
+        "TRACETUI_SEARCHES_PER_PROJECT",
+        positive_number,
+        "searches one project may have under way at once, all its keys together; one more is "
+        "answered 429 with Retry-After",
         "N",
     ),
     Option(
