@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -25,6 +25,7 @@ from tests.support.app import (
 )
 from tests.support.service import RunningService
 from tui.api import ApiClient
+from tui.api.annotation_records import Annotation
 from tui.server.store.rows import SpanRow, TraceRow, now_ms
 from tui.ui.app import StartAt, TraceTuiApp
 from tui.ui.screens.annotate_form import AnnotateForm
@@ -34,6 +35,7 @@ from tui.ui.screens.sessions import SessionsScreen
 from tui.ui.screens.trace_detail import TraceDetailScreen
 from tui.ui.widgets.document import DocumentView
 from tui.ui.widgets.span_tree import SpanTreeView
+from tui.ui.widgets.table import Table
 from tui.ui.widgets.trace_table import TraceTable
 
 
@@ -246,6 +248,17 @@ async def test_the_walk_a_root_cause_and_a_span_s_note_seen_by_another_key(
         assert api.get(f"projects/{project}/annotations").status_code == 403
 
 
+async def select_where(
+    pilot: Any, listing: AnnotationsScreen, wanted: Callable[[Annotation], bool]
+) -> None:
+    """Move the list's cursor onto the first annotation `wanted` picks."""
+    target = next(i for i, a in enumerate(listing.annotations) if wanted(a))
+    table = listing.query_one(Table)
+    while table.cursor_row != target:
+        await pilot.press("down" if table.cursor_row < target else "up")
+    await wait_for(pilot, lambda: listing.selected is not None and wanted(listing.selected))
+
+
 async def test_the_list_of_annotations_reads_them_whole_and_edits_and_deletes(
     service: RunningService,
 ) -> None:
@@ -278,8 +291,8 @@ async def test_the_list_of_annotations_reads_them_whole_and_edits_and_deletes(
         await wait_for(pilot, lambda: showing(app, AnnotationsScreen) and app.screen.annotations)
         listing = app.screen
         assert isinstance(listing, AnnotationsScreen)
-        # Written in one batch, in the same millisecond: newest first leaves their order open.
-        await select(pilot, listing, "note")
+        # Written in one batch, the two share created_at: their order is the ids' (random).
+        await select_where(pilot, listing, lambda a: a.is_note)
         whole = rendered_text(listing.query_one("#text"))
         assert "second line, said whole" in whole and "span answer" in whole
         await pilot.press("e")
@@ -294,7 +307,7 @@ async def test_the_list_of_annotations_reads_them_whole_and_edits_and_deletes(
                 and any(a.explanation == "one line now" for a in listing.annotations)
             ),
         )
-        await select(pilot, listing, "correctness")
+        await select_where(pilot, listing, lambda a: a.name == "correctness")
         await pilot.press("d")
         await pilot.press("y")
         await wait_for(pilot, lambda: [a.name for a in listing.annotations] == ["note"])
@@ -304,24 +317,6 @@ async def test_the_list_of_annotations_reads_them_whole_and_edits_and_deletes(
         assert detail.marked == {2}
     stored = annotations_of(service, project, ids[1])
     assert [(a["name"], a["explanation"]) for a in stored] == [("note", "one line now")]
-
-
-async def select(pilot: Any, listing: AnnotationsScreen, name: str) -> None:
-    """The cursor on the annotation of `name`, moved by the keyboard."""
-    await wait_for(pilot, lambda: listing.selected is not None)
-    names = [a.name for a in listing.annotations]
-    assert listing.selected is not None
-    here, there = names.index(listing.selected.name), names.index(name)
-    for _ in range(abs(there - here)):
-        await pilot.press("down" if there > here else "up")
-    await wait_for(
-        pilot,
-        lambda: (
-            listing.selected is not None
-            and listing.selected.name == name
-            and f" {name}" in rendered_text(listing.query_one("#text"))  # shown whole below
-        ),
-    )
 
 
 async def test_a_session_is_annotated_and_its_notes_shown_whole(service: RunningService) -> None:

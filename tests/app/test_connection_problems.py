@@ -4,6 +4,8 @@ once the server is back."""
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import pytest
 
@@ -76,6 +78,24 @@ async def test_network_down_keeps_data_and_recovers(service: RunningService) -> 
         await pilot.press("ctrl+r")
         await wait_for(pilot, lambda: app.problem is None and not screen.fetching)
         assert len(screen.traces) == loaded
+
+
+async def test_an_answer_to_a_request_older_than_the_failure_leaves_the_problem_said(
+    service: RunningService,
+) -> None:
+    """A slow answer to a request made before the network went down says nothing of the
+    network now: the problem stays until a request made after it succeeds."""
+    async with running_app(service, StartAt(project_id="proj_support")) as (app, pilot):
+        await loaded_traces(app, pilot)
+        before = time.monotonic()
+        await wait_for(pilot, lambda: time.monotonic() > before)
+        app.report_error(ConnectionFailed("network unreachable"))
+        assert app.problem is not None
+        app.mark_refreshed(before)  # the older request's success
+        app.server_answered(before)  # or its error answer
+        assert app.problem is not None and "ctrl+r" in app.problem
+        app.mark_refreshed(time.monotonic())  # a request made since
+        assert app.problem is None
 
 
 async def test_back_on_the_list_after_a_failure_it_loads_again_by_itself(

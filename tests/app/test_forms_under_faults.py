@@ -25,6 +25,7 @@ from tests.support.faults import (
     raising,
 )
 from tests.support.service import RunningService
+from tui.server.config import ServerConfig
 from tui.ui.app import StartAt, TraceTuiApp
 from tui.ui.screens.alerts import AlertsScreen
 from tui.ui.screens.forms import AlertForm, CreateForm, ProjectForm
@@ -165,3 +166,32 @@ async def test_a_retry_after_a_lost_answer_never_creates_twice(
         assert posts == 0  # found, not sent again
         assert any("nothing was sent again" in n.message for n in app._notifications)
     assert case.records(service) == 1
+
+
+async def test_a_project_at_its_bound_of_alerts_says_so_without_asking_for_a_change(
+    service: RunningService,
+) -> None:
+    """A 409 about the project's state (its alerts at the service's bound), not about a value
+    typed: the form keeps what was typed and says the server's sentence alone (no "change it"),
+    and names no field."""
+    case = new_case(service, "alert")
+    bound = ServerConfig().alerts_per_project  # the session's service runs with the default
+    with service.store.transaction() as db:
+        for n in range(bound):
+            service.store.insert_alert(
+                db,
+                project_id=case.project_id,
+                name=f"filler {n}",
+                metric="latency_ms_5m",
+                condition="gt",
+                threshold=1000,
+                webhook_url="https://hooks.example.com/filler",
+            )
+    async with open_form(service, case) as (app, pilot, _net, form):
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: not form.submitting and "alerts" in form_message(form))
+        message = form_message(form)
+        assert f"has {bound} alerts" in message and "delete one" in message, message
+        assert "Change it" not in message and "project_id" not in message, message
+        assert form.values() == case.typed() and app.screen is form
+    assert case.records(service) == 0

@@ -82,10 +82,13 @@ async def test_phoenix_offers_none_of_them_without_asking() -> None:
     client = PhoenixClient("http://127.0.0.1:6006", transport=httpx.MockTransport(handler))
     async with client:
         assert isinstance(client, TraceSource)
-        # Phoenix manages nothing of ours; what it reads (sessions, a few trace filters) it
-        # says without asking, as its reader knows them.
+        # Phoenix manages nothing of ours; what it reads (sessions, a few trace filters) and
+        # keeps (annotations) it says without asking, as its reader knows them.
         offers = await client.discover_offers()
-        assert replace(offers, trace_filters=frozenset(), sessions=False) == NOTHING
+        assert offers.annotations and offers.sessions
+        assert replace(offers, trace_filters=frozenset(), sessions=False, annotations=False) == (
+            NOTHING
+        )
         assert not client.offers_key_management and not client.offers_alert_edit
         assert client.offers_known
         assert seen == []

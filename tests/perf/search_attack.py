@@ -4,6 +4,7 @@ abandoned searches go on.
 
     .venv/bin/python -m tests.perf.search_attack --store postgres
     .venv/bin/python -m tests.perf.search_attack --store sqlite --attackers 40
+    .venv/bin/python -m tests.perf.search_attack --attacker-keys 2 --victim-searches
 
 The attacker's project holds TRACES traces whose text is made to be slow to search (runs of
 "a" broken by a "b"); the attacker's key sends `--attackers` searches at once, in a loop, each
@@ -13,6 +14,11 @@ project list (SQLite: GET /v1/projects) ten times a second, and its answers' sta
 are kept. On PostgreSQL, pg_stat_activity is sampled every 50 ms: how long each search statement
 lived, and how long after the attack's end the last one ended. On SQLite, the service's CPU time
 says when its searches stopped working.
+
+`--attacker-keys` gives the attacker's project more keys (its searches spread over them: each
+key has its own searches under way), and `--victim-searches` makes the other project search its
+own traces (q=hello) instead of listing, to see what the replica's bound on searches in all
+leaves it.
 
 Not a bench module (make bench does not run it): it measures a refusal of service, not a speed.
 The word is the longest `q` takes (64 characters) unless `--word-length` says otherwise (the
@@ -42,6 +48,7 @@ TRACES = 2_000
 # ILIKE compared forwards ("a"s then "b"), at every position.
 TEXTS = {"runs": ("a" * 61 + "b") * 129, "a": "a" * 7999}
 NOW_MS = int(time.time() * 1000)
+COUNTING = threading.Lock()  # the attackers' threads share one count of answers
 
 
 def free_port() -> int:
@@ -73,6 +80,20 @@ def fill(url: str, text: str) -> tuple[str, str]:
     store.add_key(keys[1], "victim", "victim")
     store.close()
     return keys
+
+
+def more_key(url: str) -> str:
+    """Another key of the attacker's project."""
+    from tui.server.api_keys import new_api_key
+    from tui.server.store.opening import open_store
+
+    store: Any = open_store(url)
+    key = new_api_key("pk")
+    try:
+        store.add_key(key, "attacker", "attacker")
+    finally:
+        store.close()
+    return key
 
 
 class Victim(threading.Thread):
@@ -108,11 +129,24 @@ def attack(base: str, key: str, word: str, give_up: float, until: float, counts:
     ) as client:
         while time.monotonic() < until:
             try:
-                status = client.get("traces", params=params).status_code
-                counts[status] = counts.get(status, 0) + 1
+                kind = answer_kind(client.get("traces", params=params))
+                with COUNTING:
+                    counts[kind] = counts.get(kind, 0) + 1
                 time.sleep(0.1)
             except httpx.TimeoutException:
-                counts["gave up"] = counts.get("gave up", 0) + 1
+                with COUNTING:
+                    counts["gave up"] = counts.get("gave up", 0) + 1
+
+
+def answer_kind(answer: httpx.Response) -> str:
+    """The status and, for an error, its code: a 429 may be the key's rate limit
+    (rate_limited) or its searches under way (too_many_searches)."""
+    if answer.status_code < 400:
+        return str(answer.status_code)
+    try:
+        return f"{answer.status_code} {answer.json()['error']['code']}"
+    except (ValueError, KeyError, TypeError):
+        return str(answer.status_code)
 
 
 def statements(url: str, marker: str, lives: dict, stop: threading.Event) -> None:
@@ -159,6 +193,20 @@ def main() -> None:
     parser.add_argument("--give-up", type=float, default=1.0)
     parser.add_argument("--word-length", type=int, default=64)
     parser.add_argument(
+        "--attacker-keys", type=int, default=1, help="keys of the attacker's project (1)"
+    )
+    parser.add_argument(
+        "--victim-searches",
+        action="store_true",
+        help="the other project searches its traces (q=hello) instead of listing",
+    )
+    parser.add_argument(
+        "--rate-limit",
+        type=int,
+        help="serve's --rate-limit (default: serve's, 1000 a minute per key); a high one lets"
+        " every search reach the search bounds instead of the key's rate limit",
+    )
+    parser.add_argument(
         "--word-starts", choices=("a", "b"), help="(default: b on PostgreSQL up to 64, else a)"
     )
     parser.add_argument(
@@ -181,9 +229,14 @@ def main() -> None:
         url = str(folder / "attack.sqlite3")
     try:
         attacker_key, victim_key = fill(url, text)
+        # More keys of the attacker's own project: each key has its own searches under way.
+        attacker_keys = [attacker_key] + [
+            more_key(url) for _ in range(max(0, args.attacker_keys - 1))
+        ]
         port = free_port()
         served = subprocess.Popen(
-            [sys.executable, "-m", "tui", "serve", "--db", url, "--port", str(port)],
+            [sys.executable, "-m", "tui", "serve", "--db", url, "--port", str(port)]
+            + (["--rate-limit", str(args.rate_limit)] if args.rate_limit else []),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env={**os.environ, "TRACETUI_ALERT_INTERVAL": "0"},
@@ -197,7 +250,9 @@ def main() -> None:
             except httpx.HTTPError:
                 assert time.monotonic() < deadline, "serve did not start"
                 time.sleep(0.2)
-        if args.store == "postgres":
+        if args.victim_searches:
+            victim = Victim(base, victim_key, "traces", {"project_id": "victim", "q": "hello"})
+        elif args.store == "postgres":
             victim = Victim(base, victim_key, "traces", {"project_id": "victim"})
         else:
             victim = Victim(base, victim_key, "projects", {})
@@ -215,9 +270,17 @@ def main() -> None:
         counts: dict = {}
         attackers = [
             threading.Thread(
-                target=attack, args=(base, attacker_key, word, args.give_up, until, counts)
+                target=attack,
+                args=(
+                    base,
+                    attacker_keys[n % len(attacker_keys)],
+                    word,
+                    args.give_up,
+                    until,
+                    counts,
+                ),
             )
-            for _ in range(args.attackers)
+            for n in range(args.attackers)
         ]
         cpu_before = cpu_seconds(served.pid)
         for thread in attackers:
@@ -247,7 +310,10 @@ def main() -> None:
             f" starting {starts!r}, "
             f"{args.attackers} attackers giving up after {args.give_up} s, {args.seconds} s"
         )
-        print(f"attacker's answers: {counts}")
+        print(f"attacker's answers: {dict(sorted(counts.items()))}")
+        print(
+            f"attacker's keys: {len(attacker_keys)}; the other project: {victim.path} {victim.params}"
+        )
         print("victim before:", summary(victim.answers, 0, attack_start))
         print("victim during:", summary(victim.answers, attack_start, attack_end))
         print("victim after: ", summary(victim.answers, attack_end, 10**9))

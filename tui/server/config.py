@@ -51,8 +51,12 @@ class ServerConfig:
     # What one search (a filtered trace list, sessions, users) may take: http/searches.py.
     query_timeout_s: float = 5.0
     searches_per_key: int = 3
+    # A project's keys together: two keys of one project cannot fill the replica's places.
+    searches_per_project: int = 3
     # Below the PostgreSQL pool's 10 connections: other requests always find one.
     searches: int = 6
+    # Alerts one project may have: one more is refused (routes/alerts.py).
+    alerts_per_project: int = 100
 
     @property
     def database(self) -> str:
@@ -326,12 +330,29 @@ OPTIONS: tuple[Option, ...] = (
         "N",
     ),
     Option(
+        "searches_per_project",
+        "--searches-per-project",
+        "TRACETUI_SEARCHES_PER_PROJECT",
+        positive_number,
+        "searches one project may have under way at once, all its keys together; one more is "
+        "answered 429 with Retry-After",
+        "N",
+    ),
+    Option(
         "searches",
         "--searches",
         "TRACETUI_SEARCHES",
         positive_number,
         "searches under way at once in all, per replica (keep it below the PostgreSQL pool's "
         "10 connections); one more is answered 503 with Retry-After",
+        "N",
+    ),
+    Option(
+        "alerts_per_project",
+        "--alerts-per-project",
+        "TRACETUI_ALERTS_PER_PROJECT",
+        positive_number,
+        "alerts one project may have; creating one more is answered 409 too_many_alerts",
         "N",
     ),
 )

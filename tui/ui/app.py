@@ -110,6 +110,7 @@ class TraceTuiApp(Navigation):
         self.projects: list[Project] = []
         self.last_refresh: float | None = None
         self.problem: str | None = None
+        self.problem_at = 0.0  # time.monotonic() when the problem came
         self.rate_limited_until: float | None = None
         # A wait inside the client (a retry's backoff, a 429, pacing), counted down on screen.
         self.waiting: Waiting | None = None
@@ -361,6 +362,7 @@ class TraceTuiApp(Navigation):
             self._start_ticker()
         elif isinstance(error, (ConnectionFailed, TimedOut)):
             self.problem = f"⚠ {error.title} · ctrl+r retries"
+            self.problem_at = time.monotonic()
         elif isinstance(error, (Unauthorized, Forbidden)) and project_id and not quiet:
             self.ask_for_key(project_id, error)
         elif isinstance(error, Unauthorized) and not quiet:
@@ -426,16 +428,19 @@ class TraceTuiApp(Navigation):
         if retry is not None:
             retry()
 
-    def server_answered(self) -> None:
-        """An HTTP answer came, if an error: the server is reachable again, so a connection
-        problem the status line still says is over."""
-        if self.problem is not None:
+    def server_answered(self, asked: float) -> None:
+        """An HTTP answer came, if an error, to a request made at `asked` (time.monotonic()):
+        made after the connection problem the status line says, it shows that problem over
+        (an answer to an older request, slow to come, does not)."""
+        if self.problem is not None and asked >= self.problem_at:
             self.problem = None
             self.refresh_status()
 
-    def mark_refreshed(self) -> None:
+    def mark_refreshed(self, asked: float) -> None:
+        """A call made at `asked` (time.monotonic()) succeeded."""
         self.last_refresh = self.now().timestamp()
-        self.problem = None
+        if asked >= self.problem_at:
+            self.problem = None
         self.waiting = self.waiting_until = None
         self.refresh_status()
 

@@ -13,7 +13,8 @@ as not) and the one paging helper. What Phoenix has:
   made (there is no endpoint for one trace);
 - `POST /graphql`: the costs Phoenix computes, one query per page or trace (graphql.py), and a
   project's sessions, one query per page (sessions.py);
-- the trace list's own filters for a session's traces, errors and latency (filters.py).
+- the trace list's own filters for a session's traces, errors and latency (filters.py);
+- span, trace and session annotations and notes (annotations.py, which this class extends).
 
 What it has not (alerts, their history; keys, settings and alert actions) it says plainly, as
 any source: `has_alerts` is False, `discover_offers` offers none of the management calls, and a
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from functools import cached_property
 from typing import Any
@@ -38,10 +40,12 @@ from tui.api.pagination import NextPage
 from tui.api.params import iso, segment
 from tui.api.phoenix import graphql
 from tui.api.phoenix.address import phoenix_root
+from tui.api.phoenix.annotation_mapping import annotate_trace, row_summary
+from tui.api.phoenix.annotations import PhoenixAnnotationCalls
 from tui.api.phoenix.filters import OFFERED_FILTERS, trace_filter_params
 from tui.api.phoenix.mapping import read_span, read_trace_row, trace_from_spans
 from tui.api.phoenix.sessions import read_sessions, sessions_query
-from tui.api.source import TraceSource
+from tui.api.phoenix.trace_annotations import TraceAnnotationReads
 from tui.core.gcpause import gc_paused
 
 log = logging.getLogger("tracetui.api.phoenix")
@@ -50,7 +54,7 @@ MAX_LIMIT = 1000  # Phoenix refuses a larger page (HTTP 422)
 SPAN_PAGE = 1000
 
 
-class PhoenixClient(TraceSource):
+class PhoenixClient(PhoenixAnnotationCalls):
     """Phoenix at `base_url` (http://HOST:6006, with or without /v1)."""
 
     server_name = "Phoenix"
@@ -76,8 +80,11 @@ class PhoenixClient(TraceSource):
     async def discover_offers(self) -> Offers:
         """None of the management actions: Phoenix's own routes (a project's DELETE among
         them) are not the ones this app's screens speak, so nothing is asked of it. What it
-        does offer: the trace filters its list takes, and a project's sessions."""
-        self._offers = replace(NOTHING, trace_filters=OFFERED_FILTERS, sessions=True)
+        does offer: the trace filters its list takes, a project's sessions, and annotations
+        (annotations.py: what Phoenix cannot do of them is said when asked)."""
+        self._offers = replace(
+            NOTHING, trace_filters=OFFERED_FILTERS, sessions=True, annotations=True
+        )
         return self._offers
 
     # -- projects --------------------------------------------------------------------------------
@@ -109,10 +116,11 @@ class PhoenixClient(TraceSource):
     # -- traces ----------------------------------------------------------------------------------
 
     async def _traces(self, listing: TraceListing) -> Page:
-        """Newest first, each with its cost (one GraphQL query a page). `include` (the local
-        service's extension) is not Phoenix's: it is left out. `filters`: those Phoenix's list
-        takes (filters.py; OFFERED_FILTERS is what `discover_offers` says), a session's traces
-        among them; any other raises an ApiError that says so."""
+        """Newest first, each with its cost and the summary of its own annotations (not its
+        spans': Phoenix has no such field on a trace), one GraphQL query a page. `include` (the
+        local service's extension) is not Phoenix's: it is left out. `filters`: those Phoenix's
+        list takes (filters.py; OFFERED_FILTERS is what `discover_offers` says), a session's
+        traces among them; any other raises an ApiError that says so."""
         params: dict[str, Any] = {"include_spans": "true"}
         if listing.start is not None:
             params["start_time"] = iso(listing.start)
@@ -144,37 +152,60 @@ class PhoenixClient(TraceSource):
             )
         )
         costs: dict[str, float] = {}
+        annotations: dict[str, list[Any]] = {}
         for chunk, answer in zip(chunks, answers, strict=True):
             costs.update(graphql.read_traces_costs(answer, chunk))
+            annotations.update(graphql.read_traces_annotations(answer, chunk))
         for trace in traces:
             if trace.id in costs:
                 trace.total_cost_usd = costs[trace.id]
+            if trace.id in annotations:
+                trace.annotations = row_summary(annotations[trace.id])
 
     async def get_trace(self, trace_id: str, project_id: str | None = None) -> Trace:
         """The trace made from its spans, with the costs Phoenix computed for them. Without
         `project_id`, the first project that has spans of the trace. The costs are asked for
         while the spans' pages come (Phoenix answers one while it reads the other), so a big
-        trace waits about as long as its spans alone."""
+        trace waits about as long as its spans alone. Its annotations' summaries (the trace's
+        and each span's, as the local service sends them) are read meanwhile too
+        (trace_annotations.py)."""
         if project_id is None:
             project_id, spans = await self._find_trace(trace_id)
-            total, costs = await self._trace_costs(project_id, trace_id)
+            costing = asyncio.ensure_future(self._trace_costs(project_id, trace_id))
+            reads = TraceAnnotationReads(self, project_id, trace_id)
+            reads.add_spans(spans)
         else:
             costing = asyncio.ensure_future(self._trace_costs(project_id, trace_id))
+            reads = TraceAnnotationReads(self, project_id, trace_id)
             try:
-                spans = await self.list_spans(trace_id, project_id)
+                spans = []
+                async for page in self._span_pages(trace_id, project_id):
+                    spans += page.items
+                    reads.add_spans(page.items)
             except BaseException:
                 costing.cancel()
+                reads.cancel()
                 raise
-            total, costs = await costing
         if not spans:
+            costing.cancel()
+            reads.cancel()
             raise NotFound(f"No trace {trace_id} in this Phoenix project (HTTP 404)", 404)
+        try:
+            annotations = await reads.annotations()
+        except BaseException:
+            costing.cancel()
+            raise
+        total, costs = await costing
         for span in spans:
             phoenix_id = (span.model_extra or {}).get("phoenix_id")
             if phoenix_id in costs:
                 span.cost_usd = costs[phoenix_id]
         with gc_paused():
             spans.sort(key=lambda span: (span.started_at is None, span.started_at or 0))
-            return trace_from_spans(trace_id, project_id, spans, total)
+            trace = trace_from_spans(trace_id, project_id, spans, total)
+        if annotations is not None:
+            annotate_trace(trace, annotations)
+        return trace
 
     async def _find_trace(self, trace_id: str) -> tuple[str, list[Span]]:
         for project in await self.list_projects():
@@ -188,17 +219,19 @@ class PhoenixClient(TraceSource):
         """A trace's spans, every page."""
         if project_id is None:
             return (await self._find_trace(trace_id))[1]
+        spans: list[Span] = []
+        async for page in self._span_pages(trace_id, project_id):
+            spans += page.items
+        return spans
+
+    def _span_pages(self, trace_id: str, project_id: str) -> AsyncIterator[Page]:
         url = f"projects/{segment(project_id)}/spans"
         params = {"trace_id": trace_id, "limit": SPAN_PAGE}
-        spans: list[Span] = []
-        pages = every_page(
+        return every_page(
             lambda after: self._page(
                 each_read_by(read_span), "spans", url, params, project_id, after
             )
         )
-        async for page in pages:
-            spans += page.items
-        return spans
 
     async def _trace_costs(
         self, project_id: str, trace_id: str

@@ -84,12 +84,17 @@ def read_trace_costs(
     return total, costs, after
 
 
+# Each row's own annotations (not its spans': Phoenix has no field for those on a trace), for
+# the list's summary, in the same query as its cost.
+TRACE_ANNOTATIONS = "traceAnnotations { id name label score createdAt updatedAt }"
+
+
 def traces_costs_query(project_gid: str, trace_ids: Sequence[str]) -> dict[str, Any]:
-    """One request for the total cost of each of `trace_ids` (at most ALIASES_PER_QUERY of a
-    page of the trace list)."""
+    """One request for the total cost and the own annotations of each of `trace_ids` (at most
+    ALIASES_PER_QUERY of a page of the trace list)."""
     declared = "".join(f", $t{i}: ID!" for i in range(len(trace_ids)))
     fields = " ".join(
-        f"t{i}: trace(traceId: $t{i}) {{ costSummary {{ total {{ cost }} }} }}"
+        f"t{i}: trace(traceId: $t{i}) {{ costSummary {{ total {{ cost }} }} {TRACE_ANNOTATIONS} }}"
         for i in range(len(trace_ids))
     )
     query = (
@@ -110,6 +115,18 @@ def read_traces_costs(answer: Any, trace_ids: Sequence[str]) -> dict[str, float]
         if cost is not None:
             costs[trace_id] = cost
     return costs
+
+
+def read_traces_annotations(answer: Any, trace_ids: Sequence[str]) -> dict[str, list[Any]]:
+    """Each trace's own annotations (GraphQL's records, camelCase) by trace id, for the traces
+    the answer holds."""
+    project = dig(answer, "data", "node")
+    found: dict[str, list[Any]] = {}
+    for i, trace_id in enumerate(trace_ids):
+        records = dig(project, f"t{i}", "traceAnnotations")
+        if isinstance(records, list):
+            found[trace_id] = [r for r in records if isinstance(r, Mapping)]
+    return found
 
 
 def graphql_errors(answer: Any) -> str | None:

@@ -15,8 +15,15 @@ A paused alert is not evaluated: its state stays as it was, with no events and n
 A muted alert (muted_until later than the round) is evaluated and its changes recorded, but
 makes no webhook for them: a change muted away is never sent afterwards.
 
-A project whose evaluation fails (a bad row, a locked database) is skipped, its alerts keeping
-their state until the next round; the error is logged by type only.
+A round shares its time fairly between projects (alerts/fairness.py): one window at a time,
+always the next of the project that has had the least time, so a project's alert is never
+held up by another project's many. A round evaluating on a schedule stops taking windows past
+ROUND_SHARE of its interval, once every project has had one; a project cut short resumes
+where it stopped at the next round.
+
+A window whose evaluation fails (a bad row, a locked database) is skipped with the rest of its
+project's for this round, its alerts keeping their state until the next; the error is logged
+by type only.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from tui.server.alerts.drift import js_distance, novelty, prompt_text, tokens
+from tui.server.alerts.fairness import FairShares
 from tui.server.alerts.metrics import MetricParts, breaches, in_unit, parse_metric
 from tui.server.alerts.payload import FIRING, RESOLVED, Evaluated, event_body, worst_json
 from tui.server.store.alert_rows import (
@@ -40,7 +48,7 @@ from tui.server.store.alert_rows import (
     new_event_id,
 )
 from tui.server.store.protocol import TraceStore
-from tui.server.store.rows import DAY_MS
+from tui.server.store.rows import DAY_MS, ProjectRow
 
 log = logging.getLogger("tracetui.server")
 
@@ -50,6 +58,10 @@ DRIFT_SAMPLE = 300  # prompts sampled on each side (see drift_strata)
 PROMPT_SPANS = 3  # LLM spans read per sampled trace
 PROMPT_CACHE = 4096  # traces whose prompt words are kept between rounds
 WORST = 5
+# The part of the evaluation interval a scheduled round may take before it leaves the windows
+# it has not read for the next round: the rest of the interval stays free, so rounds keep to
+# their schedule and every project's alerts are evaluated each round however many another has.
+ROUND_SHARE = 0.5
 
 
 class Drift(NamedTuple):
@@ -58,12 +70,27 @@ class Drift(NamedTuple):
 
 
 class RoundResult(NamedTuple):
-    """What a round did: alerts evaluated, state changes, webhooks made, projects skipped."""
+    """What a round did: alerts evaluated, state changes, webhooks made, projects skipped,
+    and alerts left for a later round (their project's share of the round was spent)."""
 
     evaluated: int
     changes: int
     webhooks: int
     failed_projects: int
+    deferred: int = 0
+
+
+Member = tuple[AlertRow, MetricParts]
+Result = tuple[AlertRow, MetricParts, Evaluated, Drift | None, WindowStats | None]
+
+
+class Outcome(NamedTuple):
+    """What a round stores: new states, the states they replace, events and webhooks."""
+
+    states: list[AlertState]
+    expected: dict[str, str]
+    events: list[AlertEventRow]
+    webhooks: list[DeliveryRow]
 
 
 def strata(start: int, end: int, count: int) -> list[tuple[int, int]]:
@@ -83,7 +110,8 @@ def strata(start: int, end: int, count: int) -> list[tuple[int, int]]:
 class Evaluator:
     """Evaluates every alert when `round` is called (by the periodic task, or a test). One
     round at a time; `on_webhooks` is called after a round that made webhooks (it wakes the
-    delivery worker)."""
+    delivery worker). With `budget_s`, a round takes no new window past that many seconds
+    once every project has had one (fairness.py); without, it reads every window."""
 
     def __init__(
         self,
@@ -91,13 +119,17 @@ class Evaluator:
         clock: Callable[[], int],
         on_webhooks: Callable[[], None] = lambda: None,
         drift_sample: int = DRIFT_SAMPLE,
+        budget_s: float | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
         self.on_webhooks = on_webhooks
         self.drift_sample = drift_sample
+        self.budget_s = budget_s
+        self.shares = FairShares()  # where each project cut short resumes
         self._lock = threading.Lock()
         self._worst: dict[tuple[str, int, int, str], list[tuple[str, float]]] = {}
+        self._project_rows: dict[str, ProjectRow | None] = {}
         self._prompts: OrderedDict[tuple[str, str, int], Counter[str]] = OrderedDict()
 
     def round(self) -> RoundResult:
@@ -109,77 +141,90 @@ class Evaluator:
 
     def _round(self, at: int) -> RoundResult:
         self._worst = {}
-        alerts = self.store.all_alerts()
-        before = self.store.alert_states()
-        by_project: dict[str, list[tuple[AlertRow, MetricParts]]] = {}
-        for alert in alerts:
+        self._project_rows = {}
+        windows: dict[str, dict[int, list[Member]]] = {}
+        for alert in self.store.all_alerts():
             if alert.paused:
                 continue
             try:
                 metric = parse_metric(alert.metric)
             except ValueError:
                 continue  # validated on create; a row edited by hand is left alone
-            by_project.setdefault(alert.project_id, []).append((alert, metric))
+            periods = windows.setdefault(alert.project_id, {})
+            periods.setdefault(metric.period_ms, []).append((alert, metric))
+        before = self.store.alert_states()
 
-        states: list[AlertState] = []
-        expected: dict[str, str] = {}
-        events: list[AlertEventRow] = []
-        webhooks: list[DeliveryRow] = []
+        out = Outcome([], {}, [], [])
         failed = 0
-        for project_id, members in by_project.items():
+        plan = self.shares.round(
+            {p: list(periods) for p, periods in windows.items()}, self.budget_s
+        )
+        for project_id, period_ms in plan:
+            window = Outcome([], {}, [], [])
             try:
-                results = self._project(project_id, members, at)
+                members = windows[project_id][period_ms]
+                for result in self._window(project_id, period_ms, members, at):
+                    self._settle(result, before.get(result[0].id), at, window)
             except Exception as error:
                 failed += 1
+                plan.stop(project_id)
                 log.warning(
                     "alert evaluation of a project failed (%s); its alerts keep their state",
                     type(error).__name__,
                 )
                 continue
-            for alert, metric, evaluated, drift, stats in results:
-                old = before.get(alert.id)
-                old_state = old.state if old is not None else NO_DATA
-                new_state = self._state(alert, evaluated.value)
-                firing_since = None
-                if new_state == FIRING_STATE:
-                    firing_since = at
-                    if old is not None and old_state == FIRING_STATE:
-                        firing_since = old.firing_since
-                states.append(AlertState(alert.id, new_state, evaluated.value, at, firing_since))
-                expected[alert.id] = old_state
-                if new_state == old_state:
-                    continue
-                events.append(
-                    AlertEventRow(
-                        id=new_event_id("evt"),
-                        alert_id=alert.id,
-                        kind="state",
-                        at=at,
-                        from_state=old_state,
-                        to_state=new_state,
-                        value=evaluated.value,
-                        window_start=evaluated.window_start,
-                        window_end=evaluated.window_end,
-                    )
-                )
-                event_type = None
-                if new_state == FIRING_STATE:
-                    event_type = FIRING
-                elif old_state == FIRING_STATE:
-                    event_type = RESOLVED
-                muted = alert.muted_until is not None and at < alert.muted_until
-                if event_type is not None and not muted:
-                    webhooks.append(
-                        self._webhook(event_type, alert, metric, evaluated, new_state, drift, stats)
-                    )
-        stale = self.store.record_round(states, expected, events, webhooks)
+            out.states.extend(window.states)
+            out.expected.update(window.expected)
+            out.events.extend(window.events)
+            out.webhooks.extend(window.webhooks)
+        stale = self.store.record_round(out.states, out.expected, out.events, out.webhooks)
         skipped = set(stale)
         return RoundResult(
-            len(states) - len(skipped),
-            sum(e.alert_id not in skipped for e in events),
-            sum(w.alert_id not in skipped for w in webhooks),
+            len(out.states) - len(skipped),
+            sum(e.alert_id not in skipped for e in out.events),
+            sum(w.alert_id not in skipped for w in out.webhooks),
             failed,
+            sum(len(windows[project][period]) for project, period in plan.left),
         )
+
+    def _settle(self, result: Result, old: AlertState | None, at: int, out: Outcome) -> None:
+        """An evaluated alert's new state into `out`, with its event and webhook if it
+        changed."""
+        alert, metric, evaluated, drift, stats = result
+        old_state = old.state if old is not None else NO_DATA
+        new_state = self._state(alert, evaluated.value)
+        firing_since = None
+        if new_state == FIRING_STATE:
+            firing_since = at
+            if old is not None and old_state == FIRING_STATE:
+                firing_since = old.firing_since
+        out.states.append(AlertState(alert.id, new_state, evaluated.value, at, firing_since))
+        out.expected[alert.id] = old_state
+        if new_state == old_state:
+            return
+        out.events.append(
+            AlertEventRow(
+                id=new_event_id("evt"),
+                alert_id=alert.id,
+                kind="state",
+                at=at,
+                from_state=old_state,
+                to_state=new_state,
+                value=evaluated.value,
+                window_start=evaluated.window_start,
+                window_end=evaluated.window_end,
+            )
+        )
+        event_type = None
+        if new_state == FIRING_STATE:
+            event_type = FIRING
+        elif old_state == FIRING_STATE:
+            event_type = RESOLVED
+        muted = alert.muted_until is not None and at < alert.muted_until
+        if event_type is not None and not muted:
+            out.webhooks.append(
+                self._webhook(event_type, alert, metric, evaluated, new_state, drift, stats)
+            )
 
     @staticmethod
     def _state(alert: AlertRow, value: float | None) -> str:
@@ -189,32 +234,28 @@ class Evaluator:
 
     # -- values -----------------------------------------------------------------------------------
 
-    def _project(
-        self, project_id: str, members: Sequence[tuple[AlertRow, MetricParts]], at: int
-    ) -> list[tuple[AlertRow, MetricParts, Evaluated, Drift | None, WindowStats | None]]:
-        """Every alert of one project evaluated at `at`, one window read per period."""
-        by_period: dict[int, list[tuple[AlertRow, MetricParts]]] = {}
-        for alert, metric in members:
-            by_period.setdefault(metric.period_ms, []).append((alert, metric))
+    def _window(
+        self, project_id: str, period_ms: int, group: Sequence[Member], at: int
+    ) -> list[Result]:
+        """The alerts of one project and period evaluated at `at`: one read of their window."""
+        start = at - period_ms
+        measures = {metric.measure for _, metric in group}
+        stats = None
+        if measures - {"prompt_drift"}:
+            stats = self.store.window_stats(
+                project_id,
+                start,
+                at,
+                errors="error_rate" in measures,
+                cost="cost" in measures,
+                p95="latency" in measures,
+            )
+        drift = self._drift(project_id, start, at) if "prompt_drift" in measures else None
         out = []
-        for period_ms, group in by_period.items():
-            start = at - period_ms
-            measures = {metric.measure for _, metric in group}
-            stats = None
-            if measures - {"prompt_drift"}:
-                stats = self.store.window_stats(
-                    project_id,
-                    start,
-                    at,
-                    errors="error_rate" in measures,
-                    cost="cost" in measures,
-                    p95="latency" in measures,
-                )
-            drift = self._drift(project_id, start, at) if "prompt_drift" in measures else None
-            for alert, metric in group:
-                raw = raw_value(metric.measure, stats, drift)
-                value = None if raw is None else in_unit(metric.measure, metric.unit, raw)
-                out.append((alert, metric, Evaluated(value, start, at, at), drift, stats))
+        for alert, metric in group:
+            raw = raw_value(metric.measure, stats, drift)
+            value = None if raw is None else in_unit(metric.measure, metric.unit, raw)
+            out.append((alert, metric, Evaluated(value, start, at, at), drift, stats))
         return out
 
     def _drift(self, project_id: str, start: int, end: int) -> Drift:
@@ -282,7 +323,9 @@ class Evaluator:
             if key not in self._worst:
                 self._worst[key] = self.store.worst_traces(*key, WORST)
             worst = self._worst[key]
-        project = self.store.get_project(alert.project_id)
+        if alert.project_id not in self._project_rows:  # read once a round, for its webhooks
+            self._project_rows[alert.project_id] = self.store.get_project(alert.project_id)
+        project = self._project_rows[alert.project_id]
         body = event_body(
             event_type,
             alert,

@@ -2,7 +2,8 @@
 and the periodic task that runs evaluation rounds.
 
 Tests reach it as `LocalService.alerts`: `evaluate()` runs a round at once (with the service's
-clock, which tests move), `wake()` has the worker look at the outbox now.
+clock, which tests move), of every alert (a round off the schedule has no time budget); `wake()`
+has the worker look at the outbox now.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import time
 from collections.abc import Callable
 
 from tui.server.alerts.delivery import STANDALONE, DeliveryWorker
-from tui.server.alerts.evaluator import Evaluator, RoundResult
+from tui.server.alerts.evaluator import ROUND_SHARE, Evaluator, RoundResult
 from tui.server.alerts.targets import Resolver, system_resolver
 from tui.server.config import ServerConfig
 from tui.server.store.protocol import TraceStore
@@ -33,8 +34,10 @@ class Alerts:
         resolve: Resolver = system_resolver,
         wall: Callable[[], float] = time.time,
         replica: str = STANDALONE,
+        most_per_project: int | None = None,
     ) -> None:
         self.store = store
+        self.most_per_project = most_per_project  # alerts one project may have (None: any)
         self.replica = replica
         self.interval_s = interval_s
         self.allow_private = allow_private
@@ -42,7 +45,9 @@ class Alerts:
         self.delivery = DeliveryWorker(
             store, clock, allow_private, resolve, timeout_s=timeout_s, wall=wall, holder=replica
         )
-        self.evaluator = Evaluator(store, clock, on_webhooks=self.delivery.wake)
+        # A round on a schedule leaves what it has no time for to the next (evaluator.py).
+        budget_s = ROUND_SHARE * interval_s if interval_s else None
+        self.evaluator = Evaluator(store, clock, on_webhooks=self.delivery.wake, budget_s=budget_s)
 
     @classmethod
     def configured(
@@ -54,7 +59,8 @@ class Alerts:
         replica: str,
     ) -> Alerts:
         """The service's alerts as `config` says: evaluated every alert_interval_s seconds (0:
-        only when asked), webhooks to private addresses if allowed, each attempt timed out."""
+        only when asked), webhooks to private addresses if allowed, each attempt timed out, at
+        most alerts_per_project alerts in a project."""
         return cls(
             store,
             clock,
@@ -63,6 +69,7 @@ class Alerts:
             resolve=resolve,
             timeout_s=config.webhook_timeout_s,
             replica=replica,
+            most_per_project=config.alerts_per_project,
         )
 
     def evaluate(self) -> RoundResult:

@@ -200,15 +200,18 @@ def create_once(
     status: int = 201,
     also: Sequence[AlertSecretRow] = (),
     unstored: dict[str, Any] | None = None,
+    alerts_at_most: int | None = None,
 ) -> Response:
     """Insert `row` (and `also`) and answer `status` `body`; with an Idempotency-Key header, a
     repeat of the same request (`payload`: its body, or what identifies it) answers what the
     first did instead of creating again, and another request gets 409.
 
     `unstored` (a new API key) joins the first answer only and is never remembered: a repeat
-    of that request gets 409 instead, saying the key was made and is shown once."""
+    of that request gets 409 instead, saying the key was made and is shown once.
+    `alerts_at_most` bounds the alerts of a new alert's project (the store raises
+    TooManyAlerts)."""
     once = once_of(request, scope, payload)
-    seen = store.create_once(row, once, status, body, also)
+    seen = store.create_once(row, once, status, body, also, alerts_at_most)
     if seen is None:
         return JSONResponse({**body, **(unstored or {})}, status_code=status)
     if unstored is not None and once is not None and seen.request_hash == once.request_hash:

@@ -6,8 +6,10 @@ client chooses both: an outside review's 498-character word over traces of long 
 3.9 s per 500 traces on PostgreSQL, and ten of them from one key held the whole pool. So each
 search:
 
-- takes a place among the searches under way, at most `searches_per_key` for its key (else 429
-  `too_many_searches`) and `searches` in all on this replica (else 503 `searches_busy`), both
+- takes a place among the searches under way, at most `searches_per_key` for its key and
+  `searches_per_project` for its project, all its keys together (else 429 `too_many_searches`:
+  two keys of one project cannot fill the replica) and `searches` in all
+  on this replica (else 503 `searches_busy`), both
   with Retry-After: 1, taken before it gets a thread, so a refused search holds nothing and
   other requests always find a thread and a connection;
 - reads the store within a ReadGuard (store/reads.py) of `query_timeout_s`: past it the reads
@@ -42,19 +44,28 @@ RETRY_AFTER_S = 1  # a search's places come free as searches end, within seconds
 class SearchLimits:
     """The searches under way on this replica, by key, and what each may take."""
 
-    def __init__(self, per_key: int, overall: int, budget_s: float) -> None:
+    def __init__(
+        self, per_key: int, overall: int, budget_s: float, per_project: int | None = None
+    ) -> None:
         self.per_key = per_key
+        self.per_project = per_key if per_project is None else per_project
         self.overall = overall
         self.budget_s = budget_s
         self._lock = threading.Lock()
         self.running: dict[str, int] = {}  # by key hash; no entry for none
+        self.by_project: dict[str, int] = {}  # by project id; no entry for none
         # Searches stopped so far: past their budget, and cancelled as their client left.
         self.timed_out = 0
         self.client_left = 0
 
     @classmethod
     def configured(cls, config: ServerConfig) -> SearchLimits:
-        return cls(config.searches_per_key, config.searches, config.query_timeout_s)
+        return cls(
+            config.searches_per_key,
+            config.searches,
+            config.query_timeout_s,
+            config.searches_per_project,
+        )
 
     @property
     def total(self) -> int:
@@ -68,18 +79,22 @@ class SearchLimits:
                 self.client_left += 1
 
     @contextmanager
-    def place(self, key: str) -> Iterator[None]:
-        """A place for one search of `key` while inside; 429 if the key has all of its own,
-        else 503 if all are taken."""
+    def place(self, key: str, project_id: str) -> Iterator[None]:
+        """A place for one search of `key` in `project_id` while inside; 429 if the key or the
+        project has all of its own, else 503 if all are taken."""
         with self._lock:
-            if self.running.get(key, 0) >= self.per_key:
-                raise ServiceError(
-                    429,
-                    "too_many_searches",
-                    f"This key has {self.per_key} searches under way, as many as it may;"
-                    " retry when one has ended.",
-                    headers={"Retry-After": str(RETRY_AFTER_S)},
-                )
+            for who, count, bound in (
+                ("key", self.running.get(key, 0), self.per_key),
+                ("project", self.by_project.get(project_id, 0), self.per_project),
+            ):
+                if count >= bound:
+                    raise ServiceError(
+                        429,
+                        "too_many_searches",
+                        f"This {who} has {bound} searches under way, as many as it may;"
+                        " retry when one has ended.",
+                        headers={"Retry-After": str(RETRY_AFTER_S)},
+                    )
             if self.total >= self.overall:
                 raise ServiceError(
                     503,
@@ -88,22 +103,26 @@ class SearchLimits:
                     headers={"Retry-After": str(RETRY_AFTER_S)},
                 )
             self.running[key] = self.running.get(key, 0) + 1
+            self.by_project[project_id] = self.by_project.get(project_id, 0) + 1
         try:
             yield
         finally:
             with self._lock:
-                left = self.running[key] - 1
-                if left:
-                    self.running[key] = left
-                else:
-                    del self.running[key]
+                for counts, name in ((self.running, key), (self.by_project, project_id)):
+                    left = counts[name] - 1
+                    if left:
+                        counts[name] = left
+                    else:
+                        del counts[name]
 
 
-async def searched(request: Request, key: str, search: Callable[[ReadGuard], T]) -> T:
-    """`search(guard)` run in a thread, in a place of `key`'s, its reads within a new guard
-    that is cancelled if the client leaves meanwhile."""
+async def searched(
+    request: Request, key: str, project_id: str, search: Callable[[ReadGuard], T]
+) -> T:
+    """`search(guard)` run in a thread, in a place of `key`'s in `project_id`, its reads within
+    a new guard that is cancelled if the client leaves meanwhile."""
     limits: SearchLimits = request.app.state.searches
-    with limits.place(key):
+    with limits.place(key, project_id):
         guard = ReadGuard(limits.budget_s)
         watcher = asyncio.ensure_future(cancel_when_gone(request, guard))
         try:

@@ -55,6 +55,7 @@ from tui.server.store.alert_rows import (
     new_alert,
     new_event_id,
 )
+from tui.server.store.errors import TooManyAlerts
 from tui.server.store.protocol import TraceStore
 from tui.server.store.rows import Once, ProjectRow
 
@@ -108,7 +109,30 @@ def create_alert(
     secret = AlertSecretRow(row.id, new_secret())
     # The secret is in this answer (and in its replay to the same Idempotency-Key), never again.
     body = alert_json(row, webhook_secret=secret.secret)
-    return create_once(request, store, scope, payload, row, body, also=[secret])
+    try:
+        return create_once(
+            request,
+            store,
+            scope,
+            payload,
+            row,
+            body,
+            also=[secret],
+            alerts_at_most=alerts.most_per_project,
+        )
+    except TooManyAlerts as full:
+        raise too_many_alerts(full.most) from None
+
+
+def too_many_alerts(most: int) -> ServiceError:
+    """409 for an alert past its project's bound: the body is valid, the project is full, and
+    the same request succeeds once one of its alerts is deleted."""
+    return ServiceError(
+        409,
+        "too_many_alerts",
+        f"This project has {most} alerts, as many as a project may have: delete one first.",
+        [{"field": "project_id", "message": f"has {most} alerts, as many as a project may have"}],
+    )
 
 
 def refuse_unreachable_target(alerts: Alerts, webhook_url: str) -> None:

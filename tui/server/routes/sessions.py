@@ -84,7 +84,7 @@ async def page(
                 column, project_id, start, end, limit, after, kept_since, user_id
             )
 
-    rows, more = await searched(request, scope.key_hash, listed)
+    rows, more = await searched(request, scope.key_hash, project_id, listed)
     next_cursor = None
     if more and rows:
         last: dict[str, Any] = {"t": int(rows[-1][2]), "i": rows[-1][0], "f": start, "u": end}

@@ -257,7 +257,7 @@ async def list_traces(
     )
     if filters.is_default:
         return await run_in_threadpool(page, None)
-    return await searched(request, scope.key_hash, page)
+    return await searched(request, scope.key_hash, project.id, page)
 
 
 def trace_page(

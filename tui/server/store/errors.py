@@ -1,7 +1,8 @@
 """What a store raises that its callers answer: a write refused for now (StoreBusy,
 StoreUnavailable: 503 with Retry-After), a database that cannot be opened (StoreUnreachable) or
-was written by a newer tracetui (SchemaTooNew), a project name taken (NameTaken: 409), and a
-change whose Idempotency-Key was answered before (AlreadyAnswered: the first answer again)."""
+was written by a newer tracetui (SchemaTooNew), a project name taken (NameTaken: 409), a project
+with as many alerts as it may have (TooManyAlerts: 409), and a change whose Idempotency-Key was
+answered before (AlreadyAnswered: the first answer again)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,15 @@ class SchemaTooNew(RuntimeError):
 class NameTaken(Exception):
     """Another project has this name: two projects of one name could not be told apart in a
     list, a palette or an ingest routed by name."""
+
+
+class TooManyAlerts(Exception):
+    """The project has `most` alerts already, as many as it may have (--alerts-per-project):
+    nothing was created."""
+
+    def __init__(self, most: int) -> None:
+        super().__init__(f"the project has {most} alerts, as many as it may have")
+        self.most = most
 
 
 class AlreadyAnswered(Exception):

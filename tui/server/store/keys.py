@@ -25,7 +25,7 @@ from tui.server.api_keys import (
     key_prefix,
 )
 from tui.server.store.alert_rows import AlertRow, AlertSecretRow, DeliveryRow
-from tui.server.store.errors import AlreadyAnswered, NameTaken
+from tui.server.store.errors import AlreadyAnswered, NameTaken, TooManyAlerts
 from tui.server.store.replicas import COUNT_REQUESTS
 from tui.server.store.rows import (
     ApiKeyRow,
@@ -197,10 +197,13 @@ class KeyTables(Tables):
         status: int,
         body: object,
         also: Sequence[AlertSecretRow] = (),
+        alerts_at_most: int | None = None,
     ) -> Remembered | None:
         """See TraceStore.create_once: the look-up, the insert and the remembering are one
         transaction, under the lock of the Idempotency-Key, so two racing requests with one key
-        (at two replicas too) never both insert: the second waits and finds the first's."""
+        (at two replicas too) never both insert: the second waits and finds the first's. An
+        alert's project is counted under its own lock in the same transaction, so racing
+        creates (at two replicas too) never take it past `alerts_at_most`."""
         with self._write() as db:
             if once is not None:
                 self._lock_idempotency_key(db, once.key_hash, once.idempotency_key)
@@ -215,6 +218,14 @@ class KeyTables(Tables):
                     self._sql("SELECT 1 FROM projects WHERE name = ?"), (row.name,)
                 ).fetchone():
                     raise NameTaken(row.name)
+            if isinstance(row, AlertRow) and alerts_at_most is not None:
+                self._lock_project_alerts(db, row.project_id)
+                count = db.execute(
+                    self._sql("SELECT count(*) FROM alerts WHERE project_id = ?"),
+                    (row.project_id,),
+                ).fetchone()[0]
+                if count >= alerts_at_most:
+                    raise TooManyAlerts(alerts_at_most)
             db.execute(self._sql(INSERT[type(row)]), row)
             for extra in also:
                 db.execute(self._sql(INSERT[type(extra)]), extra)

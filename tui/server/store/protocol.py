@@ -375,11 +375,13 @@ class TraceStore(
         status: int,
         body: object,
         also: Sequence[AlertSecretRow] = (),
+        alerts_at_most: int | None = None,
     ) -> Remembered | None:
         """Insert `row` (and the rows `also`, an alert's secret) and, with `once`, remember the
         answer (`status`, JSON `body`); all in one transaction. If `once`'s key was used
         before, insert nothing and return what was remembered (the caller compares the
-        request hashes)."""
+        request hashes). An alert whose project has `alerts_at_most` alerts already is not
+        inserted: TooManyAlerts, however many creates race."""
         ...
 
     def forget_responses(self, created_before: int) -> int:

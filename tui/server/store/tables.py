@@ -68,6 +68,9 @@ class Tables:
         """Hold off other annotation writes on these (project_id, session_id) sessions until
         the transaction ends."""
 
+    def _lock_project_alerts(self, db: Any, project_id: str) -> None:
+        """Hold off others creating an alert in this project until the transaction ends."""
+
     def _lock_rounds(self, db: Any) -> None:
         """Hold off other alert rounds being stored until the transaction ends."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -73,13 +74,14 @@ class ApiCalls:
         from tui.api import ApiError  # here: the first frame is drawn before the client loads
 
         async def run() -> None:
+            asked = time.monotonic()  # an answer clears only a problem that came before it
             try:
                 result = await call(self.tui.client)
             except ApiError as error:
                 if not self.still_open:
                     return
                 if error.status is not None:  # an answer, if not the one wanted
-                    self.tui.server_answered()
+                    self.tui.server_answered(asked)
                 if failed is not None and failed(error):
                     return
                 self.tui.report_error(
@@ -92,7 +94,7 @@ class ApiCalls:
                 return
             if not self.still_open:
                 return
-            self.tui.mark_refreshed()
+            self.tui.mark_refreshed(asked)
             outcome = done(result)
             if inspect.isawaitable(outcome):
                 await outcome

@@ -246,10 +246,15 @@ class CreateForm(AppModal[Any]):
             self.form_error_is_of_fields = bool(error.field_messages())
             return True  # beside its fields: there is nothing else to say
         if isinstance(error, Conflict):
-            # The values clash with what exists (a name taken): the same ctrl+s would clash
-            # again, so the form says what to change, not to retry.
-            self.show_errors(error.field_messages(), f"{error.message} Change it and press ctrl+s.")
-            self.form_error_is_of_fields = bool(error.field_messages())
+            typed = {s.name for s in self.FIELDS}
+            clashes = {k: v for k, v in error.field_messages().items() if k in typed}
+            if clashes:
+                # A value clashes with what exists (a name taken): the same ctrl+s would clash
+                # again, so the form says what to change, not to retry.
+                self.show_errors(clashes, f"{error.message} Change it and press ctrl+s.")
+            else:  # the server's state refuses it (a project at its bound of alerts)
+                self.show_errors({}, error.message)
+            self.form_error_is_of_fields = bool(clashes)
             return True
         # Nothing typed is lost; a retry looks before it sends if this one may have worked.
         self.outcome_unknown = self.outcome_unknown or error.outcome_unknown

@@ -132,8 +132,7 @@ class OverviewScreen(AppScreen):
         firing = self.query_one(FiringAlerts)
         firing.show_alerts(alerts, self.tui.now())
         if firing.alerts:  # the way on-call goes first: to what is firing
-            # Once it is displayed (it was hidden while nothing fired): focus skips the hidden.
-            self.call_after_refresh(firing.focus)
+            firing.focus()
 
     @on(FiringAlerts.Opened)
     def _open_alert(self, event: FiringAlerts.Opened) -> None:

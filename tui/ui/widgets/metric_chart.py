@@ -151,8 +151,9 @@ class MetricChart(Static):
         return line
 
     def watch_has_focus(self, has_focus: bool) -> None:
-        # Redrawn once has_focus is the new value: on_focus and on_blur run before Widget's own
-        # handlers set it, so the mark was drawn as the focus had been.
+        # The mark is drawn reversed while focused. Here, not in on_focus/on_blur: those run
+        # before Widget's own handlers have changed has_focus. Widget's own watcher keeps the
+        # :focus styles current.
         super().watch_has_focus(has_focus)
         self.redraw()
 

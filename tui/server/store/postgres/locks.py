@@ -10,7 +10,8 @@ transaction mode, where session locks do not).
   overlapping sets never wait on each other in a cycle.
 - Everything else: the two-int form (NAMESPACE, what), a key space the bigint keys never meet:
   the creation of a project by name (two replicas ingesting for a project not yet made make
-  it once), one Idempotency-Key's use, an alert round, the annotations of a session,
+  it once), one Idempotency-Key's use, an alert round, the annotations of a session, the
+  alerts created in a project (counted against --alerts-per-project),
   migrations (see `migrations`).
 """
 
@@ -27,6 +28,7 @@ ROUNDS = 2  # record_round: one alert round stored at a time
 PROJECT_NAMES = 3  # ingest creating a project for a name
 IDEMPOTENCY = 4  # one Idempotency-Key's look-up, insert and remembering
 ANNOTATED_SESSIONS = 5  # annotations written on one session (its bound, its identifiers)
+PROJECT_ALERTS = 6  # an alert created in one project (counted against its bound)
 
 
 def _int64(*parts: str) -> int:

@@ -140,6 +140,9 @@ class PostgresStore(
     def _lock_sessions(self, db: Any, sessions: Iterable[tuple[str, str]]) -> None:
         locks.lock_names(db, locks.ANNOTATED_SESSIONS, sessions)
 
+    def _lock_project_alerts(self, db: Any, project_id: str) -> None:
+        locks.lock_name(db, locks.PROJECT_ALERTS, project_id)
+
     def _lock_rounds(self, db: Any) -> None:
         locks.lock_name(db, locks.ROUNDS)
 

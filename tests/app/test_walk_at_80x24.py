@@ -184,9 +184,12 @@ async def test_a_state_the_app_works_out_is_explained_in_words(service: RunningS
         )
         alerts = app.screen
         note = alerts.query_one("#computed")
-        await wait_for(pilot, lambda: note.display, what="the note under the table")
+        # Shown and laid out (its region is set by the layout after it is displayed).
+        await wait_for(
+            pilot, lambda: note.display and note.region.height >= 1, what="the note laid out"
+        )
         assert "worked out by this app from the server's trace list" in text_of(alerts, "#computed")
-        assert note.region.bottom <= 24 and note.region.height >= 1  # in sight at 80x24
+        assert note.region.bottom <= 24  # in sight at 80x24
         await pilot.press("enter")
         await wait_for(pilot, lambda: showing(app, AlertDetailScreen) and bool(on_top(app).ranked))
         detail = app.screen
