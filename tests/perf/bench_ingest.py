@@ -59,6 +59,7 @@ WARM_S = 1.0  # after the service answers: the price table warms in the backgrou
 IDLE_LIST_S = 3.0  # the list read alone, before the ingest
 PROBE_EVERY_S = 0.1  # a probe's export (text found after its answer) at most this often
 PROBE_POLL_S = 0.01  # how often a probe's word is searched for until found
+PROBE_TRIES = 30  # a probe's export sent again while the service answers 429/503
 PROBE_GIVE_UP_S = 60.0  # a probe never found fails the bench
 # What `make test` runs this module with (tests/bench/test_tiny_benches.py): every code path
 # once, at a size that takes seconds; no figure of it means anything.
@@ -318,11 +319,15 @@ def probe_text_delays(url: str, stop: threading.Event, out: list[float]) -> None
                     attributes=[kv("input.value", word)],
                 )
             )
-            answer = client.post(
-                "/traces",
-                content=message.SerializeToString(),
-                headers={"Content-Type": "application/x-protobuf"},
-            )
+            for _ in range(PROBE_TRIES):  # refused for now (429/503): again, as an exporter
+                answer = client.post(
+                    "/traces",
+                    content=message.SerializeToString(),
+                    headers={"Content-Type": "application/x-protobuf"},
+                )
+                if answer.status_code not in (429, 503):
+                    break
+                time.sleep(float(answer.headers.get("Retry-After", "1")))
             assert answer.status_code == 200, answer.status_code
             answered = time.perf_counter()
             params = {"project_id": PROJECT, "q": word, "limit": 1}
