@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 import httpx
 
 from tests.perf import bench_ingest, million
-from tests.perf.bench_ingest import KEY, PROJECT, bodies, listed_spans, p95, probing
+from tests.perf.bench_ingest import KEY, PROBE_KEY, PROJECT, bodies, listed_spans, p95, probing
 from tests.perf.pg_server import bench_postgres, database_size
 from tests.perf.report import Row
 from tests.support.builders import add_bulk_traces
@@ -104,6 +104,7 @@ class Backend:
         with store.transaction() as db:  # type: ignore[attr-defined]
             store.insert_project(db, "ingest bench", None, 30, project_id=PROJECT)  # type: ignore[attr-defined]
         store.add_key(KEY, None, "bench")
+        store.add_key(PROBE_KEY, None, "bench probe")
         since = now_ms() - 2 * 3_600_000
         add_bulk_traces(store, PROJECT, bench_ingest.LISTED_BEFORE, since, span=3_600_000)  # type: ignore[arg-type]
 

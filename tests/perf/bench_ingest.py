@@ -68,6 +68,9 @@ TINY = {
     **{"WARM_S": 0.0, "IDLE_LIST_S": 0.2},
 }
 KEY = "tt_ws_bench_ingest_key_0123456789"
+# The text probe's own key: the service shares ingest between keys (4 bodies in hand per key),
+# so the probe is another sender of the app, not a fifth body of the load's.
+PROBE_KEY = "tt_ws_bench_ingest_probe_key_012345"
 PROJECT = "proj_ingest_bench"
 QUESTION = (
     "Our checkout page times out when a customer applies two discount codes at once; the logs "
@@ -247,6 +250,7 @@ def database() -> Path:
     with store.transaction() as db:
         store.insert_project(db, "ingest bench", None, 30, project_id=PROJECT)
     store.add_key(KEY, None, "bench")
+    store.add_key(PROBE_KEY, None, "bench probe")
     # A list worth reading while idle: 10,000 traces already there.
     add_bulk_traces(store, PROJECT, LISTED_BEFORE, now_ms() - 2 * 3_600_000, span=3_600_000)
     store.close()
@@ -300,7 +304,7 @@ def probe_text_delays(url: str, stop: threading.Event, out: list[float]) -> None
     """Until `stop`: every PROBE_EVERY_S, export a one-span trace holding a word of its own
     and search `q=` for it until found (every PROBE_POLL_S); appends the delay from the
     export's answer to the search that found it, s."""
-    headers = {"Authorization": f"Bearer {KEY}"}
+    headers = {"Authorization": f"Bearer {PROBE_KEY}"}
     with httpx.Client(base_url=url + "/v1", headers=headers, timeout=60) as client:
         while not stop.is_set():
             word = f"probe{uuid.uuid4().hex[:16]}"
