@@ -28,7 +28,16 @@ from tests.support.chat_traces import (
     genai,
     text,
 )
-from tests.support.otlp import new_span_id, new_trace_id, partial, post, request, root_client, span
+from tests.support.otlp import (
+    new_project,
+    new_span_id,
+    new_trace_id,
+    partial,
+    post,
+    request,
+    root_client,
+    span,
+)
 from tests.support.service import RunningService
 from tui.server.store.rows import now_ms
 from tui.ui.app import StartAt
@@ -402,7 +411,8 @@ async def test_a_chat_span_ingested_over_otlp_shows_its_question_and_answer_at_1
             [genai("assistant", text(answer)) | {"finish_reason": "stop"}]
         ),
     }
-    with root_client(service.base_url, service.keys.projects["proj_support"]) as client:
+    _, key = new_project(service)  # a late root moves its start: not in a shared project
+    with root_client(service.base_url, key) as client:
         assert partial(
             post(client, request(span(trace, chat, root, "chat", t0 + 5, 900, attributes)))
         ) == (0, "")

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+from tests.support.otlp import new_project
 from tests.support.service import RunningService
 
 
@@ -25,9 +26,8 @@ def run_example(service: RunningService, key: str) -> subprocess.CompletedProces
 
 
 def test_with_a_project_key_it_names_the_keys_project(service: RunningService) -> None:
-    with service.client() as api:
-        name = api.get("projects/proj_support").json()["name"]
-    example = run_example(service, service.keys.projects["proj_support"])
+    name, key = new_project(service)  # its traces go into a project of its own (named its id)
+    example = run_example(service, key)
     assert example.returncode == 0, example.stderr
     assert f"Sent 3 traces to project {name!r}" in example.stdout, example.stdout
     assert "send-traces-example" not in example.stdout
