@@ -26,6 +26,29 @@ def test_same_seed_same_data(tmp_path: Path) -> None:
     assert demo_keys(3) == demo_keys(3) != demo_keys(4)
 
 
+def test_the_summarizers_story_and_the_webhook_secrets_do_not_depend_on_the_hour(
+    tmp_path: Path,
+) -> None:
+    """The demo's regression (tui/demo/regression.py) and its alerts' secrets come from the
+    seed alone: the traffic before them draws more or fewer numbers by the hour of `now`."""
+
+    def story(name: str, now: int) -> tuple[list[tuple[object, ...]], list[str]]:
+        store = Store(tmp_path / f"{name}.sqlite3")
+        populate(store, seed=7, now=now, scale=0.05, big_traces=False)
+        db = sqlite3.connect(store.path)
+        spans = db.execute(
+            "SELECT t.started_at - ?, s.name, s.duration_ms, s.attributes FROM spans s"
+            " JOIN traces t ON t.id = s.trace_id WHERE t.name = 'summarize_page'"
+            " ORDER BY t.started_at, s.started_at, s.name",
+            (now,),
+        ).fetchall()
+        secrets = [r[0] for r in db.execute("SELECT secret FROM alert_secrets ORDER BY alert_id")]
+        return spans, secrets
+
+    night, afternoon = story("night", NOW), story("afternoon", NOW + 13 * 3_600_000 + 17_000)
+    assert night[0] and night[1] and night == afternoon
+
+
 def depth_of(rows: list[tuple[str, str | None]]) -> int:
     parent = dict(rows)
     deepest = 0

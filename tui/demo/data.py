@@ -147,17 +147,17 @@ def populate(
                 # Each trace draws from its own generator: how one trace's story goes (a
                 # failure, its retry) leaves every other trace as it is.
                 trace_id = f"{rng.getrandbits(128):032x}"
-                seed = rng.getrandbits(64)
+                trace_seed = rng.getrandbits(64)
                 failing = rng.random() < 0.035  # most of these fail
-                drawn.append((trace_id, start, seed, failing, who_and_where(trace_id, start)))
+                drawn.append((trace_id, start, trace_seed, failing, who_and_where(trace_id, start)))
             # A support session is one conversation: each of its traces asks the next question.
             turns = (
                 support_turns((t, start, who["user.id"]) for t, start, _, _, who in drawn)
                 if project.id == "proj_support"
                 else {}
             )
-            for trace_id, start, seed, failing, who in drawn:
-                b = TraceBuilder(random.Random(seed), trace_id)
+            for trace_id, start, trace_seed, failing, who in drawn:
+                b = TraceBuilder(random.Random(trace_seed), trace_id)
                 b.failure = "pending" if failing else None
                 if trace_id in turns:
                     who["session.id"], b.turn = turns[trace_id]
