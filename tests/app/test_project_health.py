@@ -23,6 +23,7 @@ from tui.server.store.rows import TraceRow, now_ms
 from tui.server.store.sqlite.store import Store
 from tui.ui import project_health
 from tui.ui.app import StartAt, TraceTuiApp
+from tui.ui.screens import projects as projects_screen
 from tui.ui.screens.alert_detail import AlertDetailScreen
 from tui.ui.screens.projects import ProjectsScreen
 from tui.ui.screens.traces import TracesScreen
@@ -80,6 +81,14 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
     with LocalService(store, tasks=[]) as running:
         yield running
     store.close()
+
+
+@pytest.fixture(autouse=True)
+def health_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The screen's health is read again while shown: not within these tests (they count the
+    requests), but in the one that asks for it."""
+    monkeypatch.setattr(projects_screen, "HEALTH_EVERY_S", 3600.0)
+    monkeypatch.setattr(projects_screen, "HEALTH_PER_PROJECT_EVERY_S", 3600.0)
 
 
 class Recorder(httpx.AsyncBaseTransport):
@@ -144,7 +153,10 @@ async def test_the_service_tells_every_projects_health_in_one_request(
             assert rows["calm"][1:3] == ["✓ 1 ok", "0%"]
             assert rows["quiet"][1:4] == ["no alerts", "no traces", "_" * 12 + " 0"]
             header = rendered_text(screen.query_one("#header"))
-            assert "▲ 1 firing (f opens)" in header and "per project" not in header
+            assert (
+                "▲ 1 project firing (u lists first, f opens)" in header
+                and "per project" not in header
+            )
             assert recorder.paths.count("/projects/health") == 1
             assert "/traces" not in recorder.paths  # nothing read per project
 
@@ -223,3 +235,38 @@ async def test_started_at_a_project_the_health_is_read_when_the_projects_are_sho
             await wait_for(pilot, lambda: showing(app, ProjectsScreen))
             await settled(pilot)
             assert recorder.paths.count("/projects/health") == 1
+
+
+async def test_the_health_is_read_again_while_shown_and_when_come_back_to(
+    service: LocalService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Left open, the screen shows a project that starts failing without a key pressed; beneath
+    another screen it reads nothing, and reads at once when the user comes back if it is due."""
+    monkeypatch.setattr(projects_screen, "HEALTH_EVERY_S", 0.05)
+    recorder = Recorder()
+    failed = TraceRow(
+        "f" * 32, "p_calm", "run", now_ms() - MINUTE, 20, 1, 1, 1, 0.0, "error", 1, "{}"
+    )
+    async with client_for(service, recorder) as client:
+        app = TraceTuiApp(client)
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = await health_shown(app, pilot, (80, 24))
+            assert {row[0]: row for row in rows_of(screen)}["calm"][2] == "0%"
+            with service.store.transaction() as db:
+                service.store.insert_traces(db, [failed], [], texts=[])
+            try:
+                await wait_for(
+                    pilot, lambda: {row[0]: row for row in rows_of(screen)}["calm"][2] == "4.8%"
+                )
+                screen.query_one(Table).move_cursor(row=0)
+                await pilot.press("enter")
+                await wait_for(pilot, lambda: showing(app, TracesScreen))
+                await wait_for(pilot, lambda: screen.health_due, what="the health due")
+                asked = recorder.paths.count("/projects/health")
+                await settled(pilot)
+                assert recorder.paths.count("/projects/health") == asked  # not on top: not read
+                await pilot.press("escape")
+                await wait_for(pilot, lambda: recorder.paths.count("/projects/health") > asked)
+            finally:
+                with service.store.transaction() as db:
+                    db.execute("DELETE FROM traces WHERE id = ?", (failed.id,))

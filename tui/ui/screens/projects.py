@@ -1,7 +1,12 @@
 """The projects screen: the workspace's projects, each with its health over the last hour (its
 firing alerts, error rate and traffic: tui/ui/project_health.py reads it, tui/model/health.py
 draws it); `u` lists the unhealthy first. Enter opens traces, `a` alerts, `s` settings and keys,
-`n` creates, `w` the workspace keys (on a server that offers them)."""
+`n` creates, `w` the workspace keys (on a server that offers them).
+
+The health is read again while the screen is shown (an on-call engineer leaves it open): every
+HEALTH_EVERY_S from a server that tells it in one request, every HEALTH_PER_PROJECT_EVERY_S
+where it costs a request or two per project; a screen beneath another reads it as it comes
+back, if it is due by then."""
 
 from __future__ import annotations
 
@@ -10,10 +15,12 @@ from datetime import datetime
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.timer import Timer
 from textual.widgets import Static
 
 from tui.api import ApiError, Project
 from tui.model import health as health_cells
+from tui.model.formatting import counted
 from tui.model.text import notice, safe_text
 from tui.ui.messages import ProjectsLoaded
 from tui.ui.project_health import HealthView, load_health
@@ -37,6 +44,9 @@ COLUMNS = (
 # In place of rows when there are none: what to do next (n is always on this screen).
 EMPTY = Text("No projects yet: press n to create one.")
 NOT_KNOWN = Text("–", style="dim")
+
+HEALTH_EVERY_S = 15.0  # from a server's one-request summary
+HEALTH_PER_PROJECT_EVERY_S = 60.0  # read per project: fewer requests of a far server
 
 
 class ProjectsScreen(AppScreen):
@@ -98,6 +108,8 @@ class ProjectsScreen(AppScreen):
         self.unhealthy_first = False
         self.go_to: str | None = None  # a project just created: the cursor goes to it
         self.health_asked = False  # for the projects listed last
+        self.health_due = False  # read again when the screen is next on top
+        self.health_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Projects", style="bold"), id="header")
@@ -154,8 +166,8 @@ class ProjectsScreen(AppScreen):
         on_fire = sum(1 for health in known if health.firing)
         if on_fire:
             text.append(" · ")
-            text.append(f"▲ {on_fire} firing", style="bold red")
-            text.append(" (f opens)")
+            text.append(f"▲ {counted(on_fire, 'project')} firing", style="bold red")
+            text.append(" (u lists first, f opens)")
         if self.health_error is not None:
             text.append(" · ")
             text.append_text(safe_text(f"health: {self.health_error}", 80, style="red"))
@@ -180,10 +192,12 @@ class ProjectsScreen(AppScreen):
         self.health, self.health_error = view, None
         self.fill()
         self._say()
+        self._read_health_again(HEALTH_EVERY_S if view.by_server else HEALTH_PER_PROJECT_EVERY_S)
 
     def _health_failed(self, error: ApiError) -> bool:
         self.health_error = error.title
         self._say()
+        self._read_health_again(HEALTH_PER_PROJECT_EVERY_S)
         return True
 
     def action_unhealthy_first(self) -> None:
@@ -213,7 +227,23 @@ class ProjectsScreen(AppScreen):
         self._load_health_when_shown()
 
     def on_screen_resume(self) -> None:
+        if self.health_due and self.listed and self.health is not None:
+            self.health_due = False
+            self._load_health()
         self._load_health_when_shown()
+
+    def _read_health_again(self, every_s: float) -> None:
+        """The health read again in `every_s` seconds, or when the screen is next on top."""
+        if self.health_timer is not None:
+            self.health_timer.stop()
+        self.health_timer = self.set_timer(every_s, self._health_is_due, name="health")
+
+    def _health_is_due(self) -> None:
+        self.health_timer = None
+        if self.is_active:
+            self._load_health()
+        else:
+            self.health_due = True
 
     def _load_health_when_shown(self) -> None:
         """Read the listed projects' health once, when the screen is on top: an app started at
