@@ -293,8 +293,9 @@ async def test_the_list_of_annotations_reads_them_whole_and_edits_and_deletes(
         assert isinstance(listing, AnnotationsScreen)
         # Written in one batch, the two share created_at: their order is the ids' (random).
         await select_where(pilot, listing, lambda a: a.is_note)
-        whole = rendered_text(listing.query_one("#text"))
-        assert "second line, said whole" in whole and "span answer" in whole
+        shown = listing.query_one("#text")
+        drawn = "\n".join(shown.render_line(y).text for y in range(shown.size.height))
+        assert "second line, said whole" in drawn and "span answer" in drawn  # drawn, not cut
         await pilot.press("e")
         edit = await form(app, pilot)
         assert edit.query_one("#field-note").text == "first line\nsecond line, said whole"

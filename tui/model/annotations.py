@@ -139,6 +139,9 @@ def annotation_lines(
         if annotation.explanation:
             body = safe_text(annotation.explanation, NOTE_SHOWN, multiline=True)
             body.pad_left(2)
+            # Each line ends as a line does: a Group measures its height by the line ends, and
+            # a last line without one is not counted (the note was cut off the screen).
+            body.end = "\n"
             lines.append(body)
     return lines
 
