@@ -84,7 +84,8 @@ class DetailAnnotating(AnnotationActions):
         span = at[1]
         words = f"span {span.name or span.id}"
         choice = (words, AnnotationTarget.span(self.trace_id, span.id))
-        return AnnotateWhat(project, f"{words} of {title}", (choice, whole), seed=seed)
+        # The title names the trace; the line under it, which of the two is chosen (ctrl+t).
+        return AnnotateWhat(project, title, (choice, whole), seed=seed)
 
     def annotations_of(self) -> AnnotationsOf | None:
         project, tree = self._project(), self.trace_tree
