@@ -38,3 +38,15 @@ def test_screen(
     service, keys = fixed_service
     app = make_app(service, keys, scene)
     assert snap_compare(app, terminal_size=SIZES[size], run_before=run_before(scene))
+
+
+def test_every_scene_starts_at_a_trace_its_data_holds(
+    fixed_service: tuple[LocalService, DemoKeys],
+) -> None:
+    """A scene opened at a trace the data lacks draws "not found", which a snapshot keeps as
+    faithfully as the screen it was meant to show."""
+    service, _ = fixed_service
+    wanted = {s.name: s.start.trace_id for s in SCENES if s.start.trace_id is not None}
+    assert wanted and all(service.store.get_trace(t) is not None for t in wanted.values()), {
+        name: t for name, t in wanted.items() if service.store.get_trace(t) is None
+    }
