@@ -136,7 +136,11 @@ async def test_mark_on_the_list_then_diff_another_against_it(service: RunningSer
         await pilot.press("m")
         await wait_for(pilot, lambda: app.diff_mark is not None)
         assert app.diff_mark == (a["id"], PROJECT, app.diff_mark[2])
+        marked = next(n for n, t in enumerate(table.rows) if t.id == a["id"])
         put_cursor_on(b["id"])
+        await pilot.pause()
+        row = table.render_row(marked, table.size.width, False).text
+        assert row.startswith("A") and row.strip()[0] == "A"  # the list shows which one is A
         await pilot.press("D")
         await wait_for(pilot, lambda: diff_loaded(app))
         screen = app.screen

@@ -171,6 +171,8 @@ class TracesScreen(TraceListAnnotating, PagedList):
         self._left = True
 
     def on_screen_resume(self) -> None:
+        mark = self.tui.diff_mark  # marked here, or on another list of this project
+        self.show_diff_mark(mark[0] if mark is not None and mark[1] == self.project_id else None)
         # Back from another screen after a failed load: the server may be back (a rate limit
         # is the app's to wait out: it retries by itself when the time comes).
         if (
@@ -333,6 +335,14 @@ class TracesScreen(TraceListAnnotating, PagedList):
         if trace is not None and trace.id:
             label = f"{trace.name or 'trace'} {trace.id[:8]} ({fmt.local_time(trace.started_at)})"
             self.post_message(DiffMark(trace.id, self.project_id, label))
+            self.show_diff_mark(trace.id)
+
+    def show_diff_mark(self, trace_id: str | None) -> None:
+        """The row of the trace marked as A reads `A` where its status is."""
+        table = self.query_one(TraceTable)
+        if table.diff_mark != trace_id:
+            table.diff_mark = trace_id
+            table.refresh()
 
     def action_diff(self) -> None:
         trace = self.query_one(TraceTable).selected

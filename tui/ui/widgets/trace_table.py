@@ -15,6 +15,7 @@ from tui.ui.widgets.virtual_rows import VirtualRows
 ERROR = Style(color="red", bold=True)
 PREVIEW = Style(italic=True)
 MARKED = Style(color="yellow", bold=True)
+DIFF_MARKED = Style(color="black", bgcolor="yellow", bold=True)  # the trace `m` marked as A
 
 
 def columns_for(width: int, previews: bool = False, marks: bool = False) -> dict[str, int]:
@@ -62,6 +63,7 @@ class TraceTable(VirtualRows):
         self.now = datetime.now(timezone.utc)
         self.previews = False  # some trace has an input preview: the input column shows
         self.marks = False  # some trace is annotated: the column of marks shows
+        self.diff_mark: str | None = None  # the id of the trace marked as A for a diff
 
     def on_mount(self) -> None:
         self.set_interval(self.AGE_TICK_S, self._tick_ages)
@@ -87,8 +89,11 @@ class TraceTable(VirtualRows):
         total = trace.total_tokens
         if total is None and trace.input_tokens is not None:
             total = trace.input_tokens + (trace.output_tokens or 0)
+        status = ("✗", ERROR) if trace.is_error else ("✓", Style(color="green"))
+        if trace.id is not None and trace.id == self.diff_mark:
+            status = ("A", DIFF_MARKED)  # its name stays red if it failed
         cells: list[tuple[str, Style | None]] = [
-            ("✗" if trace.is_error else "✓", ERROR if trace.is_error else Style(color="green")),
+            status,
             (fmt.fit(mark_of(summary_of(trace)), c["mark"]), MARKED),
             (fmt.fit(fmt.local_time(trace.started_at, seconds=c["start"] >= 14), c["start"]), None),
             (fmt.fit(fmt.ago(trace.started_at, self.now), c["ago"]), Style(dim=True)),
