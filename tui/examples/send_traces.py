@@ -56,8 +56,15 @@ def main() -> int:
         return 2
     from opentelemetry.trace import Status, StatusCode
 
-    # The workspace key routes by this resource attribute (a project key ignores it).
-    resource = Resource.create({"service.name": PROJECT, "tracetui.project": PROJECT})
+    # The workspace key routes by these resource attributes (a project key ignores them); the
+    # second is the one Arize Phoenix files traces by.
+    resource = Resource.create(
+        {
+            "service.name": PROJECT,
+            "tracetui.project": PROJECT,
+            "openinference.project.name": PROJECT,
+        }
+    )
     provider = TracerProvider(resource=resource)
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))  # reads OTEL_* vars
     tracer = provider.get_tracer("tui.examples.send_traces")
@@ -138,7 +145,9 @@ def where_they_went() -> str:
     if PROJECT in names:
         return f"to project {PROJECT!r}"
     if len(names) == 1 and isinstance(names[0], str):
-        return f"to project {names[0]!r}, the project of the key in OTEL_EXPORTER_OTLP_HEADERS"
+        if "authorization" in {name.lower() for name in exporter_headers()}:
+            return f"to project {names[0]!r}, the project of the key in OTEL_EXPORTER_OTLP_HEADERS"
+        return f"to project {names[0]!r}, the only project the server lists"
     return f"tagged for project {PROJECT!r} (a project key puts them in its own project instead)"
 
 
