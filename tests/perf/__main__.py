@@ -10,6 +10,8 @@ import importlib
 import os
 import pkgutil
 import sys
+import time
+import traceback
 from pathlib import Path
 
 import tests.perf
@@ -45,15 +47,26 @@ def machine_note(load_before: float, times_before: tuple[int, int]) -> str:
 def main(only: list[str]) -> int:
     rows: list[Row] = []
     load_before, times_before = os.getloadavg()[0], cpu_times()
+    failed = []
     for module in sorted(m.name for m in pkgutil.iter_modules(tests.perf.__path__)):
         if module.startswith("bench_") and (not only or module in only):
-            rows += importlib.import_module(f"tests.perf.{module}").run()
+            started = time.monotonic()
+            try:
+                found = importlib.import_module(f"tests.perf.{module}").run()
+            except Exception:  # one module's failure leaves the others' figures standing
+                traceback.print_exc()
+                failed.append(module)
+                found = [Row(f"{module}: FAILED (traceback above)", 0, 0, "", "runs", False)]
+            rows += found
+            print(f"{module}: {len(found)} rows in {time.monotonic() - started:.0f} s", flush=True)
     print()
     print_table(rows)
     print(machine_note(load_before, times_before))
     for line in verdicts(rows, recorded_figures()):
         print(line)
-    return 0
+    if failed:
+        print(f"failed: {', '.join(failed)}")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
