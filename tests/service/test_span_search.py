@@ -307,3 +307,24 @@ def test_the_walk_asks_each_trace_of_its_own_spans(
                 plan = "\n".join(r[-1] for r in db.execute("EXPLAIN QUERY PLAN " + sql, args))
                 assert "CORRELATED" in plan, plan
         assert "spans_by_trace_time" in plan and "spans_failed" not in plan, plan
+
+
+def test_postgres_plans_each_listing_for_its_own_values(backend: str, open_store: Any) -> None:
+    """A listing's statement is never prepared on PostgreSQL (psycopg prepares one run 5 times
+    on a connection): the generic plan of a prepared statement knows neither bounds nor
+    status, and once it took over, a span condition with a trace filter deep by cursor went
+    from 15 ms to 4 s on 1,000,000 traces (tests/perf/bench_span_search.py)."""
+    if backend != "postgres":
+        pytest.skip("SQLite plans each statement for its values: no generic plan to avoid")
+    store = open_store(pool_size=1)  # one connection: what it prepared is what it holds
+    found = fixed_traces()
+    store_all(store, "p-prepared", found)
+    for f in (
+        TraceFilters(span_model="gpt-4o", span_min_latency_ms=100, min_cost_usd=0.0),
+        TraceFilters(span_status="error", outputs=("sorry",)),
+    ):
+        for _ in range(12):
+            assert walk(store, "p-prepared", f, limit=2) == expected(found, f)
+    with store._read() as db:
+        prepared = [row[0] for row in db.execute(b"SELECT statement FROM pg_prepared_statements")]
+    assert not [sql for sql in prepared if "FROM traces" in sql], prepared
