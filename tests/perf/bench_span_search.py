@@ -57,7 +57,7 @@ FIRST: dict[str, TraceFilters] = {
 DEEP_LABEL = "span(model:gpt-4o-mini latency>2s) min_cost_usd=0.0007"
 DEEP = TraceFilters(span_model="gpt-4o-mini", span_min_latency_ms=2000, min_cost_usd=0.0007)
 # A failed call slower than each bound: from thousands of failed spans to a hundred.
-SWEEP_MS = (1000, 1500, 2000, 2500, 3000, 3500)
+SWEEP_MS = (1000, 1500, 1750, 2000, 2500, 3000)
 
 
 def swept(bound: int) -> TraceFilters:

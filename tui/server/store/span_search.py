@@ -23,9 +23,11 @@ from typing import Any
 from tui.server.search.filters import TraceFilters
 from tui.server.store.dialect import Dialect
 
-# Below this many matching failed spans in the project, the index finds them (measured on
-# 1,000,000 traces: tests/perf/bench_span_search.py); counted up to here only.
-RARE_SPANS = 2_000
+# Below this many matching failed spans in the project, the index finds them; counted up to
+# here only. Where the two plans cost the same, measured on 1,000,000 traces (tests/perf/
+# bench_span_search.py, docs/benchmarks.md): at 977 failed spans the index took 0.3-0.7 times
+# the walk's time on both stores, at 1,570 it took 1.6-2.3 times.
+RARE_SPANS = 1_200
 
 
 def span_conditions(filters: TraceFilters, status: str = "s.status = ?") -> tuple[str, list[Any]]:
