@@ -20,7 +20,7 @@ from tui.server.search.filters import SORTS, TraceFilters
 from tui.server.store import span_search
 from tui.server.store.postgres import search as postgres_search
 from tui.server.store.rows import SearchPosition, SpanGroup, SpanRow
-from tui.server.store.search import sort_value
+from tui.server.store.search import sort_value, trace_page
 from tui.server.store.sqlite import search as sqlite_search
 
 NOW = 1_795_000_000_000
@@ -278,3 +278,53 @@ def test_any_conditions_page_to_what_python_finds(
     project = f"p{next(counter)}"
     store_all(store, project, found)
     assert walk(store, project, f, limit) == expected(found, f)
+
+
+def test_the_walk_asks_each_trace_of_its_own_spans(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The walk's plan stays a walk: each trace, in order, asked whether one of its own spans
+    (its spans_by_trace_time prefix) meets the conditions. PostgreSQL would otherwise make the
+    EXISTS a join and, taking the conditions for rare (it has no statistics of lower(model)),
+    read every matching span and sort their traces: 1.6 s on 1,000,000 traces where the walk
+    takes 20 ms (tests/perf/bench_span_search.py); or probe each trace through the failed
+    spans' index, whose model prefix holds every failed call of the model."""
+    monkeypatch.setattr(span_search, "RARE_SPANS", 0)
+    store_all(store, "p-plan", fixed_traces())
+    postgres = store.dialect.name == "postgres"
+    for f in (
+        TraceFilters(span_model="gpt-4o", span_status="error"),
+        TraceFilters(span_model="gpt-4o", span_min_latency_ms=2000, min_cost_usd=0.0),
+        TraceFilters(span_kind="llm", span_status="error", sort="duration_ms"),
+    ):
+        sql, args = trace_page(store.dialect, "p-plan", f, START, END, 10, None, None)
+        with store._read() as db:
+            if postgres:
+                db.execute(b"SET LOCAL enable_seqscan = off")  # the indexes, as on big tables
+                plan = "\n".join(r[0] for r in db.execute(b"EXPLAIN " + sql.encode(), args))
+                assert "SubPlan" in plan and "Semi Join" not in plan, plan
+            else:
+                plan = "\n".join(r[-1] for r in db.execute("EXPLAIN QUERY PLAN " + sql, args))
+                assert "CORRELATED" in plan, plan
+        assert "spans_by_trace_time" in plan and "spans_failed" not in plan, plan
+
+
+def test_postgres_plans_each_listing_for_its_own_values(backend: str, open_store: Any) -> None:
+    """A listing's statement is never prepared on PostgreSQL (psycopg prepares one run 5 times
+    on a connection): the generic plan of a prepared statement knows neither bounds nor
+    status, and once it took over, a span condition with a trace filter deep by cursor went
+    from 15 ms to 4 s on 1,000,000 traces (tests/perf/bench_span_search.py)."""
+    if backend != "postgres":
+        pytest.skip("SQLite plans each statement for its values: no generic plan to avoid")
+    store = open_store(pool_size=1)  # one connection: what it prepared is what it holds
+    found = fixed_traces()
+    store_all(store, "p-prepared", found)
+    for f in (
+        TraceFilters(span_model="gpt-4o", span_min_latency_ms=100, min_cost_usd=0.0),
+        TraceFilters(span_status="error", outputs=("sorry",)),
+    ):
+        for _ in range(12):
+            assert walk(store, "p-prepared", f, limit=2) == expected(found, f)
+    with store._read() as db:
+        prepared = [row[0] for row in db.execute(b"SELECT statement FROM pg_prepared_statements")]
+    assert not [sql for sql in prepared if "FROM traces" in sql], prepared

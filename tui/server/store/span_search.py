@@ -23,9 +23,11 @@ from typing import Any
 from tui.server.search.filters import TraceFilters
 from tui.server.store.dialect import Dialect
 
-# Below this many matching failed spans in the project, the index finds them (measured on
-# 1,000,000 traces: tests/perf/bench_span_search.py); counted up to here only.
-RARE_SPANS = 2_000
+# Below this many matching failed spans in the project, the index finds them; counted up to
+# here only. Where the two plans cost the same, measured on 1,000,000 traces (tests/perf/
+# bench_span_search.py, docs/benchmarks.md): at 977 failed spans the index took 0.3-0.7 times
+# the walk's time on both stores, at 1,570 it took 1.6-2.3 times.
+RARE_SPANS = 1_200
 
 
 def span_conditions(filters: TraceFilters, status: str = "s.status = ?") -> tuple[str, list[Any]]:
@@ -88,11 +90,18 @@ def span_clauses(
             (f"(project_id, id) IN (SELECT s.project_id, s.trace_id {source})", [rare_in, *args])
         )
     else:
-        conditions, args = span_conditions(filters)
+        # Asked of each trace walked, as written: OFFSET keeps PostgreSQL from making the
+        # EXISTS a join, which its planner (no statistics of lower(model), nor of a span's
+        # conditions together) takes for rare and plans by reading every matching span and
+        # sorting their traces (1.6 s for a model's calls over 2 s on 1,000,000 traces,
+        # tests/perf/bench_span_search.py); the status as an expression keeps it from probing
+        # each trace through the failed spans' index, whose model prefix holds thousands
+        # (the trace's own few spans are the spans_by_trace_time prefix).
+        conditions, args = span_conditions(filters, "(s.status || '') = ?")
         found.append(
             (
                 "EXISTS (SELECT 1 FROM spans s WHERE s.project_id = traces.project_id"
-                f" AND s.trace_id = traces.id AND {conditions})",
+                f" AND s.trace_id = traces.id AND {conditions} LIMIT 1 OFFSET 0)",
                 args,
             )
         )
