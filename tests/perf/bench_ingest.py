@@ -404,7 +404,7 @@ def ingest_pass(
     found meanwhile (probe_text_delays). Returns the pass and the idle latencies."""
     service = Serve(database())
     try:
-        started = service.first_answer_s()
+        first_answer = service.first_answer_s()
         time.sleep(WARM_S)  # the price table warms in the background
         idle: list[float] = []
         if read_list:
@@ -434,7 +434,7 @@ def ingest_pass(
         # All listable once the last answer came (and each probe, one span).
         assert listable == SPANS + len(delays), listable
         rss, workers = service.peak_rss_mb(), len(workers_of(service.process.pid))
-        done = Pass(elapsed, cpu, rss, workers, busy, started, delays)
+        done = Pass(elapsed, cpu, rss, workers, busy, first_answer, delays)
     finally:
         service.stop()
     return done, idle
