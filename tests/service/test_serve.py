@@ -3,6 +3,7 @@ file or a PostgreSQL database; a PostgreSQL password never shows in anything it 
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import httpx
@@ -23,6 +24,19 @@ def test_serve_answers_until_interrupted_then_exits_cleanly(fresh_database: str)
         assert response.status_code == 200 and response.json() == {"data": []}
         assert served.interrupt() == 0
         assert "Traceback" not in served.errors()
+
+
+def test_sigusr1_writes_every_threads_stack_and_serve_goes_on(tmp_path: Path) -> None:
+    """What a service that will not stop is doing: its threads' stacks on stderr, on demand."""
+    with serving(tmp_path / "stacks.sqlite3") as served:
+        served.send(signal.SIGUSR1)
+        wait_for(lambda: "Thread 0x" in served.stderr.text(), what="the stacks on stderr")
+        assert "serve" in served.stderr.text()  # the main thread, in tui/server/run.py
+        response = httpx.get(
+            f"{served.base_url}/projects", headers={"Authorization": f"Bearer {served.key}"}
+        )
+        assert response.status_code == 200
+        assert served.interrupt() == 0
 
 
 def test_a_postgresql_password_never_shows_in_what_serve_prints(

@@ -145,9 +145,18 @@ class Served:
         return self.process.wait(timeout)
 
     def interrupt(self, timeout: float = STOP_SECONDS) -> int:
-        """Ctrl-C, as a user stops it; its exit code once it has ended."""
+        """Ctrl-C, as a user stops it; its exit code once it has ended. A service still running
+        after `timeout` is asked for its threads' stacks (SIGUSR1), which the error carries."""
         self.send(signal.SIGINT)
-        return self.wait(timeout)
+        try:
+            return self.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.send(signal.SIGUSR1)
+            self.stderr.closed(2.0)  # a moment for the stacks to be written
+            raise AssertionError(
+                f"serve did not stop {timeout:g} s after Ctrl-C; its threads:\n"
+                + self.stderr.text()[-20_000:]
+            ) from None
 
     def errors(self, timeout: float = STOP_SECONDS) -> str:
         """Everything the service wrote to stderr, once every writer has closed it."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import signal
 import socket
@@ -253,6 +254,14 @@ def stop_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, interrupt)
 
 
+def stacks_on_sigusr1() -> None:
+    """SIGUSR1 writes every thread's stack to stderr and the service goes on: what a service
+    that does not stop, or answers slowly, is doing (file and function names only: no value
+    of a request, key or span is printed)."""
+    if hasattr(signal, "SIGUSR1"):
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
+
+
 def print_banner(
     service: LocalService,
     store: TraceStore,
@@ -309,6 +318,7 @@ def serve(config: ServerConfig, opened: OpenedStore | None = None) -> int:
     # Ctrl-C and SIGTERM are caught from before the first line printed: a user who stops the
     # service as soon as it says where it is gets the same clean stop as later.
     stop_on_sigterm()
+    stacks_on_sigusr1()
     try:
         print_banner(service, store, config, keys, new_key)
         service.start()
