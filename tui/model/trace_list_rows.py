@@ -13,7 +13,7 @@ from typing import Any
 from tui.api.models import SPAN_CONDITIONS, Trace, TraceFilter
 from tui.model import annotation_query
 from tui.model.query import format_query, text_terms
-from tui.model.query_rows import loaded_row_text, matches, sort_rows, unjudged
+from tui.model.query_rows import loaded_row_text, matcher, sort_rows, unjudged
 from tui.model.trace_list import TraceListState
 
 
@@ -149,7 +149,8 @@ def filtered(
     if query is None or replace(query, sort=None, order=None).is_empty:
         return list(traces), ()
     skip = unjudged(query, traces)
-    return [t for t, text in zip(traces, texts, strict=True) if matches(t, query, text, skip)], skip
+    keeps = matcher(query, skip)
+    return [t for t, text in zip(traces, texts, strict=True) if keeps(t, text)], skip
 
 
 def show(
