@@ -30,7 +30,8 @@ def test_sigusr1_writes_every_threads_stack_and_serve_goes_on(tmp_path: Path) ->
     """What a service that will not stop is doing: its threads' stacks on stderr, on demand."""
     with serving(tmp_path / "stacks.sqlite3") as served:
         served.send(signal.SIGUSR1)
-        wait_for(lambda: "Thread 0x" in served.stderr.text(), what="the stacks on stderr")
+        # "Current thread 0x…" first, then "Thread 0x…" for each other thread, if any yet.
+        wait_for(lambda: "(most recent call first)" in served.stderr.text(), what="the stacks")
         assert "serve" in served.stderr.text()  # the main thread, in tui/server/run.py
         response = httpx.get(
             f"{served.base_url}/projects", headers={"Authorization": f"Bearer {served.key}"}
