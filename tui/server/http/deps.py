@@ -112,11 +112,16 @@ async def scope_of(
 Auth = Annotated[KeyScope, Depends(scope_of)]
 
 
-def readable_project(store: TraceStore, scope: KeyScope, project_id: str) -> ProjectRow:
-    """The project, if this key may read it: 403 for another project's key, else 404 if none."""
+def may_read(scope: KeyScope, project_id: str) -> None:
+    """403 unless this key may read the project (no read of the store: a key's own scope)."""
     # A project key learns nothing about other projects, not even whether they exist.
     if not scope.can_read(project_id):
         raise ServiceError(403, "forbidden", "This API key is not valid for that project.")
+
+
+def readable_project(store: TraceStore, scope: KeyScope, project_id: str) -> ProjectRow:
+    """The project, if this key may read it: 403 for another project's key, else 404 if none."""
+    may_read(scope, project_id)
     project = store.get_project(project_id)
     if project is None:
         raise ServiceError(404, "not_found", "No project with this id.")

@@ -33,6 +33,7 @@ from tui.server.http.deps import (
     ClockDep,
     ReadableTrace,
     StoreDep,
+    may_read,
     readable_project,
     retention_start,
 )
@@ -211,8 +212,7 @@ async def list_traces(
     # Called here, not as a dependency: project_id stays the first query parameter documented.
     # The key's right to the project first (no read); the project itself is read in the
     # page's own thread below, where the listing has no filter: one hop to a thread, not two.
-    if not scope.can_read(project_id):
-        raise ServiceError(403, "forbidden", "This API key is not valid for that project.")
+    may_read(scope, project_id)
     now = clock()
     if cursor:
         # The window and the filters travel in the cursor, so "the last 24 hours" does not
