@@ -7,7 +7,7 @@ trace list's p95 went from 9 to 106 ms, and the writer thread, which lets go of 
 interpreter at every row SQLite stores, waited for it again behind the event loop each time.
 So a body goes to a worker process that decodes, maps, sums and writes it in one transaction of
 its own; the service keeps the HTTP, the key check and the reads. With two workers one decodes
-while the other writes (SQLite's write lock takes turns between them; busy_timeout waits).
+while the other writes (SQLite's write lock takes turns between them: store.sqlite.begin_write).
 The request is answered after the worker's commit, so a trace is listable when its request
 returns, as with the writer thread.
 
@@ -186,9 +186,8 @@ def _ingest(media: str, body: bytes, now_ms: int, project_id: str | None) -> Ref
     store = worker_store()
     decoded = decode(media, body, PRICES, now_ms)
     groups = groups_of(decoded, project_id)
-    # Workers write in turns under SQLite's write lock (busy_timeout waits). A lock of the
-    # pool's own, handed over without SQLite's sleeps, was slower (measured while a worker's
-    # commit still ran checkpoints: now the service's background task does, Store.opener).
+    # Workers write in turns under SQLite's write lock, each waiting one tried every
+    # millisecond (sqlite.store.begin_write), as every writer of the service does.
     if groups:
         store.ingest([groups])
     return refusals_of(decoded)

@@ -6,7 +6,7 @@ beside it, each in a transaction of its own.
 Requests decode and map their spans in parallel, then hand them here and wait for the commit,
 so a trace is right (and listable) when its request is answered. The service's ingest
 transactions go through this one thread, so they never fight each other for SQLite's write lock
-(the workers' take turns with them under busy_timeout); and what queued while a transaction ran
+(the workers take turns with them under the write lock); and what queued while a transaction ran
 is written together in the next one (group commit), up to GROUP_SPANS spans, which is how the
 writer keeps up when requests come faster than one transaction each. The queue is bounded by
 the spans it holds: past MAX_PENDING_SPANS a request is refused with Overloaded (the route
