@@ -32,7 +32,7 @@ from tui.server.api_keys import new_api_key
 from tui.server.background import checkpoint_log
 from tui.server.config import default_ingest_processes
 from tui.server.ingest.processes import IngestProcesses
-from tui.server.store.sqlite.store import Store
+from tui.server.store.sqlite.store import DEFAULT_CACHE_KIB, INGEST_CACHE_KIB, Store
 
 
 def one_trace(client: httpx.Client) -> tuple[httpx.Response, str]:
@@ -167,6 +167,22 @@ def test_a_store_locked_too_long_is_a_503_exporters_retry(pooled_service: Runnin
         answer, later = one_trace(client)  # the exporter's retry, once the lock is gone
         assert answer.status_code == 200
         assert client.get(f"/v1/traces/{later}").json()["span_count"] == 2
+
+
+def test_a_workers_store_has_an_ingest_writers_page_cache(tmp_path: Path) -> None:
+    # A worker's inserts land at random places of the traces' and spans' indexes: a bigger
+    # cache keeps what the last bodies read (INGEST_CACHE_KIB); the service's connections,
+    # one per thread, keep SQLite's default.
+    store = Store(tmp_path / "cache.sqlite3")
+    worker = store.opener()()
+    try:
+        service_db, worker_db = store._connection(), worker._connection()
+        assert service_db.execute("PRAGMA cache_size").fetchone()[0] == -DEFAULT_CACHE_KIB
+        assert worker_db.execute("PRAGMA cache_size").fetchone()[0] == -INGEST_CACHE_KIB
+        assert INGEST_CACHE_KIB > DEFAULT_CACHE_KIB
+    finally:
+        worker.close()
+        store.close()
 
 
 def test_workers_leave_checkpoints_to_the_service_which_truncates_a_big_log(
