@@ -48,6 +48,7 @@ from tui.server.alerts.service import Alerts
 from tui.server.store.protocol import TraceStore
 from tui.server.store.rows import now_ms
 from tui.server.store.texts import INDEX_BATCH, INDEX_PERIOD_S
+from tui.server.threads import in_daemon_thread
 
 log = logging.getLogger("tracetui.server")
 
@@ -330,29 +331,3 @@ class Background:
             # Sleep out the period, or less if stop() is called meanwhile.
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), timeout=task.period_s)
-
-
-async def in_daemon_thread(function: Callable[[], object], name: str) -> None:
-    """Run `function` in a new daemon thread and wait for it; its exception is raised here."""
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future[None] = loop.create_future()
-
-    def settle(error: Exception | None) -> None:
-        if done.cancelled():  # the task was cancelled meanwhile: nobody waits
-            return
-        if error is None:
-            done.set_result(None)
-        else:
-            done.set_exception(error)
-
-    def run() -> None:
-        error: Exception | None = None
-        try:
-            function()
-        except Exception as exc:
-            error = exc
-        with contextlib.suppress(RuntimeError):  # the loop has closed: an abandoned round
-            loop.call_soon_threadsafe(settle, error)
-
-    threading.Thread(target=run, name=f"tracetui-{name}", daemon=True).start()
-    await done

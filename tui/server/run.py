@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import logging
+import os
 import signal
 import socket
 import sys
@@ -64,6 +66,11 @@ def bind_socket(host: str, port: int) -> socket.socket:
 REQUESTS_GRACE_S = 4.0
 ANSWERS_S = 3.0
 FORCED_S = 1.5
+# `serve` ends this long after Ctrl-C or SIGTERM, whatever still holds it: after the stop above
+# come the store's close and the interpreter's exit, which waits for threads and processes it
+# cannot bound (concurrent.futures joins its executors' threads, multiprocessing its children);
+# past this deadline their stacks are written to stderr and the process ends at once.
+STOP_DEADLINE_S = 10.0
 
 
 class QueryHidden(logging.Filter):
@@ -229,7 +236,6 @@ def runnable_command() -> str:
     """How to run tracetui from another shell, as the banner prints it: `tracetui` when that is
     on PATH and is this one, else the path of the script that was run (a virtualenv's bin, not
     activated), else `python -m tui` with this interpreter."""
-    import os
     import shlex
     import shutil
 
@@ -252,6 +258,29 @@ def stop_on_sigterm() -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupt)
+
+
+def end_within(seconds: float, code: int = 1) -> None:
+    """End the process `seconds` from now if it has not ended by itself: write every thread's
+    stack to stderr (what held it) and exit with `code` at once, without the interpreter's
+    exit, which would wait for them. Nothing acknowledged is lost: an ingest batch is answered
+    only once committed, and a webhook claimed but not sent is sent by the next service once
+    its claim expires (a webhook sent but not yet recorded is sent again, under the same
+    webhook-id: at least once)."""
+
+    def watch() -> None:
+        time.sleep(seconds)
+        with contextlib.suppress(Exception):  # stderr closed or gone: end all the same
+            print(
+                f"tracetui: still stopping {seconds:g} s after it was asked to; ending now. "
+                "Its threads:",
+                file=sys.stderr,
+                flush=True,
+            )
+            faulthandler.dump_traceback(sys.stderr, all_threads=True)
+        os._exit(code)
+
+    threading.Thread(target=watch, name="tracetui-stop-deadline", daemon=True).start()
 
 
 def stacks_on_sigusr1() -> None:
@@ -330,6 +359,7 @@ def serve(config: ServerConfig, opened: OpenedStore | None = None) -> int:
         # short, which would leave the interpreter's exit waiting on workers that were not ended.
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, signal.SIG_IGN)
+        end_within(STOP_DEADLINE_S)
         service.stop()
         store.close()  # a PostgreSQL pool's connections end cleanly, not cut at the exit
     return 0

@@ -8,7 +8,9 @@ webhooks of the same alert (a firing webhook whose receiver hangs does not hold 
 next one, nor its retries), not on other alerts'. A slow or dead receiver holds at most its own
 `per_host` slots, each for at most `timeout_s`, so the other receivers always have the rest;
 never evaluation (another thread) and never the API (the store is read in threads; no request
-waits on a webhook). Webhooks of one alert may therefore arrive out of order (retries reorder
+waits on a webhook). The store is called in daemon threads (threads.py), not the loop's
+executor: a call still waiting when the service stops (a locked or silent database) is
+abandoned, and never holds up the process's exit. Webhooks of one alert may therefore arrive out of order (retries reorder
 them anyway): receivers order them by their `timestamp`.
 
 An attempt: resolve and check the target (targets.py; refused: recorded as a failed delivery
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import random
 import time
@@ -55,6 +58,7 @@ from tui.server.store.alert_rows import (
     new_event_id,
 )
 from tui.server.store.protocol import TraceStore
+from tui.server.threads import in_daemon_thread
 
 STANDALONE = "standalone"  # the holder of a worker that is told no replica id
 
@@ -193,7 +197,10 @@ class DeliveryWorker:
         # Another replica (or this one started again, under a new id) may take them now.
         with contextlib.suppress(Exception):
             await asyncio.wait_for(
-                asyncio.to_thread(self.store.release_claims, self.holder), RELEASE_S
+                in_daemon_thread(
+                    functools.partial(self.store.release_claims, self.holder), "release-claims"
+                ),
+                RELEASE_S,
             )
 
     def running(self) -> bool:
@@ -234,7 +241,8 @@ class DeliveryWorker:
         # method starts them, so slots only free up meanwhile.
         in_flight = set(self._attempts)
         busy = Counter(self._busy_receivers)
-        for job in await asyncio.to_thread(self._due, in_flight, busy, free):
+        due = functools.partial(self._due, in_flight, busy, free)
+        for job in await in_daemon_thread(due, "due-webhooks"):
             if len(self._attempts) >= self.concurrency or self._stopping.is_set():
                 break
             delivery = job.delivery
@@ -309,7 +317,10 @@ class DeliveryWorker:
                 duration_ms=duration_ms,
                 ok=outcome.ok,
             )
-            await asyncio.to_thread(self.store.record_attempt, delivery.id, event, next_at, status)
+            record = functools.partial(
+                self.store.record_attempt, delivery.id, event, next_at, status
+            )
+            await in_daemon_thread(record, "record-attempt")
         except Exception as error:
             # Not recorded: the delivery stays due and is tried again at the next look.
             log.warning("webhook attempt not recorded (%s)", type(error).__name__)

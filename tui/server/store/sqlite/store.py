@@ -178,6 +178,7 @@ class Store(
         self._local = threading.local()
         self._checkpointer: sqlite3.Connection | None = None  # checkpoint()'s own connection
         self._checkpointer_lock = threading.Lock()
+        self._close_checkpointer = False  # close() came while a checkpoint ran
         migrate(self._connection(), self.path)
         self._sign_unsigned_alerts()
 
@@ -282,18 +283,32 @@ class Store(
                 busy, *after = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
                 if not busy:  # else someone was writing or reading: the next round
                     logged, copied = after
+            if self._close_checkpointer:  # close() came meanwhile
+                self._drop_checkpointer()
         return logged, copied
 
     def close(self) -> None:
-        """Close this thread's connection, and checkpoint()'s."""
+        """Close this thread's connection, and checkpoint()'s. A checkpoint under way is not
+        waited for (its disk syncs can take long on a busy disk, and `serve` closes the store
+        as it stops): it closes its connection itself as it ends."""
         db = getattr(self._local, "db", None)
         if db is not None:
             db.close()
             self._local.db = None
-        with self._checkpointer_lock:
-            if self._checkpointer is not None:
-                self._checkpointer.close()
-                self._checkpointer = None
+        if not self._checkpointer_lock.acquire(blocking=False):
+            self._close_checkpointer = True
+            return
+        try:
+            self._drop_checkpointer()
+        finally:
+            self._checkpointer_lock.release()
+
+    def _drop_checkpointer(self) -> None:
+        """Close checkpoint()'s connection (its lock held)."""
+        self._close_checkpointer = False
+        if self._checkpointer is not None:
+            self._checkpointer.close()
+            self._checkpointer = None
 
     def take_lease(self, name: str, holder: str, ttl_ms: int) -> bool:
         """See ReplicaStore.take_lease: one conditional upsert, by this machine's clock."""
