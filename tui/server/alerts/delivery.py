@@ -8,10 +8,10 @@ webhooks of the same alert (a firing webhook whose receiver hangs does not hold 
 next one, nor its retries), not on other alerts'. A slow or dead receiver holds at most its own
 `per_host` slots, each for at most `timeout_s`, so the other receivers always have the rest;
 never evaluation (another thread) and never the API (the store is read in threads; no request
-waits on a webhook). The store is called in daemon threads (threads.py), not the loop's
-executor: a call still waiting when the service stops (a locked or silent database) is
-abandoned, and never holds up the process's exit. Webhooks of one alert may therefore arrive out of order (retries reorder
-them anyway): receivers order them by their `timestamp`.
+waits on a webhook). Webhooks of one alert may therefore arrive out of order (retries reorder
+them anyway): receivers order them by their `timestamp`. The store is called in daemon threads
+(threads.py), not the loop's executor: a call still waiting when the service stops (a locked or
+silent database) is abandoned, and never holds up the process's exit.
 
 An attempt: resolve and check the target (targets.py; refused: recorded as a failed delivery
 with the reason, not retried), sign (signing.py, a new timestamp each time, the same
