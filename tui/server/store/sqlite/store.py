@@ -59,17 +59,16 @@ BACKGROUND_CHECKPOINT_PAGES = 65536
 # of bench_ingest's 50,000 spans: 10-16% less CPU with 8 to 32 MiB, measured in-process).
 DEFAULT_CACHE_KIB = 2000
 INGEST_CACHE_KIB = 16384
-
-
 # How long a statement waits for a lock (SQLite's busy handler), and a write transaction for
 # the write lock (begin_write), before the write is refused (StoreBusy: a 503 with Retry-After).
 BUSY_TIMEOUT_MS = 5000
 # How often a write transaction that waits tries the write lock again. SQLite's busy handler
 # sleeps 1, 2, 5, 10 ... 100 ms between tries, so a waiter woke up to tens of ms after the lock
 # was free, and a writer that had waited longest (the text indexer, a request's write) kept
-# losing the lock to two ingest workers handing it on: bench_ingest, three pairs of passes,
-# 4.10 / 5.39 / 5.89 s polling against 4.63 / 5.57 / 7.87 s; the text found within 0.7-0.9 s
-# at p95 against up to 1.7 s.
+# losing the lock to two ingest workers handing it on. bench_ingest, pairs of passes: on an
+# idle machine a median of 3.02 s polling against 3.34 s (five pairs), on a loaded one 4.10 /
+# 5.39 / 5.89 s against 4.63 / 5.57 / 7.87 s, the text found within 0.7-0.9 s at p95 against
+# up to 1.7 s (docs/benchmarks.md).
 WRITE_POLL_S = 0.001
 
 
