@@ -47,6 +47,9 @@ def run_the_hostile_walk(service: RunningService) -> None:
     argv = [sys.executable, "-m", "tui", "--project", ids["project_id"]]
     with Terminal(argv, app_environment(service), cols=120, rows=40) as term:
         term.wait_for(b"Errors")  # the trace list's footer
+        # Its rows, before the first key: the footer is drawn before the first page arrives,
+        # and an Enter on a list still empty opens nothing (under load, the page came after).
+        wait_until_shown(term, "row 1 of 2")
         term.drain(quiet=1.0)
         screens = []
         for keys, shown in VISITS:
