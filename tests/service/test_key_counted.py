@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import psycopg
 import pytest
 from starlette.testclient import TestClient
 
@@ -31,6 +32,36 @@ def test_a_known_keys_look_up_counts_its_request_across_replicas(open_store: Ope
     # An unknown key: None, and nothing counted for it.
     assert first.key_scope_counted("tt_ws_unknown", "api:key:x", 600_000) is None
     assert first.count_requests("api:key:x", 600_000) == 1
+
+
+@pytest.mark.parametrize("backend", ["postgres"])  # SQLite's limiter counts in memory
+def test_a_counted_request_commits_without_waiting_for_the_disk(
+    open_store: OpenStore, store_url: str
+) -> None:
+    # Every request of a replica writes its count: a WAL flush each would put the disk's
+    # latency into every request. The statements the store runs, each in a transaction of its
+    # own as autocommit runs it, leave synchronous_commit off for that transaction alone.
+    from tui.server.store.postgres.sql import COUNT_REQUESTS, KEY_SCOPE_COUNTED
+
+    store = open_store(pool_size=1)
+    store.add_key(KEY, None, "ci")
+    bucket = f"api:key:{hash_key(KEY)}"
+    looked_up = {"hash": hash_key(KEY), "bucket": bucket, "window": 600_000}
+    with psycopg.connect(store_url, autocommit=True) as db:
+        # As a durable server commits (the tests' server may not), for this session.
+        db.execute("SET synchronous_commit = on")
+        for sql, args, hits in (
+            (KEY_SCOPE_COUNTED, looked_up, (None, 1)),
+            (COUNT_REQUESTS, (bucket, 600_000, 1), (2,)),
+        ):
+            with db.transaction():
+                assert db.execute(sql, args).fetchone() == hits
+                assert db.execute("SHOW synchronous_commit").fetchone() == ("off",)
+            assert db.execute("SHOW synchronous_commit").fetchone() == ("on",)
+    # The store's own calls count in the same rows.
+    assert store.key_scope_counted(KEY, bucket, 600_000) == (KeyScope(hash_key(KEY), None), 3)
+    assert store.count_requests(bucket, 600_000) == 4
+    assert store.key_scope_counted("tt_ws_unknown", bucket, 600_000) is None
 
 
 class CountingStore:

@@ -30,6 +30,7 @@ from tui.server.store.postgres.migrations import has_trigram_index, migrate
 from tui.server.store.postgres.pool import DEFAULT_POOL_SIZE, Connection, Connections, connect_once
 from tui.server.store.postgres.search import PostgresSearch
 from tui.server.store.postgres.sql import (
+    COUNT_REQUESTS,
     INSERT_ANNOTATIONS,
     JOIN_LOGS,
     KEY_SCOPE_COUNTED,
@@ -195,6 +196,13 @@ class PostgresStore(
                 KEY_SCOPE_COUNTED, {"hash": key_hash, "bucket": bucket, "window": window_start}
             ).fetchone()
         return None if row is None else (KeyScope(key_hash, row[0]), int(row[1]))
+
+    def count_requests(self, bucket: str, window_start: int, hits: int = 1) -> int:
+        """See ReplicaStore.count_requests: committed without waiting for the disk
+        (sql.RELAXED_COMMIT)."""
+        with self._db.connection() as db:
+            row = db.execute(COUNT_REQUESTS, (bucket, window_start, hits)).fetchone()
+        return int(row[0]) if row is not None else hits
 
     def take_lease(self, name: str, holder: str, ttl_ms: int) -> bool:
         """See ReplicaStore.take_lease: one conditional upsert, by the database's clock."""
