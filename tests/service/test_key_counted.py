@@ -13,6 +13,7 @@ from starlette.testclient import TestClient
 from tests.service.conftest import OpenStore
 from tui.server.api_keys import hash_key
 from tui.server.http.ratelimit import RateLimitMiddleware, SharedRateLimiter
+from tui.server.store.postgres.sql import COUNT_REQUESTS, KEY_SCOPE_COUNTED
 from tui.server.store.rows import KeyScope
 
 KEY = "tt_ws_counted_key_0123456789"
@@ -41,8 +42,6 @@ def test_a_counted_request_commits_without_waiting_for_the_disk(
     # Every request of a replica writes its count: a WAL flush each would put the disk's
     # latency into every request. The statements the store runs, each in a transaction of its
     # own as autocommit runs it, leave synchronous_commit off for that transaction alone.
-    from tui.server.store.postgres.sql import COUNT_REQUESTS, KEY_SCOPE_COUNTED
-
     store = open_store(pool_size=1)
     store.add_key(KEY, None, "ci")
     bucket = f"api:key:{hash_key(KEY)}"
