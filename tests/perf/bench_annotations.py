@@ -34,7 +34,7 @@ import httpx
 
 from tests.perf import million, pg_server
 from tests.perf.pg_server import bench_postgres
-from tests.perf.report import Row
+from tests.perf.report import Row, p95_ms
 from tests.support.serve import serving
 from tui.server.api_keys import hash_key
 from tui.server.search.filters import TraceFilters
@@ -165,19 +165,6 @@ def _analyze(store: Any) -> None:
     else:
         with store._db.connection() as db:
             db.execute("ANALYZE annotations")
-
-
-# -- timing ------------------------------------------------------------------------------------
-
-
-def p95_ms(fn: Callable[[], object], runs: int) -> float:
-    fn()
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return statistics.quantiles(times, n=20)[-1] * 1000 if runs > 1 else times[0] * 1000
 
 
 def batch_p95_ms(

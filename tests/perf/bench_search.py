@@ -25,7 +25,6 @@ import json
 import os
 import random
 import sqlite3
-import statistics
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -33,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.perf.bulk import pg_copy, pg_write, sqlite_insert
-from tests.perf.report import Row
+from tests.perf.report import Row, p95_ms
 from tui.server.search.filters import TraceFilters
 from tui.server.search.text import INPUT, OUTPUT, in_part, searched_text
 from tui.server.store.rows import SearchPosition, TraceRow, TraceSummary
@@ -207,19 +206,6 @@ def size_of(db: Any) -> int:
     return int(row[0])
 
 
-# -- timing ------------------------------------------------------------------------------------
-
-
-def p95_ms(fn: Callable[[], object]) -> float:
-    fn()
-    times = []
-    for _ in range(RUNS):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return statistics.quantiles(times, n=20)[-1] * 1000
-
-
 SINGLE = {
     "status=error": TraceFilters(status="error"),
     "model=gpt-4o": TraceFilters(model="gpt-4o"),
@@ -276,14 +262,14 @@ def measure(store: Any, backend: str, now: int, sizes: tuple[int, int]) -> list[
 
     found = []
     for label, f in SINGLE.items():
-        ms = p95_ms(first(f))
+        ms = p95_ms(first(f), RUNS)
         found.append(Row(f"search {backend}: {label}", ms, 0, "ms", "p95 <= 50 ms", ms <= 50))
     for label, f in TEXT.items():
         got, _more = store.search_traces(PROJECT, f, start, end, LIMIT)
         want = first_page(f, now)
         assert [r.id for r in got] == want, f"{label}: not the brute force's first page"
         assert len(want) == LIMIT or TRACES < 100_000, f"{label}: {len(want)} traces found"
-        ms = p95_ms(first(f))
+        ms = p95_ms(first(f), RUNS)
         found.append(Row(f"search {backend}: {label}", ms, 0, "ms", "p95 <= 200 ms", ms <= 200))
     after: SearchPosition | None = None
     rows: list[TraceSummary] = []
@@ -292,7 +278,7 @@ def measure(store: Any, backend: str, now: int, sizes: tuple[int, int]) -> list[
         if not rows:
             break
         after = SearchPosition(sort_value(rows[-1], COMBINED), rows[-1].id)
-    ms = p95_ms(lambda: store.search_traces(PROJECT, COMBINED, start, end, LIMIT, after))
+    ms = p95_ms(lambda: store.search_traces(PROJECT, COMBINED, start, end, LIMIT, after), RUNS)
     found.append(
         Row(
             f"search {backend}: 4 filters, page {DEEP_PAGES + 1}",

@@ -20,15 +20,13 @@ bench never times an empty or a wrong answer.
 from __future__ import annotations
 
 import sqlite3
-import statistics
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from tests.perf import million
 from tests.perf.pg_server import bench_postgres
-from tests.perf.report import Row
+from tests.perf.report import Row, p95_ms
 from tui.server.search.filters import TraceFilters
 from tui.server.store import span_search
 from tui.server.store.opening import open_store
@@ -149,19 +147,6 @@ def postgres_answers(
         traces = db.cursor(name="bench_traces")
         traces.execute(TRACES_SQL + "%s", (million.PROJECT,))
         return expected_orders(spans, traces, wanted, start, end)
-
-
-# -- timing --------------------------------------------------------------------------------------
-
-
-def p95_ms(fn: Callable[[], object], runs: int) -> float:
-    fn()
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return statistics.quantiles(times, n=20)[-1] * 1000 if runs > 1 else times[0] * 1000
 
 
 def checked(ids: list[str], expected: list[str], label: str) -> None:

@@ -32,6 +32,18 @@ def median_time(fn: Callable[[], object], runs: int = 5) -> float:
     return statistics.median(times)
 
 
+def p95_ms(fn: Callable[[], object], runs: int) -> float:
+    """The 95th percentile of `fn`'s wall time in ms over `runs` calls, after one call to warm
+    it (with one run, that run's time)."""
+    fn()
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return statistics.quantiles(times, n=20)[-1] * 1000 if runs > 1 else times[0] * 1000
+
+
 def print_table(rows: list[Row]) -> None:
     header = f"{'scenario':<44} {'ours':>10} {'floor':>10} {'ratio':>7}  {'target':<18} ok"
     print(header)
