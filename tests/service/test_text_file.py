@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from tui.server.search.filters import TraceFilters
-from tui.server.store.rows import ProjectRow, SpanGroup, SpanRow, TraceRow, now_ms
 from tui.server.store.dialect import SQLITE
 from tui.server.store.errors import StoreUnavailable
+from tui.server.store.rows import ProjectRow, SpanGroup, SpanRow, TraceRow, now_ms
 from tui.server.store.sql import INSERT
 from tui.server.store.sqlite import migrations, search
 from tui.server.store.sqlite.store import Store
@@ -250,6 +250,6 @@ def test_the_move_interrupted_after_the_text_file_committed_is_run_again(
 
 
 def test_ordinary_connections_cannot_write_the_text_file(sqlite_store: Store) -> None:
-    with pytest.raises(StoreUnavailable):  # SQLite's "attempt to write a readonly database"
-        with sqlite_store.transaction() as db:
-            db.execute("INSERT INTO trace_texts (rowid, body) VALUES (1, 'x')")
+    # SQLite's "attempt to write a readonly database"
+    with pytest.raises(StoreUnavailable), sqlite_store.transaction() as db:
+        db.execute("INSERT INTO trace_texts (rowid, body) VALUES (1, 'x')")

@@ -38,6 +38,7 @@ from tui.server.store.sql import INSERT, SELECT_SPANS, upsert_traces_args
 from tui.server.store.sqlite import search
 from tui.server.store.sqlite.alerts import SqliteAlerts
 from tui.server.store.sqlite.migrations import migrate
+from tui.server.store.sqlite.sql import JOIN_LOGS, UPSERT_SPAN, UPSERT_TRACES
 from tui.server.store.sqlite.textfile import (
     DATA_SCHEMA_NAME,
     TEXT_SCHEMA_NAME,
@@ -45,7 +46,6 @@ from tui.server.store.sqlite.textfile import (
     make_text_file,
     text_path,
 )
-from tui.server.store.sqlite.sql import JOIN_LOGS, UPSERT_SPAN, UPSERT_TRACES
 from tui.server.store.texts import INDEX_BATCH
 from tui.server.store.traces import TraceTables, bulk_rows
 
@@ -231,7 +231,7 @@ class Store(
         self.cache_kib = cache_kib
         self._local = threading.local()
         # checkpoint()'s own connections: to the database and to its text file
-        self._checkpointer: tuple[sqlite3.Connection, ...] | None = None
+        self._checkpointer: tuple[sqlite3.Connection, sqlite3.Connection] | None = None
         self._checkpointer_lock = threading.Lock()
         self._close_checkpointer = False  # close() came while a checkpoint ran
         self._indexing = threading.Lock()  # one indexer at a time (index_texts)
@@ -335,12 +335,15 @@ class Store(
         the figures returned are the database's."""
         with self._checkpointer_lock:
             if self._checkpointer is None:
-                self._checkpointer = tuple(
-                    connect(file, with_text=False) for file in (self.path, text_path(self.path))
+                self._checkpointer = (
+                    connect(self.path, with_text=False),
+                    connect(text_path(self.path), with_text=False),
                 )
                 for db in self._checkpointer:
                     db.execute("PRAGMA busy_timeout=0")
-            logged, copied = [checkpoint_file(db) for db in self._checkpointer][0]
+            main, text = self._checkpointer
+            logged, copied = checkpoint_file(main)
+            checkpoint_file(text)
             if self._close_checkpointer:  # close() came meanwhile
                 self._drop_checkpointer()
         return logged, copied
