@@ -253,3 +253,16 @@ def test_ordinary_connections_cannot_write_the_text_file(sqlite_store: Store) ->
     # SQLite's "attempt to write a readonly database"
     with pytest.raises(StoreUnavailable), sqlite_store.transaction() as db:
         db.execute("INSERT INTO trace_texts (rowid, body) VALUES (1, 'x')")
+
+
+def test_the_checkpoint_copies_the_text_files_log_too(sqlite_store: Store) -> None:
+    """The indexer's commits leave the index in the text file's write-ahead log; the store's
+    checkpoint (the background task's) copies it into the file."""
+    store = sqlite_store
+    for n in range(50):
+        ingest(store, f"{n:032x}", f"log copied {n} " + "lorem ipsum " * 40)
+    assert store.index_texts() == 50
+    text_file = Path(f"{store.path}-text")
+    before = text_file.stat().st_size
+    store.checkpoint()
+    assert text_file.stat().st_size > before
