@@ -94,7 +94,7 @@ def build(path: Path, now: int) -> Store:
         db.executemany(INSERT[TraceRow], traces)
         db.executemany(INSERT[SpanRow], spans)
     db.execute("COMMIT")
-    db.execute("ANALYZE")
+    db.execute("ANALYZE main")  # the text file is attached read-only
     hook = "http://127.0.0.1:9/unused"
     with store.transaction() as db:
         for n in range(HEAVY_ALERTS):

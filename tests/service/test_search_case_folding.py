@@ -27,7 +27,6 @@ from tui.server.store.postgres import migrations as postgres_migrations
 from tui.server.store.rows import ProjectRow, TraceRow
 from tui.server.store.sql import INSERT
 from tui.server.store.sqlite import migrations as sqlite_migrations
-from tui.server.store.sqlite.search import write_text_rows
 
 NOW = 1_795_000_000_000
 
@@ -117,7 +116,10 @@ def before_folding(backend: str, url: str) -> None:
         db.execute("BEGIN")
         db.execute(SQLITE.sql(INSERT[ProjectRow]), project)
         db.executemany(SQLITE.sql(INSERT[TraceRow]), rows)
-        write_text_rows(db, [("p", i, text) for i, text in STORED_AS_THEY_CAME.items()])
+        # Indexed, as the index then held them (in the database: textfile.py moved it later).
+        for key, (trace_id, text) in enumerate(STORED_AS_THEY_CAME.items(), start=1):
+            db.execute("INSERT INTO trace_text_keys VALUES (?, 'p', ?)", (key, trace_id))
+            db.execute("INSERT INTO trace_texts (rowid, body) VALUES (?, ?)", (key, text))
         db.execute("COMMIT")
         db.close()
         return

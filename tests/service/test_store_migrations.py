@@ -200,6 +200,9 @@ def test_a_database_from_before_migrations_opens_with_every_row_intact(tmp_path:
     changed |= {f"annotations_by_{i}" for i in ("trace", "label", "name", "session", "time")}
     # Migration 14 (span conditions) adds an index of failed spans.
     changed |= {"spans_failed"}
+    # Migration 15 moves the text index to a file of its own (textfile.py): deletions leave
+    # tombstones for it, by a trigger.
+    changed |= {"trace_text_tombstones", "trace_text_gone"}
     kept = [entry for entry in schema if entry[1] not in changed]
     assert [entry for entry in schema_of(path) if entry[1] not in changed] == kept
     raw = sqlite3.connect(path)

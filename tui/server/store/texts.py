@@ -6,10 +6,13 @@ was more than half of ingest's write, and one writer writes at a time, so it bou
 of texts waiting for the index (trace_text_pending: a new trace's text, or a stored trace's
 grown one), and the service's indexer (background.index_texts) moves what waits into the index
 every INDEX_PERIOD_S, INDEX_BATCH texts per transaction (TraceStore.index_texts): in batches,
-the FTS5 work costs a fifth of what it did body by body. Every other part of a trace is there
-when its export is answered (listed, filtered, opened); its text is found by `q` once indexed,
-within FINDABLE_WITHIN_S of the answer (docs/api.md), which tests/service check under load
-and `make bench` measures (the search delay's p95 and max).
+the FTS5 work costs a fifth of what it did body by body. The index lives in a file of its own
+beside the database (sqlite/textfile.py), whose write lock only the indexer takes, so its
+writes never hold ingest's (they held the one lock a third as long as ingest's writes did).
+Every other part of a trace is there when its export is answered (listed, filtered, opened);
+its text is found by `q` once indexed, within FINDABLE_WITHIN_S of the answer (docs/api.md),
+which tests/service check under load and `make bench` measures (the search delay's p95 and
+max).
 
 On PostgreSQL the text is indexed as ingest writes it: deferring it moved the GIN keys' work
 to an UPDATE of the trace's row that cost more than the keys saved (a row version written

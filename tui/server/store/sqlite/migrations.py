@@ -17,6 +17,7 @@ from typing import Any
 from tui.server.search.text import MAX_TRACE, folded, needs_folding
 from tui.server.store import migrations
 from tui.server.store.migrations import Migration
+from tui.server.store.sqlite.textfile import move_texts
 
 # The schema of every tracetui before migrations, verbatim: on those databases it is a no-op.
 SCHEMA_V1 = """
@@ -489,6 +490,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(12, "search: stored texts case-folded", "", fold_texts),
     Migration(13, "annotations: scores, labels and notes on traces, spans, sessions", SCHEMA_V13),
     Migration(14, "spans: failed ones by model and duration, for span conditions", SCHEMA_V14),
+    # The text index in a file of its own, with its own write lock (textfile.py).
+    Migration(15, "search: the text index moved to the file <database>-text", "", move_texts),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -2,10 +2,11 @@
 path, and how a text search picks its plan.
 
 The text lives in the FTS5 table trace_texts (trigram tokenizer), each row keyed by
-trace_text_keys' id for the trace (migrations, version 8). Ingest writes a trace's text to
-trace_text_pending (version 11), from which the service's indexer moves it into the index in
-batches (index_pending; store/texts.py says when): an FTS5 row written as each body was
-stored cost more than half of ingest's write.
+trace_text_keys' id for the trace, in a database file of its own (textfile.py: the indexer
+takes its write lock, not the database's). Ingest writes a trace's text to trace_text_pending
+in the database, from which the indexer moves it into the index in batches (index_pending;
+store/texts.py says when): an FTS5 row written as each body was stored cost more than half of
+ingest's write.
 """
 
 from __future__ import annotations
@@ -29,21 +30,16 @@ def write_texts(db: sqlite3.Connection, project_id: str, sums: Sequence[TraceSum
     )
 
 
-def write_text_rows(db: sqlite3.Connection, rows: Iterable[tuple[str, str, str]]) -> None:
-    """Texts of new traces, as (project_id, trace_id, text), into the index at once (bulk
-    writes: the demo's data, benchmarks, tests)."""
+def write_text_rows(db: sqlite3.Connection, rows: Iterable[tuple[str, str, str]]) -> int:
+    """Texts of new traces, as (project_id, trace_id, text), for the indexer as ingest leaves
+    them (bulk writes: the demo's data, benchmarks, tests; the store indexes them once their
+    transaction is committed); returns how many."""
     texts = [row for row in rows if row[2]]
-    if not texts:
-        return
     db.executemany(
-        "INSERT OR IGNORE INTO trace_text_keys (project_id, trace_id) VALUES (?, ?)",
-        [(p, i) for p, i, _ in texts],
-    )
-    db.executemany(
-        "INSERT INTO trace_texts (rowid, body) SELECT id, ?3 FROM trace_text_keys"
-        " WHERE project_id = ?1 AND trace_id = ?2",
+        "INSERT OR REPLACE INTO trace_text_pending (project_id, trace_id, body) VALUES (?, ?, ?)",
         texts,
     )
+    return len(texts)
 
 
 def stored_text(db: sqlite3.Connection, project_id: str, trace_id: str) -> str | None:
@@ -83,31 +79,50 @@ def update_stored(db: sqlite3.Connection, project_id: str, sums: Sequence[TraceS
             write_texts(db, project_id, [t._replace(search_text=new.search_text)])
 
 
-def index_pending(db: sqlite3.Connection, limit: int) -> int:
-    """Move up to `limit` waiting texts into the index (FTS5 rows by rowid, each trace's
-    replacing any it had), in the caller's write transaction; returns how many."""
-    waiting = db.execute(
-        "SELECT id, project_id, trace_id, body FROM trace_text_pending ORDER BY id LIMIT ?",
+def index_pending(db: sqlite3.Connection, limit: int) -> tuple[int, int]:
+    """Index up to `limit` waiting texts, oldest first, in the indexer's write transaction on
+    the text file (`db`: the database attached read-only); returns how many, and the number of
+    the last one (the waiting rows up to it are the caller's to delete, once this is
+    committed). A trace indexed before (its text grew since, or it is indexed again after a
+    crash) has its FTS5 row replaced. Three statements for the batch, not two per text: 10%
+    less of the indexer's time than a look-up of each text's key from Python."""
+    count, last = db.execute(
+        "SELECT count(*), max(id) FROM (SELECT id FROM trace_text_pending ORDER BY id LIMIT ?)",
         (limit,),
-    ).fetchall()
-    rows = []
-    for _, project_id, trace_id, body in waiting:
-        key = db.execute(
-            "SELECT id FROM trace_text_keys WHERE project_id = ? AND trace_id = ?",
-            (project_id, trace_id),
-        ).fetchone()
-        if key is None:
-            key = db.execute(
-                "INSERT INTO trace_text_keys (project_id, trace_id) VALUES (?, ?) RETURNING id",
-                (project_id, trace_id),
-            ).fetchone()
-        else:  # indexed before: its text grew since
-            db.execute("DELETE FROM trace_texts WHERE rowid = ?", key)
-        rows.append((key[0], body))
-    db.executemany("INSERT INTO trace_texts (rowid, body) VALUES (?, ?)", rows)
-    if waiting:
-        db.execute("DELETE FROM trace_text_pending WHERE id <= ?", (waiting[-1][0],))
-    return len(waiting)
+    ).fetchone()
+    if not count:
+        return 0, 0
+    batch = (
+        "FROM trace_text_pending p JOIN trace_text_keys k"
+        " ON k.project_id = p.project_id AND k.trace_id = p.trace_id WHERE p.id <= ?"
+    )
+    db.execute(f"DELETE FROM trace_texts WHERE rowid IN (SELECT k.id {batch})", (last,))
+    db.execute(
+        "INSERT OR IGNORE INTO trace_text_keys (project_id, trace_id)"
+        " SELECT project_id, trace_id FROM trace_text_pending WHERE id <= ? ORDER BY id",
+        (last,),
+    )
+    db.execute(f"INSERT INTO trace_texts (rowid, body) SELECT k.id, p.body {batch}", (last,))
+    return int(count), int(last)
+
+
+def apply_tombstones(db: sqlite3.Connection, limit: int) -> tuple[int, int]:
+    """Remove from the index the texts of up to `limit` deleted traces (their tombstones,
+    oldest first), in the indexer's write transaction on the text file; returns how many
+    tombstones, and the number of the last one (the caller's to delete once committed)."""
+    last = db.execute(
+        "SELECT count(*), max(id) FROM (SELECT id FROM trace_text_tombstones ORDER BY id LIMIT ?)",
+        (limit,),
+    ).fetchone()
+    count, last_id = last[0], last[1] or 0
+    if count:
+        gone = (
+            "SELECT k.id FROM trace_text_keys k JOIN trace_text_tombstones g"
+            " ON g.project_id = k.project_id AND g.trace_id = k.trace_id WHERE g.id <= ?"
+        )
+        db.execute(f"DELETE FROM trace_texts WHERE rowid IN ({gone})", (last_id,))
+        db.execute(f"DELETE FROM trace_text_keys WHERE id IN ({gone})", (last_id,))
+    return count, last_id
 
 
 # Where the two ways of searching the text cost about the same on 1,000,000 traces (measured:

@@ -39,6 +39,13 @@ from tui.server.store.sqlite import search
 from tui.server.store.sqlite.alerts import SqliteAlerts
 from tui.server.store.sqlite.migrations import migrate
 from tui.server.store.sqlite.sql import JOIN_LOGS, UPSERT_SPAN, UPSERT_TRACES
+from tui.server.store.sqlite.textfile import (
+    DATA_SCHEMA_NAME,
+    TEXT_SCHEMA_NAME,
+    attach_read_only,
+    make_text_file,
+    text_path,
+)
 from tui.server.store.texts import INDEX_BATCH
 from tui.server.store.traces import TraceTables, bulk_rows
 
@@ -94,13 +101,16 @@ def connect(
     path: str,
     checkpoint_pages: int = WAL_AUTOCHECKPOINT_PAGES,
     cache_kib: int = DEFAULT_CACHE_KIB,
+    with_text: bool = True,
 ) -> sqlite3.Connection:
     """A connection as the store makes them: write-ahead log, synced at checkpoints only (run
     by a commit once the log holds `checkpoint_pages`), waiting up to 5 s for another writer,
-    with a page cache of `cache_kib`.
+    with a page cache of `cache_kib`; `with_text`: the text index's file attached read-only
+    (textfile.py; it must exist: the Store makes it).
     Rows come back as plain tuples and become named rows in the store: sqlite3.Row costs a
     third of the time of a 50,000-span read."""
-    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    # uri=True: ATTACH takes the read-only file: URI (a plain path is still a plain path).
+    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, uri=True)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")
     db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
@@ -111,6 +121,17 @@ def connect(
     db.execute(f"PRAGMA journal_size_limit={WAL_AUTOCHECKPOINT_PAGES * 4096}")
     # `input:` and `output:` check the traces the text index finds with it (dialect.sqlite_text).
     db.create_function("tracetui_in_part", 3, in_part, deterministic=True)
+    if with_text:
+        attach_read_only(db, text_path(path), TEXT_SCHEMA_NAME)
+    return db
+
+
+def connect_text_writer(path: str, cache_kib: int = DEFAULT_CACHE_KIB) -> sqlite3.Connection:
+    """The indexer's connection (textfile.py): the text file of the database at `path` as its
+    main database, so that its BEGIN IMMEDIATE takes that file's write lock only, and the
+    database attached read-only as `data`."""
+    db = connect(text_path(path), cache_kib=cache_kib, with_text=False)
+    attach_read_only(db, path, DATA_SCHEMA_NAME)
     return db
 
 
@@ -144,6 +165,40 @@ def refusal_of(error: sqlite3.Error) -> StoreBusy | None:
     return None
 
 
+@contextmanager
+def writing(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """A write transaction on `db`, taken up front (begin_write), undone whole on any error;
+    a lock held too long by others raises StoreBusy, a file that cannot be written (a full
+    disk) StoreUnavailable."""
+    try:
+        begin_write(db)
+        try:
+            yield db
+        except BaseException:
+            if db.in_transaction:  # SQLite may have rolled back by itself (a full disk)
+                db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+    except sqlite3.Error as error:
+        if db.in_transaction:  # a COMMIT that failed leaves the transaction open
+            db.execute("ROLLBACK")
+        refusal = refusal_of(error)
+        if refusal is None:
+            raise
+        raise refusal from None
+
+
+def checkpoint_file(db: sqlite3.Connection) -> tuple[int, int]:
+    """A PASSIVE checkpoint of `db`'s main file, then its log truncated if big and all copied
+    (Store.checkpoint); returns the log's pages and those copied."""
+    _, logged, copied = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    if logged >= WAL_AUTOCHECKPOINT_PAGES and copied == logged:
+        busy, *after = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if not busy:  # else someone was writing or reading: the next round
+            logged, copied = after
+    return int(logged), int(copied)
+
+
 class Store(
     search.SqliteSearch,
     SqliteAlerts,
@@ -175,10 +230,20 @@ class Store(
         self.checkpoint_pages = checkpoint_pages
         self.cache_kib = cache_kib
         self._local = threading.local()
-        self._checkpointer: sqlite3.Connection | None = None  # checkpoint()'s own connection
+        # checkpoint()'s own connections: to the database and to its text file
+        self._checkpointer: tuple[sqlite3.Connection, sqlite3.Connection] | None = None
         self._checkpointer_lock = threading.Lock()
         self._close_checkpointer = False  # close() came while a checkpoint ran
-        migrate(self._connection(), self.path)
+        self._indexing = threading.Lock()  # one indexer at a time (index_texts)
+        db = connect(self.path, self.checkpoint_pages, self.cache_kib, with_text=False)
+        try:
+            migrate(db, self.path)
+            make_text_file(self.path)
+            attach_read_only(db, text_path(self.path), TEXT_SCHEMA_NAME)
+        except BaseException:
+            db.close()
+            raise
+        self._local.db = db
         self._sign_unsigned_alerts()
 
     @property
@@ -200,23 +265,15 @@ class Store(
         """A write transaction taken up front, so check-then-insert sequences are atomic. It is
         undone whole on any error; a store that is locked too long raises StoreBusy, one that
         cannot write (a full disk) StoreUnavailable, so every write is refused the same way."""
-        db = self._connection()
         try:
-            begin_write(db)
-            try:
+            with writing(self._connection()) as db:
                 yield db
-            except BaseException:
-                if db.in_transaction:  # SQLite may have rolled back by itself (a full disk)
-                    db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
-        except sqlite3.Error as error:
-            if db.in_transaction:  # a COMMIT that failed leaves the transaction open
-                db.execute("ROLLBACK")
-            refusal = refusal_of(error)
-            if refusal is None:
-                raise
-            raise refusal from None
+        finally:
+            texts_written = getattr(self._local, "texts_written", False)
+            self._local.texts_written = False
+        if texts_written:  # a bulk write's texts (insert_traces): found once it returns
+            while self.index_texts(INDEX_BATCH) >= INDEX_BATCH:
+                pass
 
     def _read(self) -> AbstractContextManager[sqlite3.Connection]:
         guard = reads.current()
@@ -271,17 +328,22 @@ class Store(
         copied, which never happens while writers take turns without a pause (two ingest
         workers at full speed: so before this task too): the file grows through a burst. So
         once a burst is over (all copied, nobody writing or reading the log) a big log is
-        truncated; if anyone is, the next round tries again (no waiting: busy_timeout 0)."""
+        truncated; if anyone is, the next round tries again (no waiting: busy_timeout 0).
+
+        The text index's file (textfile.py) is checkpointed alike, on a connection to it of its
+        own (the store's attach it read-only, and a read-only connection cannot copy its log);
+        the figures returned are the database's."""
         with self._checkpointer_lock:
-            db = self._checkpointer
-            if db is None:
-                db = self._checkpointer = connect(self.path)
-                db.execute("PRAGMA busy_timeout=0")
-            _, logged, copied = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-            if logged >= WAL_AUTOCHECKPOINT_PAGES and copied == logged:
-                busy, *after = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-                if not busy:  # else someone was writing or reading: the next round
-                    logged, copied = after
+            if self._checkpointer is None:
+                self._checkpointer = (
+                    connect(self.path, with_text=False),
+                    connect(text_path(self.path), with_text=False),
+                )
+                for db in self._checkpointer:
+                    db.execute("PRAGMA busy_timeout=0")
+            main, text = self._checkpointer
+            logged, copied = checkpoint_file(main)
+            checkpoint_file(text)
             if self._close_checkpointer:  # close() came meanwhile
                 self._drop_checkpointer()
         return logged, copied
@@ -290,10 +352,11 @@ class Store(
         """Close this thread's connection, and checkpoint()'s. A checkpoint under way is not
         waited for (its disk syncs can take long on a busy disk, and `serve` closes the store
         as it stops): it closes its connection itself as it ends."""
-        db = getattr(self._local, "db", None)
-        if db is not None:
-            db.close()
-            self._local.db = None
+        for name in ("db", "text_writer"):
+            db = getattr(self._local, name, None)
+            if db is not None:
+                db.close()
+                setattr(self._local, name, None)
         if not self._checkpointer_lock.acquire(blocking=False):
             self._close_checkpointer = True
             return
@@ -306,7 +369,8 @@ class Store(
         """Close checkpoint()'s connection (its lock held)."""
         self._close_checkpointer = False
         if self._checkpointer is not None:
-            self._checkpointer.close()
+            for db in self._checkpointer:
+                db.close()
             self._checkpointer = None
 
     def take_lease(self, name: str, holder: str, ttl_ms: int) -> bool:
@@ -352,7 +416,8 @@ class Store(
         db.executemany(
             INSERT[SpanRow], ((project_of.get(span[0], project_id), *span) for span in span_rows)
         )
-        search.write_text_rows(db, texts)
+        if search.write_text_rows(db, texts):
+            self._local.texts_written = True  # indexed once committed (transaction)
 
     # -- ingest --------------------------------------------------------------------------------
 
@@ -401,9 +466,31 @@ class Store(
         search.write_texts(db, project_id, new)
 
     def index_texts(self, limit: int = INDEX_BATCH) -> int:
-        """See TraceStore.index_texts (sqlite.search.index_pending)."""
-        with self.transaction() as db:
-            return search.index_pending(db, limit)
+        """See TraceStore.index_texts: rounds on the text file (textfile.py), each applying up
+        to `limit` tombstones and, once none is left over, indexing up to `limit` waiting texts
+        read in the same snapshot of the database (so every deletion before a text is applied
+        before it); then the database forgets what the round used, in a short transaction of
+        its own. Returns how many texts were indexed."""
+        with self._indexing:
+            while True:
+                gone, texts = self._index_round(limit)
+                if gone[0] or texts[0]:
+                    with self.transaction() as db:
+                        db.execute("DELETE FROM trace_text_tombstones WHERE id <= ?", (gone[1],))
+                        db.execute("DELETE FROM trace_text_pending WHERE id <= ?", (texts[1],))
+                if gone[0] < limit:
+                    return texts[0]
+
+    def _index_round(self, limit: int) -> tuple[tuple[int, int], tuple[int, int]]:
+        """One write transaction on the text file: (tombstones applied, texts indexed), each
+        as (how many, the last one's number)."""
+        writer: sqlite3.Connection | None = getattr(self._local, "text_writer", None)
+        if writer is None:
+            writer = self._local.text_writer = connect_text_writer(self.path, self.cache_kib)
+        with writing(writer):
+            gone = search.apply_tombstones(writer, limit)
+            texts = search.index_pending(writer, limit) if gone[0] < limit else (0, 0)
+        return gone, texts
 
     def _join_logs(self, db: Any, project_id: str, trace_ids: list[str]) -> None:
         db.execute(JOIN_LOGS, (project_id, json.dumps(trace_ids)))
