@@ -147,8 +147,10 @@ def paged_spec_server(
     refuse_include: bool = False,
     delay: float = 0.0,
     fail_page: int | None = None,
+    gate: tuple[int, asyncio.Event] | None = None,
 ) -> tuple[httpx.MockTransport, list[httpx.QueryParams]]:
-    """A spec-only server listing `pages` pages of traces in the last day, by cursor."""
+    """A spec-only server listing `pages` pages of traces in the last day, by cursor; `gate`
+    (page, event): that page and those after it are answered once the event is set."""
     now = datetime.now(timezone.utc)
     asked: list[httpx.QueryParams] = []
 
@@ -163,6 +165,8 @@ def paged_spec_server(
         if fail_page is not None and page == fail_page:
             return httpx.Response(422, json={"error": "cursor expired"})
         await asyncio.sleep(delay)
+        if gate is not None and page >= gate[0]:
+            await gate[1].wait()
         items = [
             {
                 "id": f"t{page}-{i}",
@@ -217,11 +221,18 @@ async def test_a_failed_page_keeps_what_came_before_it(service: RunningService) 
 
 
 async def test_leaving_stops_paging_at_once(service: RunningService) -> None:
-    transport, asked = paged_spec_server(pages=200, per_page=20, delay=0.05)
+    # Pages from the third on are held until the overview is left: however slow the machine,
+    # leaving comes while the third is being asked for, and the pages after it would be asked
+    # for only if the paging went on.
+    left = asyncio.Event()
+    transport, asked = paged_spec_server(pages=200, per_page=20, gate=(2, left))
     async with spec_overview(service, transport) as (app, pilot, screen):
-        await wait_for(pilot, lambda: screen.pages >= 2)
+        await wait_for(pilot, lambda: screen.pages >= 2 and len(asked) >= 3)
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen.__class__.__name__ == "TracesScreen")
+        left.set()
         await settled(pilot)  # had the paging gone on, it would have asked for all 200 pages
-        count = len(asked)
-        assert count < 20  # no page asked for after leaving
+        overview = [params for params in asked if params.get("include") == "models"]
+        # The two pages shown and the one held; none after leaving (the trace list beneath
+        # asks for its own pages, without `include`).
+        assert [params.get("cursor") for params in overview] == [None, "1", "2"]
