@@ -22,6 +22,7 @@ from tui.server.store.rows import ProjectRow, SpanGroup, SpanRow, TraceRow, now_
 from tui.server.store.sql import INSERT
 from tui.server.store.sqlite import migrations, search
 from tui.server.store.sqlite.store import Store
+from tui.server.store.sqlite.textfile import read_only_uri, text_path
 
 NOW = now_ms()
 START, END = NOW - 3_600_000, NOW + 3_600_000
@@ -47,7 +48,7 @@ def found(store: Any, words: str) -> list[str]:
 
 def indexed(path: str, words: str) -> int:
     """How many rows of the text file (beside the database at `path`) hold `words`."""
-    db = sqlite3.connect(f"file:{path}-text?mode=ro", uri=True)
+    db = sqlite3.connect(read_only_uri(text_path(path)), uri=True)
     try:
         match = '"' + words + '"'
         return int(db.execute("SELECT count(*) FROM trace_texts(?)", (match,)).fetchone()[0])
@@ -266,3 +267,96 @@ def test_the_checkpoint_copies_the_text_files_log_too(sqlite_store: Store) -> No
     before = text_file.stat().st_size
     store.checkpoint()
     assert text_file.stat().st_size > before
+
+
+def test_a_database_opened_through_a_link_keeps_its_texts(tmp_path: Path) -> None:
+    """The text file is found beside the database's real file: migration 15 (which names it
+    from SQLite's own path of the database, links resolved) and the store's connections agree
+    on it."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").mkdir()
+    version_14_database(tmp_path / "real" / "v14.sqlite3")
+    (tmp_path / "link" / "v14.sqlite3").symlink_to(tmp_path / "real" / "v14.sqlite3")
+    store = Store(tmp_path / "link" / "v14.sqlite3")
+    try:
+        check_texts_found(store)
+    finally:
+        store.close()
+    assert not (tmp_path / "link" / "v14.sqlite3-text").exists()
+
+
+def test_a_closed_store_leaves_two_whole_files(sqlite_store: Store, tmp_path: Path) -> None:
+    """Closed, the store leaves no write-ahead log behind (the last connection to close each
+    file copies its log in): the two files copied alone hold everything."""
+    ingest(sqlite_store, "d4" * 16, "kept within two files")
+    assert sqlite_store.index_texts() == 1
+    sqlite_store.close()
+    path = Path(sqlite_store.path)
+    assert sorted(p.name for p in path.parent.glob(path.name + "*")) == [
+        "store.sqlite3",
+        "store.sqlite3-text",
+    ]
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in ("store.sqlite3", "store.sqlite3-text"):
+        (copy / name).write_bytes((path.parent / name).read_bytes())
+    copied = Store(copy / "store.sqlite3")
+    try:
+        assert found(copied, "kept within two files") == ["d4" * 16]
+    finally:
+        copied.close()
+
+
+def test_a_path_that_looks_like_a_uri_is_a_files_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--db file:x.sqlite3` names a file called so, as it did before the text file."""
+    monkeypatch.chdir(tmp_path)
+    store = with_project(Store("file:x.sqlite3"))
+    try:
+        ingest(store, "e5" * 16, "named like uri")
+        store.index_texts()
+        assert found(store, "named like uri") == ["e5" * 16]
+    finally:
+        store.close()
+    assert (tmp_path / "file:x.sqlite3").exists() and (tmp_path / "file:x.sqlite3-text").exists()
+    assert not (tmp_path / "x.sqlite3").exists()
+
+
+def test_a_missing_text_file_is_made_anew_and_said(
+    sqlite_store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    ingest(sqlite_store, "f6" * 16, "before the loss")
+    assert sqlite_store.index_texts() == 1
+    sqlite_store.close()
+    Path(sqlite_store.path + "-text").unlink()
+    with caplog.at_level("WARNING", logger="tracetui.server"):
+        store = Store(sqlite_store.path)
+    try:
+        assert "text index was missing" in caplog.text
+        assert found(store, "before the loss") == []
+        ingest(store, "f6" * 16, "after the loss")
+        store.index_texts()
+        assert found(store, "after the loss") == ["f6" * 16]
+    finally:
+        store.close()
+
+
+def test_a_bulk_write_is_committed_while_the_text_file_is_held(sqlite_store: Store) -> None:
+    """A bulk write's texts are indexed once it commits; if the text file's lock stays held
+    by another writer, the write still returns (its texts wait for the indexer), and they are
+    found once the indexer runs."""
+    other = sqlite3.connect(sqlite_store.path + "-text", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        with sqlite_store.transaction() as db:
+            row = (
+                "a7" * 16, "p", "bulk", NOW - 1000, 5, 1, 0, 0, 0.0, "ok", 0, "{}", NOW - 1000,
+            )  # fmt: skip
+            sqlite_store.insert_traces(db, [row], [], texts=[("p", "a7" * 16, "held lock text")])
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert found(sqlite_store, "held lock text") == []
+    sqlite_store.index_texts()
+    assert found(sqlite_store, "held lock text") == ["a7" * 16]

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import Any
 
@@ -43,11 +44,14 @@ from tui.server.store.sqlite.textfile import (
     DATA_SCHEMA_NAME,
     TEXT_SCHEMA_NAME,
     attach_read_only,
+    file_uri,
     make_text_file,
     text_path,
 )
 from tui.server.store.texts import INDEX_BATCH
 from tui.server.store.traces import TraceTables, bulk_rows
+
+log = logging.getLogger("tracetui.server")
 
 # Pages the write-ahead log may hold before a commit copies them into the database (SQLite's
 # default is 1,000). Each such checkpoint syncs the disk twice, and ingest dirties a page of
@@ -109,8 +113,9 @@ def connect(
     (textfile.py; it must exist: the Store makes it).
     Rows come back as plain tuples and become named rows in the store: sqlite3.Row costs a
     third of the time of a 50,000-span read."""
-    # uri=True: ATTACH takes the read-only file: URI (a plain path is still a plain path).
-    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, uri=True)
+    # uri=True: ATTACH takes the read-only file: URI; the file itself is named by a URI too, so
+    # that a path that looks like one (`file:x.db`) is still a file's name.
+    db = sqlite3.connect(file_uri(path), isolation_level=None, check_same_thread=False, uri=True)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")
     db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
@@ -238,7 +243,11 @@ class Store(
         db = connect(self.path, self.checkpoint_pages, self.cache_kib, with_text=False)
         try:
             migrate(db, self.path)
-            make_text_file(self.path)
+            if make_text_file(self.path) and db.execute("SELECT 1 FROM traces LIMIT 1").fetchone():
+                log.warning(
+                    "the text index was missing beside the database and is made anew, empty:"
+                    " the traces stored before it are not found by their text (q)"
+                )
             attach_read_only(db, text_path(self.path), TEXT_SCHEMA_NAME)
         except BaseException:
             db.close()
@@ -272,8 +281,11 @@ class Store(
             texts_written = getattr(self._local, "texts_written", False)
             self._local.texts_written = False
         if texts_written:  # a bulk write's texts (insert_traces): found once it returns
-            while self.index_texts(INDEX_BATCH) >= INDEX_BATCH:
-                pass
+            # Committed whatever comes: texts the indexer cannot write now wait for the
+            # service's indexer, as ingest's do.
+            with suppress(StoreBusy):
+                while self.index_texts(INDEX_BATCH) >= INDEX_BATCH:
+                    pass
 
     def _read(self) -> AbstractContextManager[sqlite3.Connection]:
         guard = reads.current()
@@ -352,8 +364,18 @@ class Store(
         """Close this thread's connection, and checkpoint()'s. A checkpoint under way is not
         waited for (its disk syncs can take long on a busy disk, and `serve` closes the store
         as it stops): it closes its connection itself as it ends."""
-        for name in ("db", "text_writer"):
-            db = getattr(self._local, name, None)
+        opened = [
+            (getattr(self._local, name, None), name, schema)
+            for name, schema in (("db", TEXT_SCHEMA_NAME), ("text_writer", DATA_SCHEMA_NAME))
+        ]
+        # The last connection to close a file copies its log into it and removes the log, if
+        # it can write the file: so the read-only attachments go first, else a stopped store
+        # could leave its data in a `-wal` beside the two files.
+        for db, _, schema in opened:
+            if db is not None:
+                with suppress(sqlite3.Error):
+                    db.execute(f"DETACH DATABASE {schema}")
+        for db, name, _ in opened:
             if db is not None:
                 db.close()
                 setattr(self._local, name, None)

@@ -21,9 +21,12 @@ takes:
   writes a tombstone, which the indexer applies before the texts it read in the same snapshot
   (a trace deleted, then sent again, keeps its new text).
 
-The file is named so that `cp tracetui.sqlite3*` copies both. A text file that is missing
-(the database copied alone) is made anew, empty: the texts of the traces stored until then are
-not found by `q` until their traces get new spans.
+The file is named so that `cp tracetui.sqlite3*` copies both (and their logs). It is found by
+the database's real path (symlinks resolved, as SQLite names its main file), so a database
+opened through a link and through its target finds the same text file. A text file that is
+missing (the database copied alone) is made anew, empty, and the store logs a warning: the
+texts of the traces stored until then are not found by `q` again (a trace that gets new spans
+is found by their text).
 """
 
 from __future__ import annotations
@@ -52,13 +55,19 @@ OPEN_WAIT_MS = 5000  # how long making the file's tables waits for another proce
 
 
 def text_path(path: str) -> str:
-    """The text file of the database at `path`."""
-    return path + TEXT_SUFFIX
+    """The text file of the database at `path` (beside its real file)."""
+    return os.path.realpath(path) + TEXT_SUFFIX
+
+
+def file_uri(path: str) -> str:
+    """`path` as a URI that names that very file (its characters escaped: a path such as
+    `file:x.db` or `a?b` is a file's name, as a plain path is)."""
+    return "file:" + urllib.parse.quote(os.path.abspath(path))
 
 
 def read_only_uri(path: str) -> str:
-    """`path` as a URI that SQLite opens read-only (its characters escaped)."""
-    return "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
+    """`path` as a URI that SQLite opens read-only."""
+    return file_uri(path) + "?mode=ro"
 
 
 def attach_read_only(db: sqlite3.Connection, path: str, name: str) -> None:
@@ -66,9 +75,10 @@ def attach_read_only(db: sqlite3.Connection, path: str, name: str) -> None:
     db.execute(f"ATTACH DATABASE ? AS {name}", (read_only_uri(path),))
 
 
-def make_text_file(path: str) -> None:
+def make_text_file(path: str) -> bool:
     """Make the text file of the database at `path`, with its tables, if it lacks either
-    (write-ahead log, as the database)."""
+    (write-ahead log, as the database); returns whether the file was missing."""
+    missing = not os.path.exists(text_path(path))
     db = sqlite3.connect(text_path(path), isolation_level=None)
     try:
         db.execute(f"PRAGMA busy_timeout={OPEN_WAIT_MS}")
@@ -77,6 +87,7 @@ def make_text_file(path: str) -> None:
             db.execute(statement)
     finally:
         db.close()
+    return missing
 
 
 def main_file(db: sqlite3.Connection) -> str:
