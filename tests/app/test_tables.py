@@ -8,7 +8,7 @@ import uuid
 import httpx
 import pytest
 
-from tests.support.app import running_app, showing, wait_for
+from tests.support.app import running_app, settled, showing, wait_for
 from tests.support.service import RunningService
 from tui.ui.app import StartAt
 from tui.ui.screens.traces import TracesScreen
@@ -16,18 +16,30 @@ from tui.ui.widgets.table import Table
 
 
 async def test_the_projects_table_lays_out_again_when_the_window_grows(
-    service: RunningService,
+    service: RunningService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The columns take the width the window gives: wider once it grows. (A cell's "…" is no
+    sign of it: a row shows "…" while its figures load.) The health is read once only, so
+    that only the resize can lay the rows out again."""
+    from tui.ui.screens import projects
+
+    monkeypatch.setattr(projects, "HEALTH_EVERY_S", 3600.0)
+    monkeypatch.setattr(projects, "HEALTH_PER_PROJECT_EVERY_S", 3600.0)
     async with running_app(service, size=(80, 24)) as (app, pilot):
-        await wait_for(pilot, lambda: bool(app.projects))
         table = app.screen.query_one(Table)
-        narrow = [str(cell) for cell in table.get_row_at(0)]
-        assert any(cell.endswith("…") for cell in narrow)
+        await wait_for(
+            pilot,
+            lambda: table.row_count > 0 and str(table.get_row_at(0)[1]) != "…",
+            what="the projects and their health",
+        )
+        await settled(pilot)
+        narrow = [column.width for column in table.columns.values()]
+        assert sum(narrow) <= 80
         await pilot.resize_terminal(160, 48)
         await wait_for(
             pilot,
-            lambda: not any(str(cell).endswith("…") for cell in table.get_row_at(0)),
-            what="the first row laid out again whole",
+            lambda: sum(column.width for column in table.columns.values()) > 80,
+            what="the columns laid out again for 160 cells",
         )
 
 
